@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// system is everything built from the configuration, wired by hand.
+type system struct {
+	cfg     config.Config
+	log     *slog.Logger
+	db      *store.DB
+	keyring *token.Keyring
+	tenants *tenant.Service
+	users   *appuser.Service
+	courier courier.Provider
+}
+
+// openStore connects to the configured database.
+func openStore(ctx context.Context, cfg config.Config) (*store.DB, error) {
+	kind, target := cfg.DatabaseKind()
+	if kind == store.SQLite && strings.HasPrefix(target, "file:") {
+		target, _, _ = strings.Cut(strings.TrimPrefix(target, "file:"), "?")
+	}
+	return store.Open(ctx, kind, target, store.Options{MaxConns: cfg.Database.MaxConns})
+}
+
+// build opens the store and wires the services. The caller closes sys.db.
+func build(ctx context.Context, cfg config.Config, log *slog.Logger) (*system, error) {
+	master, err := masterKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sealKey, err := token.DeriveKey(master, "seal")
+	if err != nil {
+		return nil, err
+	}
+	hashKey, err := token.DeriveKey(master, "hash")
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := token.NewSealer(sealKey)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sys := &system{cfg: cfg, log: log, db: db, keyring: token.NewKeyring()}
+	hasher := token.NewHasher(hashKey)
+	sys.courier, err = newCourier(cfg, log, db)
+	if err != nil {
+		_ = db.Close()
+		return nil, usageError(err)
+	}
+	templates, err := courier.LoadTemplates()
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	sys.tenants = tenant.New(tenant.Deps{DB: db, Keyring: sys.keyring, Sealer: sealer, Hasher: hasher, Issuer: cfg.Tokens.Issuer, Log: log})
+	sys.users = appuser.New(appuser.Deps{DB: db, Courier: sys.courier, Templates: templates, Keyring: sys.keyring,
+		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Log: log})
+	return sys, nil
+}
+
+// ready checks the schema and loads the signing keys, for commands that
+// sign or verify tokens.
+func (sys *system) ready(ctx context.Context) error {
+	pending, err := sys.db.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errors.New("the database schema is not up to date: run `gatehouse migrate up` (serve does it by itself)")
+	}
+	if err := sys.tenants.EnsureSigningKey(ctx); err != nil {
+		return err
+	}
+	return sys.tenants.LoadKeys(ctx)
+}
+
+// newCourier picks the mail provider: outbox in dev mode (unless set),
+// SMTP when configured, else a log line saying nothing was sent. SMS goes to
+// the outbox in dev mode and is logged otherwise until an SMS provider is set.
+func newCourier(cfg config.Config, log *slog.Logger, db *store.DB) (courier.Provider, error) {
+	outbox := courier.NewOutbox(func(ctx context.Context, m courier.Message) (string, error) {
+		id := uuid.Must(uuid.NewV7()).String()
+		return id, db.InsertOutboxMessage(ctx, store.OutboxMessage{ID: id, AppID: m.AppID, Channel: string(m.Channel),
+			Recipient: m.To, Subject: m.Subject, Text: m.Text, HTML: m.HTML, Code: m.Code, Link: m.Link, CreatedAt: time.Now()})
+	})
+	provider := cfg.Mail.Provider
+	if provider == "" {
+		provider = "log"
+		if cfg.Dev {
+			provider = "outbox"
+		}
+	}
+	var sms courier.Provider = courier.NewLog(log)
+	if cfg.Dev {
+		sms = outbox
+	}
+	switch provider {
+	case "outbox":
+		return courier.Router{Email: outbox, SMS: sms}, nil
+	case "smtp":
+		smtp, err := courier.NewSMTP(courier.SMTPConfig{Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, Username: cfg.SMTP.Username,
+			Password: cfg.SMTP.Password, AuthMethod: cfg.SMTP.AuthMethod, TLS: courier.TLSPolicy(cfg.SMTP.TLS),
+			From: cfg.Mail.From, Timeout: cfg.SMTP.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("invalid setting smtp.host (GATEHOUSE_SMTP_HOST): %w", err)
+		}
+		return courier.Router{Email: smtp, SMS: sms}, nil
+	}
+	return courier.Router{Email: courier.NewLog(log), SMS: sms}, nil
+}
+
+func generateMasterKey(path string) ([]byte, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		// Another process made it first; use theirs.
+		b, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return config.DecodeMasterKey(string(b))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n"); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return key, f.Close()
+}

@@ -1,0 +1,328 @@
+// Package config loads Gatehouse's settings from defaults, an optional YAML
+// file, GATEHOUSE_* environment variables and command-line flags, in that
+// order, and validates them.
+//
+// One table (see Settings) drives defaults, environment variable names, flag
+// names, validation and the generated documentation, so they cannot drift
+// apart. The package reads nothing from the process environment itself: the
+// caller passes the environment in.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// Config holds every setting of a Gatehouse server.
+type Config struct {
+	// Dev turns on development mode: SQLite in the data directory, a generated
+	// master key, outbox mail and the /dev/outbox route.
+	Dev bool
+	// DataDir is the directory for local state.
+	DataDir string
+	HTTP    HTTP
+	// BaseURL is the public URL of this server without a trailing slash, used
+	// in links and as the default token issuer.
+	BaseURL  string
+	Database Database
+	// MasterKey is the base64-encoded 32-byte master key. It is secret.
+	MasterKey string
+	// MasterKeyFile is the path of a file holding the master key.
+	MasterKeyFile string
+	Log           Log
+	Mail          Mail
+	SMTP          SMTP
+	Tokens        Tokens
+}
+
+// HTTP holds the settings of the HTTP server.
+type HTTP struct {
+	Addr              string
+	TrustedProxies    []string
+	ShutdownTimeout   time.Duration
+	ReadHeaderTimeout time.Duration
+}
+
+// Database holds the database settings.
+type Database struct {
+	// URL selects the database; empty means SQLite in the data directory.
+	URL      string
+	MaxConns int
+}
+
+// Log holds the logging settings.
+type Log struct {
+	Level  string
+	Format string
+}
+
+// Mail holds the settings for outgoing e-mail.
+type Mail struct {
+	// Provider is "smtp", "outbox", "log" or "" (outbox in development mode,
+	// log otherwise).
+	Provider string
+	From     string
+}
+
+// SMTP holds the settings of the SMTP mail provider.
+type SMTP struct {
+	Host       string
+	Port       int
+	Username   string
+	Password   string
+	TLS        string
+	AuthMethod string
+	Timeout    time.Duration
+}
+
+// Tokens holds the settings for issued tokens.
+type Tokens struct {
+	Issuer string
+}
+
+// SettingError reports an invalid value of one setting.
+type SettingError struct {
+	Key    string // koanf key, e.g. "database.url"
+	Env    string // environment variable, e.g. "GATEHOUSE_DATABASE_URL"
+	Reason string // what is wrong; never contains a secret value
+}
+
+// Error returns a one-line description naming the setting and its
+// environment variable.
+func (e *SettingError) Error() string {
+	if e.Env == "" {
+		return fmt.Sprintf("invalid setting %s: %s", e.Key, e.Reason)
+	}
+	return fmt.Sprintf("invalid setting %s (%s): %s", e.Key, e.Env, e.Reason)
+}
+
+// envPrefix starts the name of every environment variable the package reads.
+const envPrefix = "GATEHOUSE_"
+
+// envName derives a setting's environment variable from its key.
+func envName(key string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// Load builds the Config from the defaults, then the YAML file configFile
+// ("" for none), then the GATEHOUSE_* variables in environ (os.Environ
+// shape), then the flags in flags that the user actually set (flags may be
+// nil). It fills derived defaults (base_url, tokens.issuer) and returns the
+// result of Validate.
+//
+// Environment variables with an empty value are ignored, as are GATEHOUSE_*
+// variables that name no setting. An invalid value yields a *SettingError; a
+// missing or malformed file yields an error naming the file.
+func Load(flags *pflag.FlagSet, configFile string, environ []string) (Config, error) {
+	t := table()
+	byKey := make(map[string]setting, len(t))
+	byEnv := make(map[string]setting, len(t))
+	byFlag := make(map[string]setting, len(t))
+	values := make(map[string]string, len(t))
+	for _, s := range t {
+		byKey[s.Key] = s
+		byEnv[s.Env] = s
+		if s.Flag != "" {
+			byFlag[s.Flag] = s
+		}
+		values[s.Key] = s.Default
+	}
+
+	if configFile != "" {
+		if err := loadFile(configFile, byKey, values); err != nil {
+			return Config{}, err
+		}
+	}
+
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || val == "" {
+			continue
+		}
+		if s, ok := byEnv[name]; ok {
+			values[s.Key] = val
+		}
+	}
+
+	if flags != nil {
+		// Visit sees only the flags set on the command line, so a flag's
+		// default never hides a value from the file or the environment.
+		flags.Visit(func(f *pflag.Flag) {
+			if s, ok := byFlag[f.Name]; ok {
+				values[s.Key] = flagText(f)
+			}
+		})
+	}
+
+	var c Config
+	for _, s := range t {
+		if err := s.bind.parse(&c, values[s.Key]); err != nil {
+			return Config{}, s.invalid(err.Error())
+		}
+	}
+
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.BaseURL == "" {
+		c.BaseURL = defaultBaseURL(c.HTTP.Addr)
+	}
+	if c.Tokens.Issuer == "" {
+		c.Tokens.Issuer = c.BaseURL
+	}
+
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// loadFile reads the YAML file at path into values. Unknown keys are an
+// error so that a typo does not silently fall back to a default.
+func loadFile(path string, byKey map[string]setting, values map[string]string) error {
+	k := koanf.New(".")
+	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("config file %q: %w", path, fs.ErrNotExist)
+		}
+		return fmt.Errorf("config file %q: %w", path, err)
+	}
+	all := k.All()
+	keys := make([]string, 0, len(all))
+	for key := range all {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		v := all[key]
+		if v == nil {
+			// An empty YAML value ("url:") leaves the default in place.
+			continue
+		}
+		if m, ok := v.(map[string]any); ok && len(m) == 0 {
+			continue
+		}
+		s, ok := byKey[key]
+		if !ok {
+			return fmt.Errorf("config file %q: unknown setting %q", path, key)
+		}
+		text, err := yamlText(v, s.bind.kind == kindList)
+		if err != nil {
+			return fmt.Errorf("config file %q: %w", path, s.invalid(err.Error()))
+		}
+		values[key] = text
+	}
+	return nil
+}
+
+// yamlText turns a decoded YAML value into the text form that env and flags
+// use, so that every source goes through the same parser.
+func yamlText(v any, list bool) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case []any:
+		if !list {
+			return "", errors.New("expected a single value, got a list")
+		}
+		parts := make([]string, 0, len(v))
+		for _, e := range v {
+			text, err := yamlText(e, false)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, text)
+		}
+		return strings.Join(parts, ","), nil
+	case map[string]any:
+		return "", errors.New("expected a value, got a mapping")
+	default:
+		return fmt.Sprint(v), nil
+	}
+}
+
+// flagText returns a flag's value as text, joining list flags with commas.
+func flagText(f *pflag.Flag) string {
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		return strings.Join(sv.GetSlice(), ",")
+	}
+	return f.Value.String()
+}
+
+// defaultBaseURL derives base_url from the listen address. An empty or
+// unspecified host becomes localhost, because "http://:8080" is no usable
+// link.
+func defaultBaseURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" {
+		host = "localhost"
+	} else if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// AddFlags registers on fs every setting that has a flag, with its default
+// and help text. It does not register --config; the caller owns that flag
+// and passes its value to Load.
+func AddFlags(fs *pflag.FlagSet) {
+	for _, s := range table() {
+		if s.Flag == "" {
+			continue
+		}
+		usage := fmt.Sprintf("%s (env %s)", s.Help, s.Env)
+		// The tests check that every default parses, so an error here could
+		// only come from a broken table; the zero value is then used.
+		switch s.bind.kind {
+		case kindBool:
+			v, _ := parseBool(s.Default)
+			fs.Bool(s.Flag, v, usage)
+		case kindInt:
+			v, _ := parseInt(s.Default)
+			fs.Int(s.Flag, v, usage)
+		case kindDuration:
+			v, _ := parseDuration(s.Default)
+			fs.Duration(s.Flag, v, usage)
+		default:
+			fs.String(s.Flag, s.Default, usage)
+		}
+	}
+}
+
+// DatabaseKind returns "sqlite" or "postgres" and the DSN or file path to
+// open. An empty database.url means SQLite at DATA_DIR/gatehouse.db;
+// "sqlite:PATH" and "sqlite://PATH" give PATH; a "file:" URI is returned
+// whole because SQLite understands it. It returns "" for both when the URL
+// has an unsupported scheme, which Validate rejects.
+func (c Config) DatabaseKind() (kind, target string) {
+	u := c.Database.URL
+	if u == "" {
+		return "sqlite", filepath.Join(c.DataDir, "gatehouse.db")
+	}
+	scheme, rest, _ := strings.Cut(u, ":")
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		return "postgres", u
+	case "sqlite":
+		if p, ok := strings.CutPrefix(rest, "//"); ok {
+			return "sqlite", p
+		}
+		return "sqlite", rest
+	case "file":
+		return "sqlite", u
+	}
+	return "", ""
+}

@@ -1,0 +1,304 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting describes one configuration setting.
+type Setting struct {
+	Key     string // koanf key, dotted: "database.url"
+	Env     string // environment variable: "GATEHOUSE_" + upper(key with "." -> "_")
+	Flag    string // flag name without dashes, "" if the setting has no flag
+	Default string // default as text, "" if none
+	Help    string // one line
+	Secret  bool   // never printed with its value
+}
+
+// Settings returns every setting in documentation order.
+func Settings() []Setting {
+	t := table()
+	out := make([]Setting, len(t))
+	for i, s := range t {
+		out[i] = s.Setting
+	}
+	return out
+}
+
+// kind is the type of a setting's value, used to pick a typed flag.
+type kind int
+
+const (
+	kindString kind = iota
+	kindBool
+	kindInt
+	kindDuration
+	kindList
+)
+
+// binder parses a setting's text into its Config field.
+type binder struct {
+	kind  kind
+	parse func(c *Config, text string) error
+}
+
+// setting is one row of the table: the public description plus how to parse
+// and check the value.
+type setting struct {
+	Setting
+	bind binder
+	// check returns why the loaded value is invalid, or nil. A nil check
+	// means every parsed value is acceptable.
+	check func(c Config) error
+}
+
+// invalid builds the SettingError for s.
+func (s setting) invalid(reason string) *SettingError {
+	return &SettingError{Key: s.Key, Env: s.Env, Reason: reason}
+}
+
+// table is the single list of settings. It is a function, not a variable,
+// so that the package has no global state.
+func table() []setting {
+	t := []setting{
+		{
+			Setting: Setting{Key: "dev", Flag: "dev", Default: "false",
+				Help: "Development mode: SQLite in the data directory, a generated master key, outbox mail and the /dev/outbox page. Never use it in production."},
+			bind: boolField(func(c *Config) *bool { return &c.Dev }),
+		},
+		{
+			Setting: Setting{Key: "data_dir", Flag: "data-dir", Default: "./gatehouse-data",
+				Help: "Directory for local state: the default SQLite database and, in development mode, the generated master key."},
+			bind:  stringField(func(c *Config) *string { return &c.DataDir }),
+			check: func(c Config) error { return notEmpty(c.DataDir) },
+		},
+		{
+			Setting: Setting{Key: "http.addr", Flag: "addr", Default: "127.0.0.1:8080",
+				Help: "Address (host:port) the HTTP server listens on."},
+			bind:  stringField(func(c *Config) *string { return &c.HTTP.Addr }),
+			check: func(c Config) error { return checkHostPort(c.HTTP.Addr) },
+		},
+		{
+			Setting: Setting{Key: "http.trusted_proxies", Flag: "trusted-proxies",
+				Help: "Comma-separated CIDRs of reverse proxies whose X-Forwarded-For header is trusted for the client IP. Empty trusts no proxy."},
+			bind:  listField(func(c *Config) *[]string { return &c.HTTP.TrustedProxies }),
+			check: func(c Config) error { return checkCIDRs(c.HTTP.TrustedProxies) },
+		},
+		{
+			Setting: Setting{Key: "http.shutdown_timeout", Default: "15s",
+				Help: "How long a graceful shutdown waits for requests in flight."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.HTTP.ShutdownTimeout }),
+			check: func(c Config) error { return positive(c.HTTP.ShutdownTimeout) },
+		},
+		{
+			Setting: Setting{Key: "http.read_header_timeout", Default: "10s",
+				Help: "Longest time allowed to read a request's headers."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.HTTP.ReadHeaderTimeout }),
+			check: func(c Config) error { return positive(c.HTTP.ReadHeaderTimeout) },
+		},
+		{
+			Setting: Setting{Key: "base_url", Flag: "base-url",
+				Help: "Public URL of this server, used in links and as the token issuer. Default: http:// and http.addr, with localhost for an empty or unspecified host."},
+			bind:  stringField(func(c *Config) *string { return &c.BaseURL }),
+			check: func(c Config) error { return checkBaseURL(c.BaseURL, true) },
+		},
+		{
+			Setting: Setting{Key: "database.url", Flag: "database-url",
+				Help: "Database: postgres://... or postgresql://... for PostgreSQL; sqlite:PATH, sqlite://PATH or file:PATH for SQLite. Empty: SQLite at DATA_DIR/gatehouse.db."},
+			bind:  stringField(func(c *Config) *string { return &c.Database.URL }),
+			check: func(c Config) error { return checkDatabaseURL(c.Database.URL) },
+		},
+		{
+			Setting: Setting{Key: "database.max_conns", Default: "16",
+				Help: "Maximum database connections: the PostgreSQL pool size, or the number of SQLite readers. 1 to 1000."},
+			bind:  intField(func(c *Config) *int { return &c.Database.MaxConns }),
+			check: func(c Config) error { return inRange(c.Database.MaxConns, 1, 1000) },
+		},
+		{
+			Setting: Setting{Key: "master_key", Secret: true,
+				Help: "Master key that encrypts stored secrets: 32 random bytes in base64 (standard or URL alphabet, padding optional). Prefer master_key_file."},
+			bind: stringField(func(c *Config) *string { return &c.MasterKey }),
+			check: func(c Config) error {
+				if c.MasterKey == "" {
+					return nil
+				}
+				_, err := DecodeMasterKey(c.MasterKey)
+				return err
+			},
+		},
+		{
+			Setting: Setting{Key: "master_key_file", Flag: "master-key-file",
+				Help: "Path of a file holding the master key. Without a key, development mode uses DATA_DIR/master.key."},
+			bind: stringField(func(c *Config) *string { return &c.MasterKeyFile }),
+			check: func(c Config) error {
+				if c.MasterKey != "" && c.MasterKeyFile != "" {
+					return errors.New("set only one of master_key and master_key_file")
+				}
+				return nil
+			},
+		},
+		{
+			Setting: Setting{Key: "log.level", Flag: "log-level", Default: "info",
+				Help: "Log level: debug, info, warn or error."},
+			bind:  enumField(func(c *Config) *string { return &c.Log.Level }),
+			check: func(c Config) error { return oneOf(c.Log.Level, "debug", "info", "warn", "error") },
+		},
+		{
+			Setting: Setting{Key: "log.format", Flag: "log-format", Default: "json",
+				Help: "Log format: json or text."},
+			bind:  enumField(func(c *Config) *string { return &c.Log.Format }),
+			check: func(c Config) error { return oneOf(c.Log.Format, "json", "text") },
+		},
+		{
+			Setting: Setting{Key: "mail.provider",
+				Help: "How e-mail is sent: smtp, outbox (kept for the /dev/outbox page) or log. Empty: outbox in development mode, log otherwise."},
+			bind:  enumField(func(c *Config) *string { return &c.Mail.Provider }),
+			check: func(c Config) error { return oneOf(c.Mail.Provider, "", "smtp", "outbox", "log") },
+		},
+		{
+			Setting: Setting{Key: "mail.from", Default: "Gatehouse <no-reply@localhost>",
+				Help: "Sender address of outgoing e-mail."},
+			bind:  stringField(func(c *Config) *string { return &c.Mail.From }),
+			check: func(c Config) error { return checkMailAddress(c.Mail.From) },
+		},
+		{
+			Setting: Setting{Key: "smtp.host",
+				Help: "SMTP server host name. Required when mail.provider is smtp."},
+			bind: stringField(func(c *Config) *string { return &c.SMTP.Host }),
+			check: func(c Config) error {
+				if c.Mail.Provider == "smtp" && c.SMTP.Host == "" {
+					return errors.New("required when mail.provider is smtp")
+				}
+				return nil
+			},
+		},
+		{
+			Setting: Setting{Key: "smtp.port", Default: "587",
+				Help: "SMTP server port."},
+			bind:  intField(func(c *Config) *int { return &c.SMTP.Port }),
+			check: func(c Config) error { return inRange(c.SMTP.Port, 1, 65535) },
+		},
+		{
+			Setting: Setting{Key: "smtp.username",
+				Help: "SMTP user name."},
+			bind: stringField(func(c *Config) *string { return &c.SMTP.Username }),
+		},
+		{
+			Setting: Setting{Key: "smtp.password", Secret: true,
+				Help: "SMTP password."},
+			bind: stringField(func(c *Config) *string { return &c.SMTP.Password }),
+		},
+		{
+			Setting: Setting{Key: "smtp.tls", Default: "starttls-required",
+				Help: "SMTP transport security: none, starttls (when offered), starttls-required or tls (implicit TLS, usually port 465)."},
+			bind:  enumField(func(c *Config) *string { return &c.SMTP.TLS }),
+			check: func(c Config) error { return oneOf(c.SMTP.TLS, "none", "starttls", "starttls-required", "tls") },
+		},
+		{
+			Setting: Setting{Key: "smtp.auth_method",
+				Help: "SMTP authentication: plain, login or cram-md5. Empty lets the mail client choose."},
+			bind:  enumField(func(c *Config) *string { return &c.SMTP.AuthMethod }),
+			check: func(c Config) error { return oneOf(c.SMTP.AuthMethod, "", "plain", "login", "cram-md5") },
+		},
+		{
+			Setting: Setting{Key: "smtp.timeout", Default: "10s",
+				Help: "Timeout for connecting to and talking with the SMTP server."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.SMTP.Timeout }),
+			check: func(c Config) error { return positive(c.SMTP.Timeout) },
+		},
+		{
+			Setting: Setting{Key: "tokens.issuer",
+				Help: "Issuer (iss claim) of tokens. Default: base_url."},
+			bind:  stringField(func(c *Config) *string { return &c.Tokens.Issuer }),
+			check: func(c Config) error { return checkBaseURL(c.Tokens.Issuer, false) },
+		},
+	}
+	for i := range t {
+		t[i].Env = envName(t[i].Key)
+	}
+	return t
+}
+
+func stringField(field func(*Config) *string) binder {
+	return binder{kindString, func(c *Config, text string) error {
+		*field(c) = text
+		return nil
+	}}
+}
+
+// enumField lower-cases the value so that GATEHOUSE_LOG_LEVEL=INFO works.
+func enumField(field func(*Config) *string) binder {
+	return binder{kindString, func(c *Config, text string) error {
+		*field(c) = strings.ToLower(strings.TrimSpace(text))
+		return nil
+	}}
+}
+
+func boolField(field func(*Config) *bool) binder {
+	return binder{kindBool, func(c *Config, text string) error {
+		v, err := parseBool(text)
+		*field(c) = v
+		return err
+	}}
+}
+
+func intField(field func(*Config) *int) binder {
+	return binder{kindInt, func(c *Config, text string) error {
+		v, err := parseInt(text)
+		*field(c) = v
+		return err
+	}}
+}
+
+func durationField(field func(*Config) *time.Duration) binder {
+	return binder{kindDuration, func(c *Config, text string) error {
+		v, err := parseDuration(text)
+		*field(c) = v
+		return err
+	}}
+}
+
+// listField splits comma-separated text, dropping blanks, so "a, b," is
+// [a b] and "" is nil.
+func listField(field func(*Config) *[]string) binder {
+	return binder{kindList, func(c *Config, text string) error {
+		var out []string
+		for part := range strings.SplitSeq(text, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+		*field(c) = out
+		return nil
+	}}
+}
+
+// The parsers below quote the offending value: none of the typed settings
+// is secret.
+
+func parseBool(text string) (bool, error) {
+	v, err := strconv.ParseBool(strings.TrimSpace(text))
+	if err != nil {
+		return false, fmt.Errorf("invalid boolean %q (want true or false)", text)
+	}
+	return v, nil
+}
+
+func parseInt(text string) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil {
+		return 0, fmt.Errorf("invalid integer %q", text)
+	}
+	return v, nil
+}
+
+func parseDuration(text string) (time.Duration, error) {
+	v, err := time.ParseDuration(strings.TrimSpace(text))
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want a Go duration such as \"10s\" or \"1m30s\")", text)
+	}
+	return v, nil
+}

@@ -1,0 +1,128 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+// OpenAPI security scheme names.
+const (
+	schemeAPISecret  = "apiSecret"
+	schemeUserAccess = "userAccess"
+)
+
+// auth says which credential an operation takes; it travels in the
+// operation's metadata so this file alone decides who is calling.
+type auth int
+
+const (
+	// authNone: no credential, no app.
+	authNone auth = iota
+	// authPublicApp: no credential; the path's app must exist.
+	authPublicApp
+	// authApp: an API secret or API key for the path's app, at the operation's access level.
+	authApp
+	// authWorkspace: a workspace API secret; the service checks the role.
+	authWorkspace
+)
+
+const (
+	metaAuth   = "gatehouse.auth"
+	metaAccess = "gatehouse.access"
+)
+
+// credentials is the huma middleware that resolves the caller and the app.
+// Each header accepts only its own token type: Authorization carries API
+// secrets and API keys (and nothing else); user tokens use X-Authorization.
+func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
+	op := hctx.Operation()
+	kind, _ := op.Metadata[metaAuth].(auth)
+	ctx := hctx.Context()
+	switch kind {
+	case authPublicApp:
+		app, err := s.apps.get(ctx, appParam(hctx))
+		if err != nil {
+			s.writeError(hctx, err)
+			return
+		}
+		hctx = huma.WithValue(hctx, keyApp, app)
+	case authApp:
+		p, err := s.principal(ctx, hctx.Header("Authorization"))
+		if err != nil {
+			s.writeError(hctx, err)
+			return
+		}
+		need, _ := op.Metadata[metaAccess].(tenant.Access)
+		app, err := s.apps.get(ctx, appParam(hctx))
+		if errors.Is(err, tenant.ErrAppNotFound) {
+			err = tenant.ErrForbidden // no probing for ids: same answer as another tenant's app
+		}
+		if err == nil {
+			err = p.AuthorizeApp(app, need)
+		}
+		if err != nil {
+			s.writeError(hctx, err)
+			return
+		}
+		hctx = huma.WithValue(huma.WithValue(hctx, keyPrincipal, p), keyApp, app)
+	case authWorkspace:
+		p, err := s.principal(ctx, hctx.Header("Authorization"))
+		if err == nil && p.Kind != tenant.KindWorkspaceSecret {
+			err = tenant.ErrForbidden
+		}
+		if err != nil {
+			s.writeError(hctx, err)
+			return
+		}
+		hctx = huma.WithValue(hctx, keyPrincipal, p)
+	}
+	next(hctx)
+}
+
+func appParam(hctx huma.Context) string {
+	if id := hctx.Param("app_id"); id != "" {
+		return id
+	}
+	return hctx.Param("id")
+}
+
+// principal authenticates "Authorization: Bearer <credential>".
+func (s *Server) principal(ctx context.Context, header string) (tenant.Principal, error) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(cred) == "" {
+		return tenant.Principal{}, tenant.ErrUnauthorized
+	}
+	return s.Tenants.Authenticate(ctx, strings.TrimSpace(cred))
+}
+
+func (s *Server) writeError(hctx huma.Context, err error) {
+	var ae *apiError
+	if !errors.As(s.fail(hctx.Context(), err), &ae) {
+		ae = newAPIError(http.StatusInternalServerError, "", "internal error")
+	}
+	b, _ := jsonMarshal(ae.ErrorBody)
+	for k, vs := range ae.header {
+		for _, v := range vs {
+			hctx.AppendHeader(k, v)
+		}
+	}
+	hctx.SetHeader("Content-Type", "application/json")
+	hctx.SetStatus(ae.status)
+	_, _ = hctx.BodyWriter().Write(b)
+}
+
+func principalFrom(ctx context.Context) tenant.Principal {
+	p, _ := ctx.Value(keyPrincipal).(tenant.Principal)
+	return p
+}
+
+func appFrom(ctx context.Context) tenant.App {
+	a, _ := ctx.Value(keyApp).(tenant.App)
+	return a
+}

@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatehouse-auth/gatehouse/internal/apidocs"
+)
+
+func plainOp(id, method, path, summary, tag, contentType, desc string) huma.Operation {
+	o := op(id, method, path, summary, tag)
+	o.Description = desc
+	o.Responses = map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{contentType: {}}}}
+	return o
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.DB.Ping(ctx); err != nil {
+		s.Log.WarnContext(ctx, "not ready", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: "database unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(prometheus.Gatherers{s.Registry}, promhttp.HandlerOpts{})
+}
+
+func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
+	b := s.Keyring.JWKS()
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+func (s *Server) openAPIDocument(w http.ResponseWriter, _ *http.Request) {
+	b := s.specJSON()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+func (s *Server) docsRedirect(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/v1/docs/", http.StatusMovedPermanently)
+}
+
+func (s *Server) docs() http.Handler {
+	return http.StripPrefix("/v1/docs", apidocs.Handler("/v1/openapi.json", "Gatehouse API"))
+}
+
+// devOutbox
+
+type devOutboxInput struct {
+	To    string `query:"to" doc:"Only messages to this address or phone number (as normalised)."`
+	Limit int    `query:"limit" minimum:"1" maximum:"200" default:"50"`
+}
+
+// OutboxMessage is a message the development outbox kept instead of sending.
+type OutboxMessage struct {
+	ID        string    `json:"id"`
+	Channel   string    `json:"channel" enum:"email,sms"`
+	To        string    `json:"to"`
+	Subject   string    `json:"subject"`
+	Text      string    `json:"text"`
+	HTML      string    `json:"html"`
+	Code      string    `json:"code" doc:"The one-time code the message carries, if any."`
+	Link      string    `json:"link" doc:"The magic or invitation link the message carries, if any."`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type devOutboxOutput struct {
+	Body struct {
+		Messages []OutboxMessage `json:"messages"`
+	}
+}
+
+// devOutbox exists only in development mode: it hands codes and links to
+// tests and to a developer without a mail server.
+func (s *Server) devOutbox(ctx context.Context, in *devOutboxInput) (*devOutboxOutput, error) {
+	if !s.Dev {
+		return nil, errDevOnly
+	}
+	to := strings.TrimSpace(in.To)
+	if strings.Contains(to, "@") {
+		to = strings.ToLower(to)
+	}
+	msgs, err := s.DB.ListOutboxMessages(ctx, to, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &devOutboxOutput{}
+	out.Body.Messages = make([]OutboxMessage, 0, len(msgs))
+	for _, m := range msgs {
+		out.Body.Messages = append(out.Body.Messages, OutboxMessage{ID: m.ID, Channel: m.Channel, To: m.Recipient,
+			Subject: m.Subject, Text: m.Text, HTML: m.HTML, Code: m.Code, Link: m.Link, CreatedAt: m.CreatedAt})
+	}
+	return out, nil
+}

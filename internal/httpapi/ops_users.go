@@ -1,0 +1,273 @@
+package httpapi
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// UserBody creates or invites a user: an identifier (e-mail or phone), or
+// the email and phone fields, and optional metadata checked against the
+// app's schema.
+type UserBody struct {
+	Identifier string         `json:"identifier,omitempty" maxLength:"320" doc:"An e-mail address or an international phone number (+14155552671)."`
+	Email      string         `json:"email,omitempty" maxLength:"320"`
+	Phone      string         `json:"phone,omitempty" maxLength:"40"`
+	UserMeta   map[string]any `json:"user_meta,omitempty" doc:"Keys the app's schema does not declare, or of the wrong type, are dropped and reported in user_meta_errors."`
+	_          struct{}       `json:"-" additionalProperties:"true"`
+}
+
+func (b UserBody) input() appuser.CreateInput {
+	return appuser.CreateInput{Identifier: b.Identifier, Email: b.Email, Phone: b.Phone, Meta: b.UserMeta}
+}
+
+type createUserInput struct {
+	AppID string `path:"app_id"`
+	Body  UserBody
+}
+
+type userWithErrorsOutput struct {
+	Body struct {
+		User           User               `json:"user"`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped; null when none were."`
+	}
+}
+
+func (s *Server) createUser(ctx context.Context, in *createUserInput) (*userWithErrorsOutput, error) {
+	app := appFrom(ctx)
+	u, metaErrs, err := s.Users.Create(ctx, app, in.Body.input())
+	if err != nil {
+		return nil, err
+	}
+	out := &userWithErrorsOutput{}
+	out.Body.User, out.Body.UserMetaErrors = userOut(app, u), metaErrs
+	return out, nil
+}
+
+func (s *Server) inviteUser(ctx context.Context, in *createUserInput) (*userWithErrorsOutput, error) {
+	app := appFrom(ctx)
+	u, metaErrs, err := s.Users.Invite(ctx, app, in.Body.input())
+	if err != nil {
+		return nil, err
+	}
+	out := &userWithErrorsOutput{}
+	out.Body.User, out.Body.UserMetaErrors = userOut(app, u), metaErrs
+	return out, nil
+}
+
+// Query values are strings so that the client SDK's literal "undefined"
+// (URLSearchParams of an unset field) can be treated as absent.
+type listUsersInput struct {
+	AppID         string `path:"app_id"`
+	ID            string `query:"id" doc:"Only this user id."`
+	Email         string `query:"email" doc:"E-mail contains this text (case-insensitive)."`
+	Phone         string `query:"phone" doc:"Phone contains this text."`
+	Status        string `query:"status" doc:"active, pending, inactive or imported."`
+	CreatedBefore string `query:"created_before" doc:"RFC 3339 time."`
+	Page          string `query:"page" doc:"1-based page number (default 1)."`
+	Limit         string `query:"limit" doc:"Users per page (default 25, at most 100)."`
+}
+
+func present(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "undefined" || v == "null" {
+		return ""
+	}
+	return v
+}
+
+func intParam(name, v string) (int, error) {
+	if v = present(v); v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, newAPIError(400, "invalid_request", name+" must be a positive integer")
+	}
+	return n, nil
+}
+
+type listUsersOutput struct {
+	Body struct {
+		Users       []User `json:"users"`
+		TotalCount  int    `json:"total_count"`
+		TotalPages  int    `json:"total_pages"`
+		CurrentPage int    `json:"current_page"`
+		NextPage    *int   `json:"next_page"`
+		PrevPage    *int   `json:"prev_page"`
+		PerPage     int    `json:"per_page"`
+	}
+}
+
+func (s *Server) listUsers(ctx context.Context, in *listUsersInput) (*listUsersOutput, error) {
+	app := appFrom(ctx)
+	page, err := intParam("page", in.Page)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := intParam("limit", in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	f := store.UserFilter{ID: present(in.ID), Email: present(in.Email), Phone: present(in.Phone), Status: present(in.Status)}
+	if v := present(in.CreatedBefore); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return nil, newAPIError(400, "invalid_request", "created_before must be an RFC 3339 time")
+		}
+		f.CreatedBefore = &t
+	}
+	p, err := s.Users.List(ctx, app, f, page, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &listUsersOutput{}
+	b := &out.Body
+	b.Users = make([]User, 0, len(p.Users))
+	for _, u := range p.Users {
+		b.Users = append(b.Users, userOut(app, u))
+	}
+	b.TotalCount, b.TotalPages, b.CurrentPage, b.PerPage = p.Total, p.TotalPages, p.Page, p.PerPage
+	if p.Page < p.TotalPages {
+		n := p.Page + 1
+		b.NextPage = &n
+	}
+	if p.Page > 1 {
+		n := min(p.Page-1, max(p.TotalPages, 1))
+		b.PrevPage = &n
+	}
+	return out, nil
+}
+
+type userIDInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id"`
+}
+
+type userOutput struct {
+	Body struct {
+		User User `json:"user"`
+	}
+}
+
+func userResult(app appuserApp, u appuser.User) *userOutput {
+	out := &userOutput{}
+	out.Body.User = userOut(app, u)
+	return out
+}
+
+type appuserApp = store.App
+
+func (s *Server) getUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
+	app := appFrom(ctx)
+	u, err := s.Users.Get(ctx, app, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return userResult(app, u), nil
+}
+
+type updateUserInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id"`
+	Body  struct {
+		UserMeta map[string]any `json:"user_meta,omitempty" doc:"Merged into the user's metadata; a key set to null is removed. Keys outside the app's schema are refused (422)."`
+		Email    *string        `json:"email,omitempty" doc:"A new e-mail address (\"\" removes it)."`
+		Phone    *string        `json:"phone,omitempty" doc:"A new phone number (\"\" removes it)."`
+		_        struct{}       `json:"-" additionalProperties:"true"`
+	}
+}
+
+func (s *Server) updateUser(ctx context.Context, in *updateUserInput) (*userOutput, error) {
+	app := appFrom(ctx)
+	u, err := s.Users.Update(ctx, app, in.ID, appuser.UpdateInput{Meta: in.Body.UserMeta, Email: in.Body.Email, Phone: in.Body.Phone})
+	if err != nil {
+		return nil, err
+	}
+	return userResult(app, u), nil
+}
+
+func (s *Server) activateUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
+	app := appFrom(ctx)
+	u, err := s.Users.SetStatus(ctx, app, in.ID, store.StatusActive)
+	if err != nil {
+		return nil, err
+	}
+	return userResult(app, u), nil
+}
+
+func (s *Server) deactivateUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
+	app := appFrom(ctx)
+	u, err := s.Users.SetStatus(ctx, app, in.ID, store.StatusInactive)
+	if err != nil {
+		return nil, err
+	}
+	return userResult(app, u), nil
+}
+
+func (s *Server) deleteUser(ctx context.Context, in *userIDInput) (*okOutput, error) {
+	if err := s.Users.Delete(ctx, appFrom(ctx), in.ID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type lookupUserInput struct {
+	AppID      string `path:"app_id"`
+	Identifier string `query:"identifier" doc:"An e-mail address or phone number."`
+	UserID     string `query:"user_id" doc:"A user id."`
+}
+
+type lookupUserOutput struct {
+	Body struct {
+		User *LookupUser `json:"user" doc:"null when no user matches."`
+	}
+}
+
+// lookupUser answers 200 {user: null} for unknown users: the client SDK
+// branches on that, not on a 404.
+func (s *Server) lookupUser(ctx context.Context, in *lookupUserInput) (*lookupUserOutput, error) {
+	app := appFrom(ctx)
+	var u *appuser.User
+	var err error
+	switch {
+	case present(in.Identifier) != "":
+		u, err = s.Users.Lookup(ctx, app, in.Identifier)
+	case present(in.UserID) != "":
+		u, err = s.Users.LookupByID(ctx, app, in.UserID)
+	default:
+		return nil, newAPIError(400, "invalid_request", "identifier or user_id is required")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &lookupUserOutput{}
+	out.Body.User = lookupOut(app, u)
+	return out, nil
+}
+
+type metafieldsInput struct {
+	AppID  string `path:"app_id"`
+	UserID string `query:"user_id" required:"true"`
+}
+
+type metafieldsOutput struct {
+	Body struct {
+		Meta bool `json:"meta" doc:"Whether the user has filled in every required metadata field."`
+	}
+}
+
+func (s *Server) userMetafields(ctx context.Context, in *metafieldsInput) (*metafieldsOutput, error) {
+	app := appFrom(ctx)
+	u, err := s.Users.Get(ctx, app, in.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := &metafieldsOutput{}
+	out.Body.Meta = appuser.SchemaOf(app).Complete(u.Meta)
+	return out, nil
+}

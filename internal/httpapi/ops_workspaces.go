@@ -1,0 +1,287 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+type workspaceOutput struct {
+	Body struct {
+		Workspace Workspace `json:"workspace"`
+	}
+}
+
+type workspacesOutput struct {
+	Body struct {
+		Workspaces []Workspace `json:"workspaces"`
+	}
+}
+
+// membership reads the calling member, for the workspace's membership field.
+func (s *Server) membership(ctx context.Context, p tenant.Principal) *store.Member {
+	m, err := s.Tenants.GetMember(ctx, p, p.WorkspaceID, p.MemberID)
+	if err != nil {
+		return nil
+	}
+	return &m
+}
+
+func (s *Server) listWorkspaces(ctx context.Context, _ *struct{}) (*workspacesOutput, error) {
+	p := principalFrom(ctx)
+	ws, err := s.Tenants.GetWorkspace(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := &workspacesOutput{}
+	out.Body.Workspaces = []Workspace{workspaceOut(ws, s.membership(ctx, p))}
+	return out, nil
+}
+
+type createWorkspaceInput struct {
+	Body struct {
+		Name string `json:"name" minLength:"1" maxLength:"100"`
+		Slug string `json:"slug,omitempty" maxLength:"64"`
+	}
+}
+
+type createWorkspaceOutput struct {
+	Body struct {
+		Workspace Workspace `json:"workspace"`
+		APISecret string    `json:"api_secret" doc:"A workspace API secret for the new workspace, acting for the caller as its owner. Shown only here."`
+	}
+}
+
+// createWorkspace makes a new workspace owned by the calling member's e-mail
+// address, and hands back a secret for it (a secret is scoped to one workspace).
+func (s *Server) createWorkspace(ctx context.Context, in *createWorkspaceInput) (*createWorkspaceOutput, error) {
+	p := principalFrom(ctx)
+	me, err := s.Tenants.GetMember(ctx, p, p.WorkspaceID, p.MemberID)
+	if err != nil {
+		return nil, err
+	}
+	ws, owner, err := s.Tenants.CreateWorkspace(ctx, tenant.WorkspaceInput{Name: in.Body.Name, Slug: in.Body.Slug, OwnerEmail: me.Email, OwnerName: me.Name})
+	if err != nil {
+		return nil, err
+	}
+	tok, _, err := s.Tenants.CreateWorkspaceSecret(ctx, ws.ID, owner.ID, "created by API")
+	if err != nil {
+		return nil, err
+	}
+	out := &createWorkspaceOutput{}
+	out.Body.Workspace, out.Body.APISecret = workspaceOut(ws, &owner), tok
+	return out, nil
+}
+
+type workspaceIDInput struct {
+	WorkspaceID string `path:"workspace_id"`
+}
+
+func (s *Server) getWorkspace(ctx context.Context, in *workspaceIDInput) (*workspaceOutput, error) {
+	p := principalFrom(ctx)
+	if err := p.Require(in.WorkspaceID, tenant.RoleMember); err != nil {
+		return nil, err
+	}
+	ws, err := s.Tenants.GetWorkspace(ctx, in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := &workspaceOutput{}
+	out.Body.Workspace = workspaceOut(ws, s.membership(ctx, p))
+	return out, nil
+}
+
+type updateWorkspaceInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	Body        struct {
+		Name                *string        `json:"name,omitempty" maxLength:"100"`
+		Slug                *string        `json:"slug,omitempty" maxLength:"64"`
+		Settings            map[string]any `json:"settings,omitempty" doc:"Merged into the stored settings; a key set to null is removed."`
+		PublicSignup        *bool          `json:"public_signup,omitempty"`
+		UserInfoRequirement *string        `json:"user_info_requirement,omitempty" enum:"none,email,full"`
+		LogoURL             *string        `json:"logo_url,omitempty"`
+	}
+}
+
+func (s *Server) updateWorkspace(ctx context.Context, in *updateWorkspaceInput) (*workspaceOutput, error) {
+	p := principalFrom(ctx)
+	b := in.Body
+	ws, err := s.Tenants.UpdateWorkspace(ctx, p, in.WorkspaceID, tenant.WorkspacePatch{Name: b.Name, Slug: b.Slug,
+		Settings: b.Settings, PublicSignup: b.PublicSignup, UserInfoRequirement: b.UserInfoRequirement, LogoURL: b.LogoURL})
+	if err != nil {
+		return nil, err
+	}
+	out := &workspaceOutput{}
+	out.Body.Workspace = workspaceOut(ws, s.membership(ctx, p))
+	return out, nil
+}
+
+type membersOutput struct {
+	Body struct {
+		Members []Member `json:"members"`
+	}
+}
+
+func (s *Server) listMembers(ctx context.Context, in *workspaceIDInput) (*membersOutput, error) {
+	ms, err := s.Tenants.ListMembers(ctx, principalFrom(ctx), in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := &membersOutput{}
+	out.Body.Members = make([]Member, 0, len(ms))
+	for _, m := range ms {
+		out.Body.Members = append(out.Body.Members, memberOut(m))
+	}
+	return out, nil
+}
+
+type memberOutput struct {
+	Body struct {
+		Member Member `json:"member"`
+	}
+}
+
+type addMemberInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	Body        struct {
+		Email string `json:"email" maxLength:"254"`
+		Name  string `json:"name,omitempty" maxLength:"100"`
+		Role  string `json:"role,omitempty" enum:"owner,admin,member" doc:"Default member. Only owners may add owners."`
+	}
+}
+
+func (s *Server) addMember(ctx context.Context, in *addMemberInput) (*memberOutput, error) {
+	m, err := s.Tenants.AddMember(ctx, principalFrom(ctx), in.WorkspaceID, in.Body.Email, in.Body.Name, in.Body.Role)
+	if err != nil {
+		return nil, err
+	}
+	out := &memberOutput{}
+	out.Body.Member = memberOut(m)
+	return out, nil
+}
+
+type updateMemberInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	MemberID    string `path:"member_id"`
+	Body        struct {
+		Role string `json:"role" enum:"owner,admin,member" doc:"Only owners may grant or remove the owner role; the last owner cannot be demoted."`
+	}
+}
+
+func (s *Server) updateMember(ctx context.Context, in *updateMemberInput) (*memberOutput, error) {
+	m, err := s.Tenants.ChangeMemberRole(ctx, principalFrom(ctx), in.WorkspaceID, in.MemberID, in.Body.Role)
+	if err != nil {
+		return nil, err
+	}
+	out := &memberOutput{}
+	out.Body.Member = memberOut(m)
+	return out, nil
+}
+
+type memberIDInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	MemberID    string `path:"member_id"`
+}
+
+func (s *Server) removeMember(ctx context.Context, in *memberIDInput) (*okOutput, error) {
+	if err := s.Tenants.RemoveMember(ctx, principalFrom(ctx), in.WorkspaceID, in.MemberID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type appsOutput struct {
+	Body struct {
+		Apps []AppFull `json:"apps"`
+	}
+}
+
+func (s *Server) listWorkspaceApps(ctx context.Context, in *workspaceIDInput) (*appsOutput, error) {
+	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleMember); err != nil {
+		return nil, err
+	}
+	apps, err := s.Tenants.ListApps(ctx, in.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	out := &appsOutput{}
+	out.Body.Apps = make([]AppFull, 0, len(apps))
+	for _, a := range apps {
+		out.Body.Apps = append(out.Body.Apps, appFull(a))
+	}
+	return out, nil
+}
+
+type appFullOutput struct {
+	Body struct {
+		App AppFull `json:"app"`
+	}
+}
+
+type createWorkspaceAppInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	Body        AppSettingsBody
+}
+
+func (s *Server) createWorkspaceApp(ctx context.Context, in *createWorkspaceAppInput) (*appFullOutput, error) {
+	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleAdmin); err != nil {
+		return nil, err
+	}
+	a, err := s.Tenants.CreateApp(ctx, in.WorkspaceID, in.Body.settings())
+	if err != nil {
+		return nil, err
+	}
+	out := &appFullOutput{}
+	out.Body.App = appFull(a)
+	return out, nil
+}
+
+type workspaceAppInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	AppID       string `path:"app_id"`
+}
+
+func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*appFullOutput, error) {
+	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleMember); err != nil {
+		return nil, err
+	}
+	a, err := s.Tenants.GetApp(ctx, in.AppID)
+	if err != nil || a.WorkspaceID != in.WorkspaceID {
+		return nil, tenant.ErrAppNotFound
+	}
+	out := &appFullOutput{}
+	out.Body.App = appFull(a)
+	return out, nil
+}
+
+type updateWorkspaceAppInput struct {
+	WorkspaceID string `path:"workspace_id"`
+	AppID       string `path:"app_id"`
+	Body        AppSettingsBody
+}
+
+func (s *Server) updateWorkspaceApp(ctx context.Context, in *updateWorkspaceAppInput) (*appFullOutput, error) {
+	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleAdmin); err != nil {
+		return nil, err
+	}
+	a, err := s.Tenants.UpdateApp(ctx, in.WorkspaceID, in.AppID, in.Body.settings())
+	if err != nil {
+		return nil, err
+	}
+	s.apps.forget(a.ID)
+	out := &appFullOutput{}
+	out.Body.App = appFull(a)
+	return out, nil
+}
+
+func (s *Server) deleteWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*okOutput, error) {
+	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleAdmin); err != nil {
+		return nil, err
+	}
+	if err := s.Tenants.DeleteApp(ctx, in.WorkspaceID, in.AppID); err != nil {
+		return nil, err
+	}
+	s.apps.forget(in.AppID)
+	return &okOutput{Body: okBody}, nil
+}

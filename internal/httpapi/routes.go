@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+// registerRoutes is the whole API surface, one line per route.
+func (s *Server) registerRoutes() {
+	const read, write, manage = tenant.AccessRead, tenant.AccessWrite, tenant.AccessManage
+
+	// Operations and discovery.
+	s.plain(plainOp("health", "GET", "/healthz", "Liveness", "Operations", "application/json",
+		"Answers 200 `{\"status\":\"ok\"}` while the process serves requests."), s.health)
+	s.plain(plainOp("ready", "GET", "/readyz", "Readiness", "Operations", "application/json",
+		"Answers 200 when the database answers, 503 otherwise."), s.ready)
+	s.plain(plainOp("metrics", "GET", "/metrics", "Prometheus metrics", "Operations", "text/plain",
+		"Request counts and latencies by route, plus Go runtime and process metrics."), s.metricsHandler().ServeHTTP)
+	s.plain(plainOp("jwks", "GET", "/.well-known/jwks.json", "Token signing keys (JWKS)", "Tokens", "application/json",
+		"The public keys that verify tokens, by kid. A retired key stays listed until every token it signed has expired."), s.jwks)
+	s.plain(plainOp("appJwks", "GET", "/v1/auth/{app_id}/.well-known/jwks.json", "Token signing keys (JWKS), per app path", "Tokens", "application/json",
+		"The same key set as /.well-known/jwks.json, at the path the server SDKs use."), s.jwks)
+	s.plain(plainOp("openapi", "GET", "/v1/openapi.json", "This OpenAPI document", "Operations", "application/json",
+		"The OpenAPI 3.1 description of every route, generated from the server's code."), s.openAPIDocument)
+	s.plain(plainOp("docsRedirect", "GET", "/v1/docs", "API documentation (redirect)", "Operations", "text/html",
+		"Redirects to /v1/docs/."), s.docsRedirect)
+	docs := s.docs()
+	s.plain(plainOp("docs", "GET", "/v1/docs/{$}", "API documentation", "Operations", "text/html",
+		"A documentation page for this API, served by the binary itself (no CDN)."), docs.ServeHTTP)
+	s.plain(plainOp("docsAsset", "GET", "/v1/docs/{asset}", "API documentation assets", "Operations", "text/css",
+		"The documentation page's script and stylesheet."), docs.ServeHTTP)
+	if s.Dev {
+		register(s, op("devOutbox", "GET", "/dev/outbox", "Read the development outbox", "Development"), authNone, 0, s.devOutbox)
+	}
+
+	// Apps (interface §4.3, §4.4).
+	register(s, op("getApp", "GET", "/v1/apps/{id}", "Show an app's public configuration", "Apps"), authPublicApp, 0, s.getApp)
+	register(s, op("createApiKey", "POST", "/v1/apps/{app_id}/api_keys", "Create an API key", "Apps"), authApp, manage, s.createAPIKey)
+	register(s, op("listApiKeys", "GET", "/v1/apps/{app_id}/api_keys", "List API keys", "Apps"), authApp, manage, s.listAPIKeys)
+	register(s, op("revokeApiKey", "DELETE", "/v1/apps/{app_id}/api_keys/{id}", "Revoke an API key", "Apps"), authApp, manage, s.revokeAPIKey)
+
+	// Workspaces, members and their apps.
+	register(s, op("listWorkspaces", "GET", "/v1/workspaces", "List the caller's workspaces", "Workspaces"), authWorkspace, 0, s.listWorkspaces)
+	register(s, op("createWorkspace", "POST", "/v1/workspaces", "Create a workspace", "Workspaces"), authWorkspace, 0, s.createWorkspace)
+	register(s, op("getWorkspace", "GET", "/v1/workspaces/{workspace_id}", "Get a workspace", "Workspaces"), authWorkspace, 0, s.getWorkspace)
+	register(s, op("updateWorkspace", "PATCH", "/v1/workspaces/{workspace_id}", "Update a workspace", "Workspaces"), authWorkspace, 0, s.updateWorkspace)
+	register(s, op("listMembers", "GET", "/v1/workspaces/{workspace_id}/members", "List members", "Workspaces"), authWorkspace, 0, s.listMembers)
+	register(s, op("addMember", "POST", "/v1/workspaces/{workspace_id}/members", "Add a member", "Workspaces"), authWorkspace, 0, s.addMember)
+	register(s, op("updateMember", "PATCH", "/v1/workspaces/{workspace_id}/members/{member_id}", "Change a member's role", "Workspaces"), authWorkspace, 0, s.updateMember)
+	register(s, op("removeMember", "DELETE", "/v1/workspaces/{workspace_id}/members/{member_id}", "Remove a member", "Workspaces"), authWorkspace, 0, s.removeMember)
+	register(s, op("listWorkspaceApps", "GET", "/v1/workspaces/{workspace_id}/apps", "List a workspace's apps", "Workspaces"), authWorkspace, 0, s.listWorkspaceApps)
+	register(s, op("createWorkspaceApp", "POST", "/v1/workspaces/{workspace_id}/apps", "Create an app", "Workspaces"), authWorkspace, 0, s.createWorkspaceApp)
+	register(s, op("getWorkspaceApp", "GET", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Get an app with its private settings", "Workspaces"), authWorkspace, 0, s.getWorkspaceApp)
+	register(s, op("updateWorkspaceApp", "PATCH", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Update an app", "Workspaces"), authWorkspace, 0, s.updateWorkspaceApp)
+	register(s, op("deleteWorkspaceApp", "DELETE", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Delete an app", "Workspaces"), authWorkspace, 0, s.deleteWorkspaceApp)
+
+	// Users of apps (interface §4.1, §4.2; client-compat A2–A11, C1).
+	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, write, s.createUser)
+	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, write, s.createUser)
+	register(s, op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users"), authApp, write, s.inviteUser)
+	register(s, op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), authApp, read, s.listUsers)
+	register(s, op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), authApp, read, s.getUser)
+	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, write, s.updateUser)
+	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, write, s.activateUser)
+	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, write, s.deactivateUser)
+	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, write, s.deleteUser)
+	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, 0, s.lookupUser)
+	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, 0, s.userMetafields)
+}
+
+// op starts an operation description.
+func op(id, method, path, summary, tag string) huma.Operation {
+	return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary, Tags: []string{tag}}
+}
+
+// register adds a huma operation: its credential rule goes into the metadata
+// read by credentials(), and every error it returns goes through fail().
+func register[I, O any](s *Server, o huma.Operation, a auth, need tenant.Access, h func(context.Context, *I) (*O, error)) {
+	o.Metadata = map[string]any{metaAuth: a, metaAccess: need}
+	switch a {
+	case authApp, authWorkspace:
+		o.Security = []map[string][]string{{schemeAPISecret: {}}}
+		o.Errors = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+	case authPublicApp:
+		o.Errors = []int{http.StatusBadRequest, http.StatusNotFound}
+	default:
+		o.Errors = []int{http.StatusBadRequest}
+	}
+	s.routes = append(s.routes, Route{Method: o.Method, Path: o.Path})
+	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		return out, nil
+	})
+}
+
+// plain adds a route served by a plain handler (health, metrics, JWKS, the
+// OpenAPI document and its docs page) and describes it in the document too.
+func (s *Server) plain(o huma.Operation, h http.HandlerFunc) {
+	pattern := o.Method + " " + o.Path
+	o.Path = strings.ReplaceAll(o.Path, "{$}", "") // ServeMux's "exactly this path" marker
+	s.api.OpenAPI().AddOperation(&o)
+	s.router.HandleFunc(pattern, h)
+	s.routes = append(s.routes, Route{Method: o.Method, Path: o.Path})
+}

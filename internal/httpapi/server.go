@@ -1,0 +1,197 @@
+// Package httpapi serves Gatehouse's JSON API on huma: routes.go registers
+// every route, errors.go turns every error into a response, credentials.go
+// decides who is calling.
+package httpapi
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// Deps are what the API needs; run() builds them.
+type Deps struct {
+	DB             *store.DB
+	Tenants        *tenant.Service
+	Users          *appuser.Service
+	Keyring        *token.Keyring
+	KeyReloader    *tenant.KeyReloader
+	Log            *slog.Logger
+	Registry       *prometheus.Registry
+	Dev            bool
+	BaseURL        string
+	Version        string
+	TrustedProxies []netip.Prefix
+	Now            func() time.Time
+}
+
+// Server is the HTTP API.
+type Server struct {
+	Deps
+	api     huma.API
+	router  *router
+	routes  []Route
+	metrics *metrics
+	apps    *appCache
+
+	specOnce sync.Once
+	spec     []byte
+}
+
+// Route is one registered method and path.
+type Route struct {
+	Method string
+	Path   string
+}
+
+// New builds the API and registers every route.
+func New(d Deps) *Server {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{Deps: d, router: newRouter()}
+	s.metrics = newMetrics(d.Registry)
+	s.apps = newAppCache(d.Tenants, 2*time.Second, d.Now)
+	useErrorShape()
+
+	cfg := huma.DefaultConfig("Gatehouse API", d.Version)
+	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
+	cfg.CreateHooks = nil // no "$schema" in bodies: responses keep the interface's exact shapes
+	cfg.Info.Description = "Self-hosted passwordless authentication and user management. " +
+		"Errors are `{error, error_code?}`; DELETE answers 200 `{\"message\":\"ok\"}`."
+	if d.BaseURL != "" {
+		cfg.Servers = []*huma.Server{{URL: d.BaseURL}}
+	}
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		schemeAPISecret: {Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+			Description: "An app or workspace API secret (JWT), or an app API key (`ghk_…`), in `Authorization: Bearer`."},
+		schemeUserAccess: {Type: "apiKey", In: "header", Name: "X-Authorization",
+			Description: "A user's access token (raw JWT, no `Bearer ` prefix)."},
+	}
+	s.api = humago.New(s.router, cfg)
+	s.api.UseMiddleware(s.credentials)
+	s.registerRoutes()
+	s.router.fallback(s.notFound)
+	return s
+}
+
+// Routes lists every registered route.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// OpenAPI returns the API description.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// specJSON is the OpenAPI document, built once after every route is registered.
+func (s *Server) specJSON() []byte {
+	s.specOnce.Do(func() {
+		b, err := json.Marshal(s.api.OpenAPI())
+		if err != nil {
+			panic("httpapi: OpenAPI document does not marshal: " + err.Error())
+		}
+		s.spec = b
+	})
+	return s.spec
+}
+
+// router sends each family of paths to its own ServeMux. The client SDK's
+// paths overlap in ways one ServeMux refuses (GET /v1/auth/{app}/users and
+// GET /v1/{app}/users/{id}); app ids are generated and never equal a reserved
+// first segment, so the segment after /v1/ picks the family before any
+// pattern is matched.
+type router struct {
+	families map[string]*http.ServeMux // by reserved segment: auth, apps, workspaces, docs
+	rest     *http.ServeMux
+}
+
+func newRouter() *router {
+	rt := &router{families: map[string]*http.ServeMux{}, rest: http.NewServeMux()}
+	for _, seg := range reservedSegments {
+		rt.families[seg] = http.NewServeMux()
+	}
+	return rt
+}
+
+// reservedSegments may never be app ids.
+var reservedSegments = []string{"auth", "apps", "workspaces", "docs"}
+
+func (rt *router) muxFor(path string) *http.ServeMux {
+	if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+		seg, _, _ := strings.Cut(rest, "/")
+		if m, ok := rt.families[seg]; ok {
+			return m
+		}
+	}
+	return rt.rest
+}
+
+// HandleFunc registers a "METHOD /path" pattern on its family's mux.
+func (rt *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	path := pattern
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		path = pattern[i+1:]
+	}
+	rt.muxFor(path).HandleFunc(pattern, h)
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt.muxFor(r.URL.Path).ServeHTTP(w, r)
+}
+
+// fallback answers every unmatched path with a JSON 404 (or 405).
+func (rt *router) fallback(h http.HandlerFunc) {
+	rt.rest.HandleFunc("/", h)
+	for _, m := range rt.families {
+		m.HandleFunc("/", h)
+	}
+}
+
+// allowed lists the methods that would match path, for a 405's Allow header.
+func (rt *router) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pattern := rt.muxFor(r.URL.Path).Handler(r2); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	if allow := s.router.allowed(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: "Method not allowed", Code: "method_not_allowed"})
+		return
+	}
+	writeJSON(w, http.StatusNotFound, ErrorBody{Error: "Not found", Code: "not_found"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+// Shapes follow the interface and add the client SDK's names beside them
+// (meta and user_meta, service_branding and scute_branding).
+
+// AppPublic is an app's public configuration (interface §2.3, client-compat §3.7).
+type AppPublic struct {
+	ID                  string          `json:"id"`
+	Name                string          `json:"name"`
+	Slug                string          `json:"slug"`
+	Origin              string          `json:"origin"`
+	Logo                string          `json:"logo"`
+	LogoDark            string          `json:"logo_dark"`
+	LoginURL            string          `json:"login_url"`
+	CallbackURL         string          `json:"callback_url"`
+	PublicSignup        bool            `json:"public_signup"`
+	ServiceBranding     bool            `json:"service_branding"`
+	ScuteBranding       bool            `json:"scute_branding" doc:"Same as service_branding (client SDK name)."`
+	ProfileManagement   bool            `json:"profile_management"`
+	EmailAuthType       string          `json:"email_auth_type" enum:"magic,otp"`
+	AutoRefresh         bool            `json:"auto_refresh"`
+	AccessExpiration    int64           `json:"access_expiration" doc:"Access-token lifetime in seconds."`
+	RefreshExpiration   int64           `json:"refresh_expiration" doc:"Refresh-token lifetime in seconds."`
+	MagicLinkExpiration int64           `json:"magic_link_expiration" doc:"Magic-link lifetime in seconds."`
+	RefreshPayload      bool            `json:"refresh_payload" doc:"Token sets include the refresh token (always true)."`
+	AllowedIdentifiers  []string        `json:"allowed_identifiers"`
+	RequiredIdentifiers []string        `json:"required_identifiers"`
+	UserMetaDataSchema  appuser.Schema  `json:"user_meta_data_schema"`
+	OAuthProviders      []OAuthProvider `json:"oauth_providers"`
+	CreatedAt           time.Time       `json:"created_at"`
+	UpdatedAt           time.Time       `json:"updated_at"`
+}
+
+// OAuthProvider is reserved for social sign-in; the list is empty for now.
+type OAuthProvider struct {
+	Provider string `json:"provider"`
+	Name     string `json:"name"`
+	Icon     string `json:"icon"`
+}
+
+// AppFull is an app as its workspace sees it.
+type AppFull struct {
+	AppPublic
+	WorkspaceID    string   `json:"workspace_id"`
+	AllowedOrigins []string `json:"allowed_origins" doc:"Origins, besides origin, allowed to call the API from a browser with credentials."`
+}
+
+func appPublic(a tenant.App) AppPublic {
+	schema := appuser.SchemaOf(a)
+	if schema == nil {
+		schema = appuser.Schema{}
+	}
+	return AppPublic{ID: a.ID, Name: a.Name, Slug: a.Slug, Origin: a.Origin, Logo: a.Logo, LogoDark: a.LogoDark,
+		LoginURL: a.LoginURL, CallbackURL: a.CallbackURL, PublicSignup: a.PublicSignup, ServiceBranding: a.ServiceBranding,
+		ScuteBranding: a.ServiceBranding, ProfileManagement: a.ProfileManagement, EmailAuthType: a.EmailAuthType,
+		AutoRefresh: a.AutoRefresh, AccessExpiration: a.AccessExpiration, RefreshExpiration: a.RefreshExpiration,
+		MagicLinkExpiration: a.MagicLinkExpiration, RefreshPayload: true, AllowedIdentifiers: nonNil(a.AllowedIdentifiers),
+		RequiredIdentifiers: nonNil(a.RequiredIdentifiers), UserMetaDataSchema: schema, OAuthProviders: []OAuthProvider{},
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+}
+
+func appFull(a tenant.App) AppFull {
+	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// User is a user as the API returns it (interface §2.1 with client-compat §3.5).
+type User struct {
+	ID              string                  `json:"id" doc:"App-user id; the uuid claim of the user's access tokens."`
+	AppID           string                  `json:"app_id"`
+	UserID          string                  `json:"user_id" doc:"Base user id: one person across the apps of a workspace."`
+	Status          string                  `json:"status" enum:"active,pending,inactive,imported"`
+	Email           *string                 `json:"email"`
+	EmailVerified   bool                    `json:"email_verified"`
+	Phone           *string                 `json:"phone"`
+	PhoneVerified   bool                    `json:"phone_verified"`
+	WebauthnEnabled bool                    `json:"webauthn_enabled"`
+	WebauthnTypes   []string                `json:"webauthn_types"`
+	Meta            map[string]any          `json:"meta" doc:"Same as user_meta (client SDK name)."`
+	UserMeta        map[string]any          `json:"user_meta"`
+	RequiredFields  []appuser.RequiredField `json:"required_fields"`
+	Sessions        []any                   `json:"sessions"`
+	SignupDate      time.Time               `json:"signup_date"`
+	LastUsedAt      *time.Time              `json:"last_used_at"`
+	CreatedAt       time.Time               `json:"created_at"`
+	UpdatedAt       time.Time               `json:"updated_at"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func userOut(app tenant.App, u appuser.User) User {
+	meta := u.Meta
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	return User{ID: u.ID, AppID: u.AppID, UserID: u.UserID, Status: u.Status, Email: optional(u.Email),
+		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
+		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: []string{}, Meta: meta, UserMeta: meta,
+		RequiredFields: appuser.SchemaOf(app).RequiredFields(meta), Sessions: []any{}, SignupDate: u.CreatedAt,
+		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// LookupUser is what an anonymous identifier lookup reveals (client-compat §3.4):
+// enough to route a sign-in, no metadata.
+type LookupUser struct {
+	ID              string                  `json:"id"`
+	Status          string                  `json:"status"`
+	Email           *string                 `json:"email"`
+	EmailVerified   bool                    `json:"email_verified"`
+	Phone           *string                 `json:"phone"`
+	PhoneVerified   bool                    `json:"phone_verified"`
+	WebauthnEnabled bool                    `json:"webauthn_enabled"`
+	RequiredFields  []appuser.RequiredField `json:"required_fields"`
+}
+
+func lookupOut(app tenant.App, u *appuser.User) *LookupUser {
+	if u == nil {
+		return nil
+	}
+	return &LookupUser{ID: u.ID, Status: u.Status, Email: optional(u.Email), EmailVerified: u.EmailVerified,
+		Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified, WebauthnEnabled: u.WebauthnEnabled,
+		RequiredFields: appuser.SchemaOf(app).RequiredFields(u.Meta)}
+}
+
+// Workspace is a workspace with the caller's membership (interface §2.5).
+type Workspace struct {
+	ID                  string         `json:"id"`
+	Name                string         `json:"name"`
+	Slug                string         `json:"slug"`
+	Personal            bool           `json:"personal"`
+	Membership          *Membership    `json:"membership,omitempty"`
+	Settings            map[string]any `json:"settings"`
+	IsPro               bool           `json:"is_pro"`
+	PublicSignup        bool           `json:"public_signup"`
+	UserInfoRequirement string         `json:"user_info_requirement" enum:"none,email,full"`
+	LogoURL             string         `json:"logo_url"`
+	CreatedAt           time.Time      `json:"created_at"`
+	UpdatedAt           time.Time      `json:"updated_at"`
+}
+
+// Membership is the calling member's role in a workspace.
+type Membership struct {
+	Role      string    `json:"role" enum:"owner,admin,member"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func workspaceOut(w store.Workspace, m *store.Member) Workspace {
+	settings := map[string]any{}
+	_ = jsonUnmarshal(w.Settings, &settings)
+	out := Workspace{ID: w.ID, Name: w.Name, Slug: w.Slug, Personal: w.Personal, Settings: settings, IsPro: w.IsPro,
+		PublicSignup: w.PublicSignup, UserInfoRequirement: w.UserInfoRequirement, LogoURL: w.LogoURL,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+	if m != nil {
+		out.Membership = &Membership{Role: m.Role, CreatedAt: m.CreatedAt}
+	}
+	return out
+}
+
+// Member is a workspace member.
+type Member struct {
+	ID        string    `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role" enum:"owner,admin,member"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func memberOut(m store.Member) Member {
+	return Member{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
+// APIKey is an API key; Token is set only in the response that creates it.
+type APIKey struct {
+	ID        string     `json:"id"`
+	Nickname  string     `json:"nickname"`
+	Token     string     `json:"token,omitempty" doc:"The key itself; returned only when it is created."`
+	Last4     string     `json:"last4" doc:"The key's last four characters, to tell keys apart."`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+func apiKeyOut(k store.APIKey, tok string) APIKey {
+	return APIKey{ID: k.ID, Nickname: k.Nickname, Token: tok, Last4: k.Last4, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+}
+
+// OK is the body of DELETE responses and other acknowledgements.
+type OK struct {
+	Message string `json:"message" example:"ok"`
+}
+
+var okBody = OK{Message: "ok"}

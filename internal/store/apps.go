@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// App is an application whose users Gatehouse signs in.
+type App struct {
+	ID                  string
+	WorkspaceID         string
+	Name                string
+	Slug                string
+	Origin              string
+	AllowedOrigins      []string
+	LoginURL            string
+	CallbackURL         string
+	Logo                string
+	LogoDark            string
+	PublicSignup        bool
+	ProfileManagement   bool
+	ServiceBranding     bool
+	EmailAuthType       string
+	AutoRefresh         bool
+	AccessExpiration    int64 // seconds
+	RefreshExpiration   int64 // seconds
+	MagicLinkExpiration int64 // seconds
+	AllowedIdentifiers  []string
+	RequiredIdentifiers []string
+	MetaSchema          []byte // JSON array of field declarations
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login_url, callback_url, logo, logo_dark,
+	public_signup, profile_management, service_branding, email_auth_type, auto_refresh, access_expiration,
+	refresh_expiration, magic_link_expiration, allowed_identifiers, required_identifiers, user_meta_data_schema,
+	created_at, updated_at`
+
+func scanApp(r row) (App, error) {
+	var a App
+	var origins, allowed, required []byte
+	err := r.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Slug, &a.Origin, &origins, &a.LoginURL, &a.CallbackURL,
+		&a.Logo, &a.LogoDark, &a.PublicSignup, &a.ProfileManagement, &a.ServiceBranding, &a.EmailAuthType,
+		&a.AutoRefresh, &a.AccessExpiration, &a.RefreshExpiration, &a.MagicLinkExpiration, &allowed, &required,
+		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt)
+	if err != nil {
+		return a, err
+	}
+	a.AllowedOrigins, a.AllowedIdentifiers, a.RequiredIdentifiers = parseStrings(origins), parseStrings(allowed), parseStrings(required)
+	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
+	return a, nil
+}
+
+func appArgs(a App) []any {
+	return []any{a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
+		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
+		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
+		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
+		ts(a.CreatedAt), ts(a.UpdatedAt)}
+}
+
+// CreateApp inserts a. A duplicate slug within the workspace is ErrConflict.
+func (q Queries) CreateApp(ctx context.Context, a App) error {
+	_, err := q.w.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`, appArgs(a)...)
+	return err
+}
+
+// GetApp returns one app or ErrNotFound.
+func (q Queries) GetApp(ctx context.Context, id string) (App, error) {
+	return scanApp(q.r.queryRow(ctx, `SELECT `+appColumns+` FROM apps WHERE id = $1`, id))
+}
+
+// ListApps returns a workspace's apps (every app when workspaceID is ""), oldest first.
+func (q Queries) ListApps(ctx context.Context, workspaceID string) ([]App, error) {
+	rs, err := q.r.query(ctx, `SELECT `+appColumns+` FROM apps WHERE ($1 = '' OR workspace_id = $1) ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, scanApp)
+}
+
+// UpdateApp writes every mutable field of a (not its id, workspace or creation time).
+func (q Queries) UpdateApp(ctx context.Context, a App) error {
+	n, err := q.w.exec(ctx, `UPDATE apps SET name = $3, slug = $4, origin = $5, allowed_origins = $6, login_url = $7,
+		callback_url = $8, logo = $9, logo_dark = $10, public_signup = $11, profile_management = $12,
+		service_branding = $13, email_auth_type = $14, auto_refresh = $15, access_expiration = $16,
+		refresh_expiration = $17, magic_link_expiration = $18, allowed_identifiers = $19, required_identifiers = $20,
+		user_meta_data_schema = $21, updated_at = $22 WHERE id = $1 AND workspace_id = $2`,
+		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
+		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
+		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
+		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
+		ts(a.UpdatedAt))
+	return affected(n, err)
+}
+
+// DeleteApp removes an app and everything that belongs to it.
+func (q Queries) DeleteApp(ctx context.Context, workspaceID, id string) error {
+	// app_users reference base_users without cascade, so the app's users go first.
+	if _, err := q.w.exec(ctx, `DELETE FROM app_users WHERE app_id = $1 AND app_id IN (SELECT id FROM apps WHERE workspace_id = $2)`, id, workspaceID); err != nil {
+		return err
+	}
+	n, err := q.w.exec(ctx, `DELETE FROM apps WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+	return affected(n, err)
+}
+
+// MaxTokenLifetime is the longest access or refresh lifetime any app sets, in seconds.
+func (q Queries) MaxTokenLifetime(ctx context.Context) (int64, error) {
+	var access, refresh *int64
+	err := q.r.queryRow(ctx, `SELECT MAX(access_expiration), MAX(refresh_expiration) FROM apps`).Scan(&access, &refresh)
+	if err != nil {
+		return 0, err
+	}
+	var m int64
+	if access != nil {
+		m = max(m, *access)
+	}
+	if refresh != nil {
+		m = max(m, *refresh)
+	}
+	return m, nil
+}

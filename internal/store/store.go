@@ -1,0 +1,223 @@
+// Package store is the only package that holds SQL. It runs the same
+// statements on SQLite (the embedded default) and PostgreSQL; the few places
+// where the engines differ are named in dialect.go.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Kinds of database.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// Options tune Open.
+type Options struct {
+	// MaxConns bounds the PostgreSQL pool and the SQLite reader pool.
+	MaxConns int
+}
+
+// DB is an open database. Reads outside a transaction use the read pool;
+// writes and transactions use the write pool (one connection on SQLite, so
+// writers queue in Go instead of failing with SQLITE_BUSY).
+type DB struct {
+	Queries
+	kind    string
+	dialect dialect
+
+	pool *pgxpool.Pool // PostgreSQL
+
+	writer *sql.DB // SQLite
+	reader *sql.DB // SQLite
+	rebind *rebinder
+}
+
+// Open connects to the database. For SQLite, target is a file path (its
+// directory is created); for PostgreSQL, a connection URL.
+func Open(ctx context.Context, kind, target string, opts Options) (*DB, error) {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 16
+	}
+	switch kind {
+	case SQLite:
+		return openSQLite(ctx, target, opts)
+	case Postgres:
+		return openPostgres(ctx, target, opts)
+	}
+	return nil, fmt.Errorf("store: unknown database kind %q", kind)
+}
+
+func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create database directory: %w", err)
+		}
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)" +
+		"&_pragma=foreign_keys(1)&_time_format=sqlite"
+	writer, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxIdleTime(0)
+	writer.SetConnMaxLifetime(0)
+	reader, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		_ = writer.Close()
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	n := min(opts.MaxConns, 8)
+	reader.SetMaxOpenConns(n)
+	reader.SetMaxIdleConns(n)
+	reader.SetConnMaxIdleTime(0)
+	reader.SetConnMaxLifetime(0)
+	// Creates the file and switches it to WAL before any reader opens it.
+	if err := writer.PingContext(ctx); err != nil {
+		_ = writer.Close()
+		_ = reader.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, mapErr(err))
+	}
+	db := &DB{kind: SQLite, dialect: sqliteDialect, writer: writer, reader: reader, rebind: &rebinder{}}
+	db.Queries = Queries{
+		r: sqlQuerier{c: reader, rebind: db.rebind},
+		w: sqlQuerier{c: writer, rebind: db.rebind},
+		d: &db.dialect,
+	}
+	return db, nil
+}
+
+func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The parse error can echo the URL, password included; keep it out.
+		return nil, errors.New("store: invalid PostgreSQL connection URL")
+	}
+	cfg.MaxConns = int32(opts.MaxConns)
+	cfg.MinConns = 1
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect postgres: %w", mapErr(err))
+	}
+	db := &DB{kind: Postgres, dialect: postgresDialect, pool: pool}
+	q := pgxQuerier{c: pool}
+	db.Queries = Queries{r: q, w: q, d: &db.dialect}
+	return db, nil
+}
+
+// Kind reports SQLite or Postgres.
+func (db *DB) Kind() string { return db.kind }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.pool != nil {
+		return mapErr(db.pool.Ping(ctx))
+	}
+	if err := db.reader.PingContext(ctx); err != nil {
+		return mapErr(err)
+	}
+	var one int
+	return db.r.queryRow(ctx, "SELECT 1").Scan(&one)
+}
+
+// Close releases every connection.
+func (db *DB) Close() error {
+	if db.pool != nil {
+		db.pool.Close()
+		return nil
+	}
+	return errors.Join(db.reader.Close(), db.writer.Close())
+}
+
+// Pool returns the PostgreSQL pool (nil on SQLite), for the job queue.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Writer returns the SQLite write pool (nil on PostgreSQL), for the job queue.
+// Never use it while holding a transaction from Tx: it has one connection.
+func (db *DB) Writer() *sql.DB { return db.writer }
+
+// Tx is a transaction. Its Queries read and write inside it.
+type Tx struct {
+	Queries
+	pgxTx pgx.Tx
+	sqlTx *sql.Tx
+}
+
+// PgxTx returns the PostgreSQL transaction (nil on SQLite).
+func (tx *Tx) PgxTx() pgx.Tx { return tx.pgxTx }
+
+// SQLTx returns the SQLite transaction (nil on PostgreSQL).
+func (tx *Tx) SQLTx() *sql.Tx { return tx.sqlTx }
+
+// Tx runs fn in a transaction: committed when fn returns nil, rolled back otherwise.
+func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	tx := &Tx{}
+	if db.pool != nil {
+		ptx, beginErr := db.pool.Begin(ctx)
+		if beginErr != nil {
+			return mapErr(beginErr)
+		}
+		tx.pgxTx = ptx
+		q := pgxQuerier{c: ptx}
+		tx.Queries = Queries{r: q, w: q, d: &db.dialect}
+		defer func() {
+			if p := recover(); p != nil {
+				_ = ptx.Rollback(context.WithoutCancel(ctx))
+				panic(p)
+			}
+			if err != nil {
+				_ = ptx.Rollback(context.WithoutCancel(ctx))
+				return
+			}
+			err = mapErr(ptx.Commit(ctx))
+		}()
+		return fn(tx)
+	}
+	stx, beginErr := db.writer.BeginTx(ctx, nil)
+	if beginErr != nil {
+		return mapErr(beginErr)
+	}
+	tx.sqlTx = stx
+	q := sqlQuerier{c: stx, rebind: db.rebind}
+	tx.Queries = Queries{r: q, w: q, d: &db.dialect}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = stx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = stx.Rollback()
+			return
+		}
+		err = mapErr(stx.Commit())
+	}()
+	return fn(tx)
+}
+
+// Queries holds every statement. On a DB, reads go to r and writes to w; in
+// a Tx both are the transaction.
+type Queries struct {
+	r, w querier
+	d    *dialect
+}
+
+// now is the time the store writes: UTC, at the microsecond precision both
+// engines keep, so values round-trip exactly.
+func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// BaseUser is one person within a workspace; each app they use has its own AppUser.
+type BaseUser struct {
+	ID          string
+	WorkspaceID string
+	Email       string
+	Phone       string
+	CreatedAt   time.Time
+}
+
+// FindBaseUser finds a workspace's person by e-mail or phone (whichever is set).
+func (q Queries) FindBaseUser(ctx context.Context, workspaceID, email, phone string) (BaseUser, error) {
+	var b BaseUser
+	var e, p *string
+	err := q.w.queryRow(ctx, `SELECT id, workspace_id, email, phone, created_at FROM base_users
+		WHERE workspace_id = $1 AND ((email = $2 AND $2 <> '') OR (phone = $3 AND $3 <> ''))
+		ORDER BY created_at LIMIT 1`, workspaceID, email, phone).Scan(&b.ID, &b.WorkspaceID, &e, &p, &b.CreatedAt)
+	b.Email, b.Phone, b.CreatedAt = deref(e), deref(p), b.CreatedAt.UTC()
+	return b, err
+}
+
+// CreateBaseUser inserts b.
+func (q Queries) CreateBaseUser(ctx context.Context, b BaseUser) error {
+	_, err := q.w.exec(ctx, `INSERT INTO base_users (id, workspace_id, email, phone, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		b.ID, b.WorkspaceID, nullString(b.Email), nullString(b.Phone), ts(b.CreatedAt))
+	return err
+}
+
+// EnsureBaseUser returns the workspace's person with b's e-mail or phone,
+// inserting b when there is none. It never fails on a concurrent insert of
+// the same person (which would abort a PostgreSQL transaction).
+func (q Queries) EnsureBaseUser(ctx context.Context, b BaseUser) (BaseUser, error) {
+	if _, err := q.w.exec(ctx, `INSERT INTO base_users (id, workspace_id, email, phone, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT DO NOTHING`, b.ID, b.WorkspaceID, nullString(b.Email), nullString(b.Phone), ts(b.CreatedAt)); err != nil {
+		return BaseUser{}, err
+	}
+	return q.FindBaseUser(ctx, b.WorkspaceID, b.Email, b.Phone)
+}
+
+// SetBaseUserContact fills in an e-mail or phone the person did not have yet.
+func (q Queries) SetBaseUserContact(ctx context.Context, id, email, phone string) error {
+	_, err := q.w.exec(ctx, `UPDATE base_users SET email = COALESCE(email, $2), phone = COALESCE(phone, $3) WHERE id = $1`,
+		id, nullString(email), nullString(phone))
+	return err
+}
+
+// AppUser is a user of one app.
+type AppUser struct {
+	ID              string
+	AppID           string
+	UserID          string // the base user
+	Status          string
+	Email           string
+	Phone           string
+	EmailVerified   bool
+	PhoneVerified   bool
+	WebauthnEnabled bool
+	Meta            []byte // JSON object
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	LastUsedAt      *time.Time
+}
+
+// App-user statuses.
+const (
+	StatusActive   = "active"
+	StatusPending  = "pending"
+	StatusInactive = "inactive"
+	StatusImported = "imported"
+)
+
+const appUserColumns = `id, app_id, user_id, status, email, phone, email_verified, phone_verified, webauthn_enabled,
+	user_meta, created_at, updated_at, last_used_at`
+
+func scanAppUser(r row) (AppUser, error) {
+	var u AppUser
+	var e, p *string
+	err := r.Scan(&u.ID, &u.AppID, &u.UserID, &u.Status, &e, &p, &u.EmailVerified, &u.PhoneVerified,
+		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt)
+	u.Email, u.Phone = deref(e), deref(p)
+	u.CreatedAt, u.UpdatedAt, u.LastUsedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC(), utcPtr(u.LastUsedAt)
+	return u, err
+}
+
+// CreateAppUser inserts u. The same e-mail, phone or person twice in an app is ErrConflict.
+func (q Queries) CreateAppUser(ctx context.Context, u AppUser) error {
+	_, err := q.w.exec(ctx, `INSERT INTO app_users (`+appUserColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		u.ID, u.AppID, u.UserID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
+		u.WebauthnEnabled, string(jsonOr(u.Meta, "{}")), ts(u.CreatedAt), ts(u.UpdatedAt), nullTime(u.LastUsedAt))
+	return err
+}
+
+// GetAppUser returns an app's user by id or ErrNotFound.
+func (q Queries) GetAppUser(ctx context.Context, appID, id string) (AppUser, error) {
+	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND id = $2`, appID, id))
+}
+
+// FindAppUser returns an app's user by normalised e-mail or phone (whichever is set).
+func (q Queries) FindAppUser(ctx context.Context, appID, email, phone string) (AppUser, error) {
+	if email != "" {
+		return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND email = $2`, appID, email))
+	}
+	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND phone = $2`, appID, phone))
+}
+
+// UserFilter narrows ListAppUsers; zero fields do not filter.
+type UserFilter struct {
+	ID            string
+	Email         string // substring, case-insensitive
+	Phone         string // substring
+	Status        string
+	CreatedBefore *time.Time
+}
+
+// ListAppUsers returns one page of an app's users, newest first, and the total that match.
+func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
+	where := []string{"app_id = $1"}
+	args := []any{appID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+itoa(len(args))))
+	}
+	if f.ID != "" {
+		add("id = ?", f.ID)
+	}
+	if f.Email != "" {
+		add("email "+q.d.caseInsensitiveLike+" ?", "%"+escapeLike(f.Email)+"%")
+		where[len(where)-1] += ` ESCAPE '\'`
+	}
+	if f.Phone != "" {
+		add("phone LIKE ?", "%"+escapeLike(f.Phone)+"%")
+		where[len(where)-1] += ` ESCAPE '\'`
+	}
+	if f.Status != "" {
+		add("status = ?", f.Status)
+	}
+	if f.CreatedBefore != nil {
+		add("created_at < ?", ts(*f.CreatedBefore))
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM app_users WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	args = append(args, limit, offset)
+	rs, err := q.r.query(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE `+cond+
+		` ORDER BY created_at DESC, id DESC LIMIT $`+itoa(len(args)-1)+` OFFSET $`+itoa(len(args)), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	users, err := collect(rs, scanAppUser)
+	return users, total, err
+}
+
+// UpdateAppUser writes the mutable fields of u and returns the stored row.
+func (q Queries) UpdateAppUser(ctx context.Context, u AppUser) (AppUser, error) {
+	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, email = $4, phone = $5, email_verified = $6,
+		phone_verified = $7, webauthn_enabled = $8, user_meta = $9, updated_at = $10
+		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns,
+		u.AppID, u.ID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
+		u.WebauthnEnabled, string(jsonOr(u.Meta, "{}")), ts(u.UpdatedAt)))
+}
+
+// SetAppUserStatus changes a user's status and returns the stored row.
+func (q Queries) SetAppUserStatus(ctx context.Context, appID, id, status string, now time.Time) (AppUser, error) {
+	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, updated_at = $4
+		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, id, status, ts(now)))
+}
+
+// DeleteAppUser removes an app's user.
+func (q Queries) DeleteAppUser(ctx context.Context, appID, id string) error {
+	n, err := q.w.exec(ctx, `DELETE FROM app_users WHERE app_id = $1 AND id = $2`, appID, id)
+	return affected(n, err)
+}
+
+// Invitation is a pending invitation; the link's token is kept only as a keyed hash.
+type Invitation struct {
+	ID        string
+	AppID     string
+	AppUserID string
+	TokenHash string
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	CreatedAt time.Time
+}
+
+// CreateInvitation inserts inv.
+func (q Queries) CreateInvitation(ctx context.Context, inv Invitation) error {
+	_, err := q.w.exec(ctx, `INSERT INTO invitations (id, app_id, app_user_id, token_hash, expires_at, used_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, inv.ID, inv.AppID, inv.AppUserID, inv.TokenHash, ts(inv.ExpiresAt),
+		nullTime(inv.UsedAt), ts(inv.CreatedAt))
+	return err
+}
+
+// GetInvitationByHash finds an invitation by its token's keyed hash.
+func (q Queries) GetInvitationByHash(ctx context.Context, hash string) (Invitation, error) {
+	var inv Invitation
+	err := q.r.queryRow(ctx, `SELECT id, app_id, app_user_id, token_hash, expires_at, used_at, created_at
+		FROM invitations WHERE token_hash = $1`, hash).Scan(&inv.ID, &inv.AppID, &inv.AppUserID, &inv.TokenHash,
+		&inv.ExpiresAt, &inv.UsedAt, &inv.CreatedAt)
+	inv.ExpiresAt, inv.UsedAt, inv.CreatedAt = inv.ExpiresAt.UTC(), utcPtr(inv.UsedAt), inv.CreatedAt.UTC()
+	return inv, err
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func itoa(n int) string {
+	const digits = "0123456789"
+	if n < 10 {
+		return digits[n : n+1]
+	}
+	return itoa(n/10) + digits[n%10:n%10+1]
+}

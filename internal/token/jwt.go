@@ -1,0 +1,388 @@
+package token
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// Algorithm is the only signature algorithm Gatehouse issues and accepts.
+const Algorithm = "ES256"
+
+// Token types ("typ" JOSE header). Each verifier accepts only its own.
+const (
+	TypeAccess    = "at+jwt"
+	TypeRefresh   = "rt+jwt"
+	TypeAPISecret = "api-secret+jwt"
+	TypeMagic     = "magic+jwt"
+)
+
+// ErrInvalid reports any failure to parse or verify a token or its claims.
+// Callers match it with errors.Is; the wrapped detail is for logs and never holds the token.
+var ErrInvalid = errors.New("token: invalid")
+
+// maxTokenLen bounds the work an unauthenticated caller can make Verify do.
+// Our own tokens are well under 2 KiB.
+const maxTokenLen = 16 << 10
+
+// leeway is the clock skew tolerated on exp, nbf and iat.
+const leeway = 30 * time.Second
+
+// forbiddenHeader reports header members that name key material or processing
+// rules carried by the token itself. Keys come only from our keyring (RFC 8725
+// §3.10), and we implement no critical extensions.
+func forbiddenHeader(name string) bool {
+	switch name {
+	case "jwk", "jku", "x5u", "x5c", "crit", "b64":
+		return true
+	}
+	return false
+}
+
+// Keyring holds the signing and verification keys in memory. It is safe for
+// concurrent use; readers load an immutable snapshot without locking.
+type Keyring struct {
+	snap atomic.Pointer[keySnapshot]
+}
+
+// keySnapshot is never modified after it is stored.
+type keySnapshot struct {
+	signer *Key
+	verify map[string]*Key
+	jwks   []byte
+}
+
+const emptyJWKS = `{"keys":[]}`
+
+// NewKeyring returns an empty keyring: it verifies nothing and cannot sign until Replace is called.
+func NewKeyring() *Keyring {
+	k := &Keyring{}
+	k.snap.Store(&keySnapshot{verify: map[string]*Key{}, jwks: []byte(emptyJWKS)})
+	return k
+}
+
+// load returns the current snapshot, treating a zero Keyring as empty.
+func (k *Keyring) load() *keySnapshot {
+	if s := k.snap.Load(); s != nil {
+		return s
+	}
+	return &keySnapshot{jwks: []byte(emptyJWKS)}
+}
+
+// Replace installs a new snapshot. signer signs new tokens (nil makes Sign fail);
+// verify are the keys accepted for verification (signer is always included);
+// published are the keys listed in the JWKS. Keys without an ID or a valid P-256
+// public key are skipped, and duplicate IDs are listed once.
+func (k *Keyring) Replace(signer *Key, verify []*Key, published []*Key) {
+	s := &keySnapshot{verify: make(map[string]*Key, len(verify)+1)}
+	if usableKey(signer) {
+		s.signer = signer
+	}
+	for _, key := range verify {
+		if usableKey(key) {
+			s.verify[key.ID] = key
+		}
+	}
+	if s.signer != nil {
+		s.verify[s.signer.ID] = s.signer
+	}
+
+	var buf bytes.Buffer
+	buf.WriteString(`{"keys":[`)
+	seen := make(map[string]bool, len(published))
+	for _, key := range published {
+		if !usableKey(key) || seen[key.ID] {
+			continue
+		}
+		jwk, err := key.PublicJWK()
+		if err != nil {
+			continue // usableKey already checked the public key, so this cannot happen
+		}
+		if len(seen) > 0 {
+			buf.WriteByte(',')
+		}
+		seen[key.ID] = true
+		buf.Write(jwk)
+	}
+	buf.WriteString(`]}`)
+	s.jwks = buf.Bytes()
+
+	k.snap.Store(s)
+}
+
+// usableKey reports whether key can be put in a snapshot.
+func usableKey(key *Key) bool {
+	if key == nil || key.ID == "" {
+		return false
+	}
+	_, _, err := publicCoordinates(key.Public)
+	return err == nil
+}
+
+// JWKS returns the precomputed JSON Web Key Set, `{"keys":[]}` when empty.
+// The returned slice is a copy the caller may keep or modify.
+func (k *Keyring) JWKS() []byte {
+	return bytes.Clone(k.load().jwks)
+}
+
+// SignerID returns the kid of the current signer, or "" if there is none.
+func (k *Keyring) SignerID() string {
+	if s := k.load().signer; s != nil {
+		return s.ID
+	}
+	return ""
+}
+
+// Has reports whether kid is in the verification set.
+func (k *Keyring) Has(kid string) bool {
+	_, ok := k.load().verify[kid]
+	return ok
+}
+
+// Sign serialises claims (any JSON-marshalable value) as a compact JWS with the
+// protected header {alg: ES256, kid, typ}.
+func (k *Keyring) Sign(typ string, claims any) (string, error) {
+	if typ == "" {
+		return "", errors.New("token: sign: empty typ")
+	}
+	signer := k.load().signer
+	if signer == nil || signer.Private == nil {
+		return "", errors.New("token: sign: no signing key")
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", fmt.Errorf("token: sign: marshal claims: %w", err)
+	}
+	js, err := jose.NewSigner(
+		jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: signer.Private, KeyID: signer.ID}},
+		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)),
+	)
+	if err != nil {
+		return "", fmt.Errorf("token: sign: %w", err)
+	}
+	obj, err := js.Sign(payload)
+	if err != nil {
+		return "", fmt.Errorf("token: sign: %w", err)
+	}
+	raw, err := obj.CompactSerialize()
+	if err != nil {
+		return "", fmt.Errorf("token: sign: serialise: %w", err)
+	}
+	return raw, nil
+}
+
+// Verify parses raw as a compact JWS, requires header alg == ES256 and typ == typ
+// exactly and a kid present in the verification set, refuses headers carrying
+// jwk, jku, x5u, x5c, crit or b64, verifies the signature and unmarshals the
+// payload into dst. It returns the kid. It does not check time, issuer or
+// audience claims: see Claims.Validate. Every failure wraps ErrInvalid.
+func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
+	if len(raw) > maxTokenLen {
+		return "", fmt.Errorf("%w: token too long", ErrInvalid)
+	}
+	header, err := parseHeader(raw)
+	if err != nil {
+		return "", err
+	}
+	for name := range header {
+		if forbiddenHeader(name) {
+			return "", fmt.Errorf("%w: header %q not allowed", ErrInvalid, name)
+		}
+	}
+	if alg, _ := headerString(header, "alg"); alg != Algorithm {
+		return "", fmt.Errorf("%w: alg not allowed", ErrInvalid)
+	}
+	if got, _ := headerString(header, "typ"); typ == "" || got != typ {
+		return "", fmt.Errorf("%w: wrong typ", ErrInvalid)
+	}
+	kid, ok := headerString(header, "kid")
+	if !ok || kid == "" {
+		return "", fmt.Errorf("%w: missing kid", ErrInvalid)
+	}
+	key, ok := k.load().verify[kid]
+	if !ok {
+		return "", fmt.Errorf("%w: unknown kid", ErrInvalid)
+	}
+
+	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		return "", fmt.Errorf("%w: parse: %v", ErrInvalid, err)
+	}
+	// Cross-check go-jose's view of the header against ours so that a parser
+	// difference cannot make us verify with one key and trust another.
+	if len(jws.Signatures) != 1 {
+		return "", fmt.Errorf("%w: want exactly one signature", ErrInvalid)
+	}
+	h := jws.Signatures[0].Protected
+	if h.KeyID != kid || h.Algorithm != Algorithm || h.JSONWebKey != nil {
+		return "", fmt.Errorf("%w: inconsistent header", ErrInvalid)
+	}
+	payload, err := jws.Verify(key.Public)
+	if err != nil {
+		return "", fmt.Errorf("%w: signature: %v", ErrInvalid, err)
+	}
+	if err := json.Unmarshal(payload, dst); err != nil {
+		return "", fmt.Errorf("%w: decode claims: %v", ErrInvalid, err)
+	}
+	return kid, nil
+}
+
+// Peek returns the typ header of a compact JWS without verifying anything, so a
+// bearer value can be routed to the right verifier. It returns "" if raw is not a JWS.
+func Peek(raw string) (typ string) {
+	if len(raw) > maxTokenLen {
+		return ""
+	}
+	header, err := parseHeader(raw)
+	if err != nil {
+		return ""
+	}
+	typ, _ = headerString(header, "typ")
+	return typ
+}
+
+// parseHeader checks that raw has the compact JWS shape and decodes its protected
+// header, refusing duplicate member names (parsers disagree on which one wins).
+func parseHeader(raw string) (map[string]json.RawMessage, error) {
+	if strings.Count(raw, ".") != 2 {
+		return nil, fmt.Errorf("%w: not a compact JWS", ErrInvalid)
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return nil, fmt.Errorf("%w: not base64url", ErrInvalid)
+		}
+	}
+	encoded, _, _ := strings.Cut(raw, ".")
+	b, err := base64.RawURLEncoding.Strict().DecodeString(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("%w: header encoding: %v", ErrInvalid, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("%w: header is not a JSON object", ErrInvalid)
+	}
+	header := make(map[string]json.RawMessage)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%w: header: %v", ErrInvalid, err)
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("%w: header member name", ErrInvalid)
+		}
+		if _, dup := header[name]; dup {
+			return nil, fmt.Errorf("%w: duplicate header %q", ErrInvalid, name)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%w: header: %v", ErrInvalid, err)
+		}
+		header[name] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, fmt.Errorf("%w: header is not a JSON object", ErrInvalid)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data after header", ErrInvalid)
+	}
+	return header, nil
+}
+
+// headerString returns a header member that must be a JSON string.
+func headerString(header map[string]json.RawMessage, name string) (string, bool) {
+	v, ok := header[name]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Claims are the registered claims Gatehouse uses; embed it in token-specific claim structs.
+type Claims struct {
+	Issuer    string   `json:"iss,omitempty"`
+	Subject   string   `json:"sub,omitempty"`
+	Audience  Audience `json:"aud,omitempty"`
+	Expiry    int64    `json:"exp,omitempty"` // unix seconds; 0 = none
+	NotBefore int64    `json:"nbf,omitempty"`
+	IssuedAt  int64    `json:"iat,omitempty"`
+	ID        string   `json:"jti,omitempty"`
+}
+
+// Validate checks, against now and with a 30 s leeway, that iss equals issuer,
+// aud contains audience, exp is present when requireExp and not passed when set
+// (a token is expired from exp+30s on), and nbf and iat are not more than 30 s
+// in the future. Empty issuer or audience arguments fail, so a forgotten
+// argument cannot match a token that lacks the claim. Failures wrap ErrInvalid.
+func (c Claims) Validate(issuer, audience string, now time.Time, requireExp bool) error {
+	if issuer == "" || audience == "" {
+		return fmt.Errorf("%w: validation needs an issuer and an audience", ErrInvalid)
+	}
+	if c.Issuer != issuer {
+		return fmt.Errorf("%w: wrong issuer", ErrInvalid)
+	}
+	if !slices.Contains(c.Audience, audience) {
+		return fmt.Errorf("%w: wrong audience", ErrInvalid)
+	}
+	if c.Expiry == 0 && requireExp {
+		return fmt.Errorf("%w: missing exp", ErrInvalid)
+	}
+	if c.Expiry != 0 && !now.Before(time.Unix(c.Expiry, 0).Add(leeway)) {
+		return fmt.Errorf("%w: expired", ErrInvalid)
+	}
+	if c.NotBefore != 0 && now.Before(time.Unix(c.NotBefore, 0).Add(-leeway)) {
+		return fmt.Errorf("%w: not valid yet", ErrInvalid)
+	}
+	if c.IssuedAt != 0 && now.Before(time.Unix(c.IssuedAt, 0).Add(-leeway)) {
+		return fmt.Errorf("%w: issued in the future", ErrInvalid)
+	}
+	return nil
+}
+
+// Audience is the "aud" claim. It encodes as a JSON string when it holds one
+// value and as an array otherwise, and decodes from either form.
+type Audience []string
+
+// MarshalJSON implements json.Marshaler.
+func (a Audience) MarshalJSON() ([]byte, error) {
+	if len(a) == 1 {
+		return json.Marshal(a[0])
+	}
+	if a == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]string(a))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *Audience) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*a = nil
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*a = Audience{s}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("token: aud must be a string or an array of strings: %w", err)
+	}
+	*a = list
+	return nil
+}
