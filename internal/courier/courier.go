@@ -1,0 +1,104 @@
+// Package courier sends outbound e-mail and SMS through pluggable providers.
+//
+// Messages carry secrets (one-time codes, magic and invitation links) in their bodies, so no provider except the
+// development Outbox may log a body, code or link, and delivery errors never quote them.
+package courier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Channel is how a message travels.
+type Channel string
+
+// The channels a Message can use.
+const (
+	ChannelEmail Channel = "email"
+	ChannelSMS   Channel = "sms"
+)
+
+// Message is one outbound message. Code and Link are the secret parts (one-time code, magic/invitation link); they are
+// already rendered into Text/HTML by the caller or by Render; providers other than Outbox must never log them.
+type Message struct {
+	Channel Channel
+	To      string // e-mail address or E.164 phone
+	From    string // optional override; provider default otherwise
+	Subject string // e-mail only
+	Text    string
+	HTML    string // e-mail only, optional
+	Code    string // optional, kept only by the Outbox (dev) provider
+	Link    string // optional, kept only by the Outbox (dev) provider
+	AppID   string // optional, for the outbox and logs
+}
+
+// Provider delivers a message; it returns the provider's message id ("" if none).
+type Provider interface {
+	Send(ctx context.Context, m Message) (providerID string, err error)
+}
+
+// ErrDelivery wraps every provider failure (callers use errors.Is); the wrapped text must never include the message body.
+var ErrDelivery = errors.New("courier: delivery failed")
+
+// Router sends e-mail through one provider and SMS through another. A nil provider makes sends on its channel fail
+// with ErrDelivery.
+type Router struct {
+	Email Provider
+	SMS   Provider
+}
+
+// Send dispatches m by its channel. Failures always wrap ErrDelivery, even when a provider forgot to.
+func (r Router) Send(ctx context.Context, m Message) (string, error) {
+	var p Provider
+	switch m.Channel {
+	case ChannelEmail:
+		p = r.Email
+	case ChannelSMS:
+		p = r.SMS
+	default:
+		return "", fmt.Errorf("%w: unknown channel %q", ErrDelivery, m.Channel)
+	}
+	if p == nil {
+		return "", fmt.Errorf("%w: no provider for channel %q", ErrDelivery, m.Channel)
+	}
+	id, err := p.Send(ctx, m)
+	if err != nil && !errors.Is(err, ErrDelivery) {
+		return "", fmt.Errorf("%w: %s: %w", ErrDelivery, m.Channel, err)
+	}
+	return id, err
+}
+
+// deliveryError is a provider failure whose text has been scrubbed of secrets and full addresses. The causes stay
+// reachable through errors.Is/As so callers can still test for context.DeadlineExceeded and the like.
+type deliveryError struct {
+	msg    string
+	causes []error
+}
+
+func (e *deliveryError) Error() string { return e.msg }
+
+func (e *deliveryError) Unwrap() []error { return e.causes }
+
+// newDeliveryError builds a deliveryError for cause, prefixed with what and, when the context ended, with ctxErr.
+// Every secret is removed from the cause's text and the recipient is replaced by its masked form: servers and
+// libraries may echo arguments back in their errors, so their text is not trusted.
+func newDeliveryError(what string, ctxErr, cause error, to string, secrets ...string) error {
+	text := cause.Error()
+	for _, s := range secrets {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "[redacted]")
+		}
+	}
+	if to != "" {
+		text = strings.ReplaceAll(text, to, MaskAddress(to))
+	}
+	causes := []error{ErrDelivery}
+	prefix := ErrDelivery.Error() + ": " + what + ": "
+	if ctxErr != nil {
+		causes = append(causes, ctxErr)
+		prefix += ctxErr.Error() + ": "
+	}
+	return &deliveryError{msg: prefix + text, causes: append(causes, cause)}
+}
