@@ -93,7 +93,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reloader := tenant.NewKeyReloader(sys.tenants)
-	api := httpapi.New(httpapi.Deps{DB: sys.db, Tenants: sys.tenants, Users: sys.users, Keyring: sys.keyring,
+	api := httpapi.New(httpapi.Deps{DB: sys.db, Tenants: sys.tenants, Users: sys.users, SignIn: sys.signin, Keyring: sys.keyring,
 		KeyReloader: reloader, Log: log, Registry: reg, Dev: cfg.Dev, BaseURL: cfg.BaseURL, Version: buildVersion(),
 		TrustedProxies: proxies})
 
@@ -115,6 +115,9 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { reloader.Run(ctx, 10*time.Second) })
+	if sys.pruneRates != nil {
+		wg.Go(func() { every(ctx, time.Minute, func() { _ = sys.pruneRates(ctx) }) })
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	kind, _ := cfg.DatabaseKind()
@@ -139,6 +142,20 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// every runs fn each interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
 }
 
 // withListenAddr replaces a base URL derived from a ":0" address with the

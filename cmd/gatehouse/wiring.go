@@ -17,6 +17,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -30,7 +32,10 @@ type system struct {
 	keyring *token.Keyring
 	tenants *tenant.Service
 	users   *appuser.Service
+	signin  *signin.Service
 	courier courier.Provider
+	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
+	pruneRates func(context.Context) error
 }
 
 // openStore connects to the configured database.
@@ -79,7 +84,41 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger) (*system, e
 	sys.tenants = tenant.New(tenant.Deps{DB: db, Keyring: sys.keyring, Sealer: sealer, Hasher: hasher, Issuer: cfg.Tokens.Issuer, Log: log})
 	sys.users = appuser.New(appuser.Deps{DB: db, Courier: sys.courier, Templates: templates, Keyring: sys.keyring,
 		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Log: log})
+	limits, err := signinLimits(cfg)
+	if err != nil {
+		_ = db.Close()
+		return nil, usageError(err)
+	}
+	var limiter signin.Limiter = ratelimit.NewMemory(time.Now)
+	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && db.Kind() == store.Postgres) {
+		shared := ratelimit.NewSQL(db, time.Now)
+		limiter, sys.pruneRates = shared, shared.Prune
+	}
+	sys.signin = signin.New(signin.Deps{DB: db, Keyring: sys.keyring, Sealer: sealer, Hasher: hasher, Courier: sys.courier,
+		Templates: templates, Users: sys.users, Limiter: limiter, Limits: limits, Log: log,
+		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
+			RefreshGrace: cfg.Tokens.RefreshGrace}})
 	return sys, nil
+}
+
+// signinLimits turns the rate-limit settings into rules.
+func signinLimits(cfg config.Config) (signin.Limits, error) {
+	l := signin.Limits{CodeFailuresPerHour: cfg.RateLimit.CodeFailuresPerHour, PollInterval: cfg.RateLimit.PollInterval}
+	for _, r := range []struct {
+		key, value string
+		dst        *ratelimit.Rule
+	}{
+		{"ratelimit.send_per_identifier", cfg.RateLimit.SendPerIdentifier, &l.SendPerIdentifier},
+		{"ratelimit.send_per_ip", cfg.RateLimit.SendPerIP, &l.SendPerIP},
+		{"ratelimit.verify_per_ip", cfg.RateLimit.VerifyPerIP, &l.VerifyPerIP},
+	} {
+		rule, err := ratelimit.ParseRule(r.value)
+		if err != nil {
+			return l, fmt.Errorf("invalid setting %s: %w", r.key, err)
+		}
+		*r.dst = rule
+	}
+	return l, nil
 }
 
 // ready checks the schema and loads the signing keys, for commands that
@@ -114,9 +153,9 @@ func newCourier(cfg config.Config, log *slog.Logger, db *store.DB) (courier.Prov
 			provider = "outbox"
 		}
 	}
-	var sms courier.Provider = courier.NewLog(log)
-	if cfg.Dev {
-		sms = outbox
+	sms, err := newSMS(cfg, log, outbox)
+	if err != nil {
+		return nil, err
 	}
 	switch provider {
 	case "outbox":
@@ -131,6 +170,29 @@ func newCourier(cfg config.Config, log *slog.Logger, db *store.DB) (courier.Prov
 		return courier.Router{Email: smtp, SMS: sms}, nil
 	}
 	return courier.Router{Email: courier.NewLog(log), SMS: sms}, nil
+}
+
+// newSMS picks the SMS provider: the outbox in dev mode (unless set), a
+// plain HTTP endpoint, or a log line saying nothing was sent.
+func newSMS(cfg config.Config, log *slog.Logger, outbox courier.Provider) (courier.Provider, error) {
+	provider := cfg.SMS.Provider
+	if provider == "" {
+		provider = "log"
+		if cfg.Dev {
+			provider = "outbox"
+		}
+	}
+	switch provider {
+	case "outbox":
+		return outbox, nil
+	case "http":
+		p, err := courier.NewHTTPSMS(courier.HTTPSMSConfig{URL: cfg.SMS.HTTPURL, Token: cfg.SMS.Token, From: cfg.SMS.From})
+		if err != nil {
+			return nil, fmt.Errorf("invalid setting sms.http_url (GATEHOUSE_SMS_HTTP_URL): %w", err)
+		}
+		return p, nil
+	}
+	return courier.NewLog(log), nil
 }
 
 func generateMasterKey(path string) ([]byte, error) {

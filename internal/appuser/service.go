@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ var (
 	ErrUserNotFound = errors.New("user not found")
 	// ErrIdentifierNotAllowed is an identifier kind the app does not accept.
 	ErrIdentifierNotAllowed = errors.New("identifier type not allowed for this app")
-	// ErrInvalidStatus is an unknown status filter.
+	// ErrInvalidStatus is an unknown status, as a filter or a new status.
 	ErrInvalidStatus = errors.New("invalid status")
 )
 
@@ -185,13 +186,26 @@ func (s *Service) create(ctx context.Context, app store.App, in CreateInput, sta
 		if email != "" && phone != "" {
 			if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
 				return ErrUserExists
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
 			}
 		}
 		base, err := tx.EnsureBaseUser(ctx, store.BaseUser{ID: newID(), WorkspaceID: app.WorkspaceID, Email: email, Phone: phone, CreatedAt: now})
 		if err != nil {
 			return err
 		}
-		if err := tx.SetBaseUserContact(ctx, base.ID, email, phone); err != nil {
+		// The e-mail and the phone may belong to two different people of the
+		// workspace; only give the person a contact that nobody else holds, or
+		// the update breaks a unique constraint.
+		addEmail, err := unclaimed(ctx, tx, base, email, "")
+		if err != nil {
+			return err
+		}
+		addPhone, err := unclaimed(ctx, tx, base, "", phone)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
 			return err
 		}
 		u.UserID = base.ID
@@ -207,6 +221,24 @@ func (s *Service) create(ctx context.Context, app store.App, in CreateInput, sta
 		return User{}, nil, err
 	}
 	return decode(u), metaErrs, nil
+}
+
+// unclaimed returns the one contact given (email or phone) when base may take
+// it: it is set and no other person of the workspace has it. Otherwise "".
+func unclaimed(ctx context.Context, tx *store.Tx, base store.BaseUser, email, phone string) (string, error) {
+	if email == "" && phone == "" {
+		return "", nil
+	}
+	other, err := tx.FindBaseUser(ctx, base.WorkspaceID, email, phone)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return email + phone, nil
+	case err != nil:
+		return "", err
+	case other.ID == base.ID:
+		return email + phone, nil
+	}
+	return "", nil
 }
 
 // Invite adds a pending user and sends an invitation whose link carries a
@@ -440,6 +472,11 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 					return err
 				}
 				if e.Value != u.Email {
+					// As on create; a contact the user already has is kept
+					// even if the app has since stopped accepting its kind.
+					if !slices.Contains(app.AllowedIdentifiers, string(KindEmail)) {
+						return ErrIdentifierNotAllowed
+					}
 					u.Email, u.EmailVerified = e.Value, false
 				}
 			}
@@ -453,6 +490,9 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 					return err
 				}
 				if p.Value != u.Phone {
+					if !slices.Contains(app.AllowedIdentifiers, string(KindPhone)) {
+						return ErrIdentifierNotAllowed
+					}
 					u.Phone, u.PhoneVerified = p.Value, false
 				}
 			}
@@ -473,9 +513,27 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 	return decode(out), nil
 }
 
-// SetStatus activates or deactivates a user.
+// SetStatus activates or deactivates a user. An unknown status is
+// ErrInvalidStatus rather than a value no other code understands.
 func (s *Service) SetStatus(ctx context.Context, app store.App, id, status string) (User, error) {
-	u, err := s.db.SetAppUserStatus(ctx, app.ID, id, status, s.clock())
+	switch status {
+	case store.StatusActive, store.StatusInactive, store.StatusPending, store.StatusImported:
+	default:
+		return User{}, ErrInvalidStatus
+	}
+	var u store.AppUser
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		now := s.clock()
+		var err error
+		if u, err = tx.SetAppUserStatus(ctx, app.ID, id, status, now); err != nil {
+			return err
+		}
+		// A deactivated user's sessions end with it; reactivating does not revive them.
+		if status == store.StatusInactive {
+			return tx.RevokeUserSessions(ctx, app.ID, id, now)
+		}
+		return nil
+	})
 	if err != nil {
 		return User{}, notFound(err)
 	}
@@ -486,3 +544,6 @@ func (s *Service) SetStatus(ctx context.Context, app store.App, id, status strin
 func (s *Service) Delete(ctx context.Context, app store.App, id string) error {
 	return notFound(s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAppUser(ctx, app.ID, id) }))
 }
+
+// DecodeUser decodes a stored user's metadata.
+func DecodeUser(u store.AppUser) User { return decode(u) }

@@ -45,6 +45,16 @@ type Config struct {
 	Mail          Mail
 	SMTP          SMTP
 	Tokens        Tokens
+	RateLimit     RateLimit
+	SMS           SMS
+}
+
+// SMS holds the SMS provider settings.
+type SMS struct {
+	Provider string
+	HTTPURL  string
+	Token    string
+	From     string
 }
 
 // HTTP holds the settings of the HTTP server.
@@ -90,6 +100,20 @@ type SMTP struct {
 // Tokens holds the settings for issued tokens.
 type Tokens struct {
 	Issuer string
+	// SessionLifetime is a session's absolute lifetime.
+	SessionLifetime time.Duration
+	// RefreshGrace is how long a rotated refresh token still returns its successor.
+	RefreshGrace time.Duration
+}
+
+// RateLimit holds the sign-in rate limits. Rules are "N/PERIOD" (5/10m) or "off".
+type RateLimit struct {
+	Backend             string
+	SendPerIdentifier   string
+	SendPerIP           string
+	VerifyPerIP         string
+	CodeFailuresPerHour int
+	PollInterval        time.Duration
 }
 
 // SettingError reports an invalid value of one setting.

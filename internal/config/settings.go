@@ -215,6 +215,86 @@ func table() []setting {
 			bind:  stringField(func(c *Config) *string { return &c.Tokens.Issuer }),
 			check: func(c Config) error { return checkBaseURL(c.Tokens.Issuer, false) },
 		},
+		{
+			Setting: Setting{Key: "sms.provider",
+				Help: "How SMS are sent: outbox (kept for /dev/outbox), http (a JSON POST per message to sms.http_url) or log (not sent; a log line says so). Empty: outbox in development mode, log otherwise."},
+			bind:  enumField(func(c *Config) *string { return &c.SMS.Provider }),
+			check: func(c Config) error { return oneOf(c.SMS.Provider, "", "outbox", "http", "log") },
+		},
+		{
+			Setting: Setting{Key: "sms.http_url",
+				Help: `Endpoint of the HTTP SMS provider: each message is POSTed as {"to","text","from"} JSON; any 2xx is success. Required when sms.provider is http.`},
+			bind: stringField(func(c *Config) *string { return &c.SMS.HTTPURL }),
+			check: func(c Config) error {
+				if c.SMS.Provider == "http" && c.SMS.HTTPURL == "" {
+					return errors.New("is required when sms.provider is http")
+				}
+				if c.SMS.HTTPURL != "" {
+					return checkBaseURL(c.SMS.HTTPURL, false)
+				}
+				return nil
+			},
+		},
+		{
+			Setting: Setting{Key: "sms.token", Secret: true,
+				Help: "Bearer token sent to the HTTP SMS provider."},
+			bind: stringField(func(c *Config) *string { return &c.SMS.Token }),
+		},
+		{
+			Setting: Setting{Key: "sms.from",
+				Help: "Sender id passed to the HTTP SMS provider as from."},
+			bind: stringField(func(c *Config) *string { return &c.SMS.From }),
+		},
+		{
+			Setting: Setting{Key: "tokens.session_lifetime", Default: "720h",
+				Help: "Absolute lifetime of a session, however often its refresh token is rotated. 1h to 8760h."},
+			bind: durationField(func(c *Config) *time.Duration { return &c.Tokens.SessionLifetime }),
+			check: func(c Config) error {
+				return durationRange(c.Tokens.SessionLifetime, time.Hour, 8760*time.Hour)
+			},
+		},
+		{
+			Setting: Setting{Key: "tokens.refresh_grace", Default: "10s",
+				Help: "How long a rotated refresh token still returns the same successor (client retries, racing tabs); reuse after it revokes the session. 0s to 60s."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.Tokens.RefreshGrace }),
+			check: func(c Config) error { return durationRange(c.Tokens.RefreshGrace, 0, time.Minute) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.backend", Default: "auto",
+				Help: "Where rate-limit buckets live: memory (one process), database (shared by replicas) or auto (memory on SQLite, database on PostgreSQL)."},
+			bind:  enumField(func(c *Config) *string { return &c.RateLimit.Backend }),
+			check: func(c Config) error { return oneOf(c.RateLimit.Backend, "auto", "memory", "database") },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.send_per_identifier", Default: "5/10m",
+				Help: "Codes and magic links sent to one e-mail address or phone number (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.SendPerIdentifier }),
+			check: func(c Config) error { return checkRule(c.RateLimit.SendPerIdentifier) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.send_per_ip", Default: "30/10m",
+				Help: "Codes and magic links requested from one client IP (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.SendPerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.SendPerIP) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.verify_per_ip", Default: "60/10m",
+				Help: "Code verifications from one client IP (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.VerifyPerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.VerifyPerIP) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.code_failures_per_hour", Default: "10",
+				Help: "Wrong codes one user may enter per rolling hour across all codes sent (resends do not reset it); 0 turns the budget off. 0 to 100."},
+			bind:  intField(func(c *Config) *int { return &c.RateLimit.CodeFailuresPerHour }),
+			check: func(c Config) error { return inRange(c.RateLimit.CodeFailuresPerHour, 0, 100) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.poll_interval", Default: "1s",
+				Help: "Shortest time between two magic-link status polls of one link; faster polls get 429. 0s to 60s."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.RateLimit.PollInterval }),
+			check: func(c Config) error { return durationRange(c.RateLimit.PollInterval, 0, time.Minute) },
+		},
 	}
 	for i := range t {
 		t[i].Env = envName(t[i].Key)

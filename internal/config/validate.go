@@ -183,3 +183,29 @@ func checkMailAddress(s string) error {
 	}
 	return nil
 }
+
+func durationRange(d, lo, hi time.Duration) error {
+	if d < lo || d > hi {
+		return fmt.Errorf("must be between %s and %s", lo, hi)
+	}
+	return nil
+}
+
+// checkRule accepts a rate-limit rule: "off", "0" or "N/PERIOD" with N >= 1
+// and a positive Go duration (5/10m, 30/1h).
+func checkRule(s string) error {
+	if s == "off" || s == "0" {
+		return nil
+	}
+	n, period, ok := strings.Cut(s, "/")
+	if !ok {
+		return fmt.Errorf("must be N/PERIOD (e.g. 5/10m) or off")
+	}
+	if v, err := strconv.Atoi(n); err != nil || v < 1 {
+		return fmt.Errorf("must be N/PERIOD with N a positive integer")
+	}
+	if d, err := time.ParseDuration(period); err != nil || d <= 0 {
+		return fmt.Errorf("must be N/PERIOD with PERIOD a duration such as 10m")
+	}
+	return nil
+}

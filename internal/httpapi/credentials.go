@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -30,6 +31,8 @@ const (
 	authApp
 	// authWorkspace: a workspace API secret; the service checks the role.
 	authWorkspace
+	// authUser: a user's access token in X-Authorization, for the path's app.
+	authUser
 )
 
 const (
@@ -81,6 +84,17 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 			return
 		}
 		hctx = huma.WithValue(hctx, keyPrincipal, p)
+	case authUser:
+		app, err := s.apps.get(ctx, appParam(hctx))
+		if err == nil {
+			var caller signin.Caller
+			caller, err = s.SignIn.Authenticate(ctx, app, strings.TrimSpace(hctx.Header("X-Authorization")))
+			hctx = huma.WithValue(huma.WithValue(hctx, keyApp, app), keyCaller, caller)
+		}
+		if err != nil {
+			s.writeError(hctx, err)
+			return
+		}
 	}
 	next(hctx)
 }
@@ -120,6 +134,21 @@ func (s *Server) writeError(hctx huma.Context, err error) {
 func principalFrom(ctx context.Context) tenant.Principal {
 	p, _ := ctx.Value(keyPrincipal).(tenant.Principal)
 	return p
+}
+
+func callerFrom(ctx context.Context) signin.Caller {
+	c, _ := ctx.Value(keyCaller).(signin.Caller)
+	return c
+}
+
+// client describes the requesting device for sessions and rate limits.
+func client(ctx context.Context, userAgent string) signin.Client {
+	ip := ClientIP(ctx)
+	c := signin.Client{UserAgent: userAgent}
+	if ip.IsValid() {
+		c.IP = ip.String()
+	}
+	return c
 }
 
 func appFrom(ctx context.Context) tenant.App {

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -64,6 +68,13 @@ var errorTable = []struct {
 	{appuser.ErrMetaTooLarge, http.StatusBadRequest, "invalid_request", "user_meta is too large (at most 50 keys and 16 KiB)"},
 	{appuser.ErrInvalidStatus, http.StatusBadRequest, "invalid_request", "status must be active, pending, inactive or imported"},
 	{errDevOnly, http.StatusNotFound, "not_found", "Not found"},
+	{signin.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
+	{signin.ErrInvalidCode, http.StatusUnprocessableEntity, "invalid_code", "Invalid or expired code"},
+	{signin.ErrTooManyAttempts, http.StatusTooManyRequests, "too_many_attempts", "Too many wrong codes: request a new code later"},
+	// The client SDK treats exactly this 404 message as non-fatal (client-compat §6.3).
+	{signin.ErrMagicLinkNotFound, http.StatusNotFound, "magic_link_not_found_or_expired", "Magic link not found or expired"},
+	{signin.ErrMagicLinkPending, http.StatusConflict, "magic_link_pending", "Magic link not yet activated"},
+	{signin.ErrSessionNotFound, http.StatusNotFound, "session_not_found", "Session not found"},
 	// 503 is retried by the client SDK, which is right for an outage and
 	// never used for an application error.
 	{store.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},
@@ -82,6 +93,12 @@ func (s *Server) fail(ctx context.Context, err error) error {
 	if errors.As(err, &inv) {
 		return newAPIError(http.StatusBadRequest, "invalid_request", inv.Error())
 	}
+	var limited *signin.RateLimitedError
+	if errors.As(err, &limited) {
+		e := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many requests: slow down")
+		e.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(limited.RetryAfter))}}
+		return e
+	}
 	var meta *appuser.MetaInvalidError
 	if errors.As(err, &meta) {
 		e := newAPIError(http.StatusUnprocessableEntity, "invalid_user_meta", "user_meta does not match the app's schema")
@@ -93,7 +110,11 @@ func (s *Server) fail(ctx context.Context, err error) error {
 			if row.status >= 500 {
 				s.Log.ErrorContext(ctx, "request failed", "request_id", requestID(ctx), "err", err)
 			}
-			return newAPIError(row.status, row.code, row.msg)
+			e := newAPIError(row.status, row.code, row.msg)
+			if row.status == http.StatusTooManyRequests {
+				e.header = http.Header{"Retry-After": {"60"}}
+			}
+			return e
 		}
 	}
 	if errors.Is(err, context.Canceled) {
@@ -123,7 +144,10 @@ func useErrorShape() {
 			status, code = http.StatusBadRequest, "invalid_request"
 		case http.StatusBadRequest:
 			code = "invalid_request"
-			if len(details) > 0 && strings.HasPrefix(details[0], "body ") || strings.Contains(strings.ToLower(msg), "unmarshal") {
+			switch {
+			case slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, errBadText) || strings.Contains(e.Error(), msgBadText) }):
+				msg, details = "Request body: "+msgBadText, nil
+			case len(details) > 0 && strings.HasPrefix(details[0], "body ") || strings.Contains(strings.ToLower(msg), "unmarshal"):
 				msg, details = "Malformed JSON body", nil
 			}
 		case http.StatusRequestEntityTooLarge:

@@ -5,13 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,6 +23,52 @@ import (
 
 // maxBodyBytes bounds every request body.
 const maxBodyBytes = 1 << 20
+
+// msgBadText refuses text PostgreSQL cannot store (it fails the query, which
+// became a 500); SQLite would store it, so both engines refuse it alike.
+const msgBadText = "text must be valid UTF-8 without NUL characters"
+
+// cleanText reports whether s is valid UTF-8 without NUL.
+func cleanText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// cleanQuery reports whether every decoded query key and value is clean text.
+// A query that does not parse is left to the operation to refuse.
+func cleanQuery(raw string) bool {
+	if raw == "" {
+		return true
+	}
+	q, _ := url.ParseQuery(raw)
+	for k, vs := range q {
+		if !cleanText(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !cleanText(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// errBadText is what the JSON format returns for a body holding a NUL escape;
+// useErrorShape turns it into a 400.
+var errBadText = errors.New(msgBadText)
+
+// unmarshalJSON is json.Unmarshal that refuses "\u0000" escapes (raw control
+// characters are already invalid JSON; invalid UTF-8 is replaced on decoding).
+func unmarshalJSON(data []byte, v any) error {
+	for i := 0; i+1 < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		if data[i+1] == 'u' && i+6 <= len(data) && string(data[i+2:i+6]) == "0000" {
+			return errBadText
+		}
+		i++ // skip the escaped character: in \\u0000 the backslash is text, not a NUL escape
+	}
+	return json.Unmarshal(data, v)
+}
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
@@ -30,6 +79,7 @@ const (
 	keyClientIP
 	keyPrincipal
 	keyApp
+	keyCaller
 )
 
 func requestID(ctx context.Context) string {
@@ -49,6 +99,10 @@ func (s *Server) Handler() http.Handler {
 	return s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		}
+		if !cleanText(r.URL.Path) || !cleanQuery(r.URL.RawQuery) {
+			writeJSON(w, http.StatusBadRequest, ErrorBody{Error: "Request path or query: " + msgBadText, Code: "invalid_request"})
+			return
 		}
 		s.router.ServeHTTP(w, r)
 	}))))

@@ -23,9 +23,11 @@ func (s *Server) getApp(ctx context.Context, _ *getAppInput) (*appPublicOutput, 
 	return &appPublicOutput{Body: appPublic(appFrom(ctx))}, nil
 }
 
+// createAPIKeyInput's body is a pointer: huma requires every non-pointer
+// body whatever its tags say, and a POST without a body must work here.
 type createAPIKeyInput struct {
 	AppID string `path:"app_id"`
-	Body  struct {
+	Body  *struct {
 		Nickname string `json:"nickname,omitempty" maxLength:"100" doc:"A name to tell keys apart."`
 	} `required:"false"`
 }
@@ -37,7 +39,11 @@ type apiKeyOutput struct {
 }
 
 func (s *Server) createAPIKey(ctx context.Context, in *createAPIKeyInput) (*apiKeyOutput, error) {
-	tok, rec, err := s.Tenants.CreateAPIKey(ctx, appFrom(ctx).ID, in.Body.Nickname)
+	nickname := ""
+	if in.Body != nil {
+		nickname = in.Body.Nickname
+	}
+	tok, rec, err := s.Tenants.CreateAPIKey(ctx, appFrom(ctx).ID, nickname)
 	if err != nil {
 		return nil, err
 	}

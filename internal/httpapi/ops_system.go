@@ -61,8 +61,36 @@ func (s *Server) docsRedirect(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) docs() http.Handler {
-	return http.StripPrefix("/v1/docs", apidocs.Handler("/v1/openapi.json", "Gatehouse API"))
+	h := http.StripPrefix("/v1/docs", apidocs.Handler("/v1/openapi.json", "Gatehouse API"))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&jsonNotFound{ResponseWriter: w}, r)
+	})
 }
+
+// jsonNotFound replaces a plain-text 404 (an unknown docs asset) with the
+// API's JSON error shape: every error body is JSON (client-compat §1.3).
+type jsonNotFound struct {
+	http.ResponseWriter
+	replaced bool
+}
+
+func (w *jsonNotFound) WriteHeader(code int) {
+	if code == http.StatusNotFound {
+		w.replaced = true
+		writeJSON(w.ResponseWriter, code, ErrorBody{Error: "Not found", Code: "not_found"})
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonNotFound) Write(b []byte) (int, error) {
+	if w.replaced {
+		return len(b), nil // the plain-text body of the replaced 404
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *jsonNotFound) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // devOutbox
 

@@ -80,13 +80,17 @@ func present(v string) string {
 	return v
 }
 
+// maxQueryInt bounds page and limit: a larger page made the row offset
+// overflow into a negative OFFSET, which PostgreSQL refuses (a 500).
+const maxQueryInt = 1_000_000
+
 func intParam(name, v string) (int, error) {
 	if v = present(v); v == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, newAPIError(400, "invalid_request", name+" must be a positive integer")
+	if err != nil || n < 0 || n > maxQueryInt {
+		return 0, newAPIError(400, "invalid_request", name+" must be a whole number up to "+strconv.Itoa(maxQueryInt))
 	}
 	return n, nil
 }

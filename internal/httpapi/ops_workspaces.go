@@ -247,7 +247,10 @@ func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*a
 		return nil, err
 	}
 	a, err := s.Tenants.GetApp(ctx, in.AppID)
-	if err != nil || a.WorkspaceID != in.WorkspaceID {
+	if err != nil {
+		return nil, err // ErrAppNotFound, or an outage that must not read as 404
+	}
+	if a.WorkspaceID != in.WorkspaceID {
 		return nil, tenant.ErrAppNotFound
 	}
 	out := &appFullOutput{}

@@ -70,6 +70,28 @@ func (s *Server) registerRoutes() {
 	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, write, s.deactivateUser)
 	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, write, s.deleteUser)
 	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, 0, s.lookupUser)
+	register(s, op("listUserSessions", "GET", "/v1/apps/{app_id}/users/{id}/sessions", "List a user's sessions", "Sessions"), authApp, read, s.userSessions)
+	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, read, s.userSessions)
+	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, write, s.revokeUserSession)
+
+	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
+	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, 0, s.sendOTP)
+	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, 0, s.verifyOTP)
+	register(s, op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in"), authPublicApp, 0, s.sendMagicLink)
+	register(s, op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in"), authPublicApp, 0, s.sendMagicLink)
+	register(s, op("authenticateMagicLink", "PATCH", "/v1/auth/{app_id}/magic_links/authenticate", "Sign in the device that opened a magic link", "Sign-in"), authPublicApp, 0, s.authenticateMagicLink)
+	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, 0, s.magicLinkStatus)
+	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, 0, s.confirmInvite)
+	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, 0, s.refreshTokens)
+	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, 0, s.refreshTokens)
+	register(s, op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), authPublicApp, 0, s.rotateAccess)
+	register(s, op("verifyRefresh", "POST", "/v1/auth/{app_id}/tokens/verify/refresh", "Check a refresh token without using it", "Tokens"), authPublicApp, 0, s.verifyRefresh)
+	register(s, op("currentUser", "GET", "/v1/auth/{app_id}/current_user", "The signed-in user", "Sessions"), authUser, 0, s.currentUser)
+	register(s, op("updateCurrentUserMeta", "PATCH", "/v1/auth/{app_id}/current_user/meta", "Update the signed-in user's metadata", "Sessions"), authUser, 0, s.updateCurrentUserMeta)
+	register(s, op("signOut", "DELETE", "/v1/auth/{app_id}/current_user", "Sign out (end this session)", "Sessions"), authUser, 0, s.signOut)
+	register(s, op("listSessions", "GET", "/v1/auth/{app_id}/sessions", "List the signed-in user's sessions", "Sessions"), authUser, 0, s.listSessions)
+	register(s, op("revokeSession", "DELETE", "/v1/auth/{app_id}/sessions/{id}", "End one of the signed-in user's sessions", "Sessions"), authUser, 0, s.revokeSession)
+	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, 0, s.reportError)
 	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, 0, s.userMetafields)
 }
 
@@ -86,6 +108,9 @@ func register[I, O any](s *Server, o huma.Operation, a auth, need tenant.Access,
 	case authApp, authWorkspace:
 		o.Security = []map[string][]string{{schemeAPISecret: {}}}
 		o.Errors = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+	case authUser:
+		o.Security = []map[string][]string{{schemeUserAccess: {}}}
+		o.Errors = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound}
 	case authPublicApp:
 		o.Errors = []int{http.StatusBadRequest, http.StatusNotFound}
 	default:
@@ -106,7 +131,28 @@ func register[I, O any](s *Server, o huma.Operation, a auth, need tenant.Access,
 func (s *Server) plain(o huma.Operation, h http.HandlerFunc) {
 	pattern := o.Method + " " + o.Path
 	o.Path = strings.ReplaceAll(o.Path, "{$}", "") // ServeMux's "exactly this path" marker
+	// OpenAPI requires every path template variable to be declared.
+	for _, name := range pathParams(o.Path) {
+		o.Parameters = append(o.Parameters, &huma.Param{Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: "string"}})
+	}
 	s.api.OpenAPI().AddOperation(&o)
 	s.router.HandleFunc(pattern, h)
 	s.routes = append(s.routes, Route{Method: o.Method, Path: o.Path})
+}
+
+// pathParams lists the {name} variables of a path template, in order.
+func pathParams(path string) []string {
+	var out []string
+	for rest := path; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return out
+		}
+		out = append(out, strings.TrimSuffix(rest[i+1:i+j], "..."))
+		rest = rest[i+j+1:]
+	}
 }

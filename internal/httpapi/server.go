@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -27,6 +28,7 @@ type Deps struct {
 	DB             *store.DB
 	Tenants        *tenant.Service
 	Users          *appuser.Service
+	SignIn         *signin.Service
 	Keyring        *token.Keyring
 	KeyReloader    *tenant.KeyReloader
 	Log            *slog.Logger
@@ -76,6 +78,9 @@ func New(d Deps) *Server {
 	cfg := huma.DefaultConfig("Gatehouse API", d.Version)
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
 	cfg.CreateHooks = nil // no "$schema" in bodies: responses keep the interface's exact shapes
+	jsonFormat := huma.DefaultJSONFormat
+	jsonFormat.Unmarshal = unmarshalJSON
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.Info.Description = "Self-hosted passwordless authentication and user management. " +
 		"Errors are `{error, error_code?}`; DELETE answers 200 `{\"message\":\"ok\"}`."
 	if d.BaseURL != "" {

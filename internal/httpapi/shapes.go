@@ -93,7 +93,7 @@ type User struct {
 	Meta            map[string]any          `json:"meta" doc:"Same as user_meta (client SDK name)."`
 	UserMeta        map[string]any          `json:"user_meta"`
 	RequiredFields  []appuser.RequiredField `json:"required_fields"`
-	Sessions        []any                   `json:"sessions"`
+	Sessions        []Session               `json:"sessions" doc:"The user's live sessions (listed for browser user agents)."`
 	SignupDate      time.Time               `json:"signup_date"`
 	LastUsedAt      *time.Time              `json:"last_used_at"`
 	CreatedAt       time.Time               `json:"created_at"`
@@ -115,7 +115,7 @@ func userOut(app tenant.App, u appuser.User) User {
 	return User{ID: u.ID, AppID: u.AppID, UserID: u.UserID, Status: u.Status, Email: optional(u.Email),
 		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
 		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: []string{}, Meta: meta, UserMeta: meta,
-		RequiredFields: appuser.SchemaOf(app).RequiredFields(meta), Sessions: []any{}, SignupDate: u.CreatedAt,
+		RequiredFields: appuser.SchemaOf(app).RequiredFields(meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
 		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 

@@ -59,7 +59,7 @@ func (s *Service) CreateApp(ctx context.Context, workspaceID string, in AppSetti
 	}
 	now := s.clock()
 	a := App{ID: newID(), WorkspaceID: workspaceID, PublicSignup: true, ProfileManagement: true, ServiceBranding: true,
-		EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 30 * 24 * 3600,
+		EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600,
 		MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{},
 		AllowedOrigins: []string{}, MetaSchema: []byte("[]"), CreatedAt: now, UpdatedAt: now}
 	if err := apply(&a, in); err != nil {
@@ -265,7 +265,8 @@ func checkIdentifierKinds(field string, in []string) ([]string, error) {
 // checkOrigin requires a bare http(s) origin: scheme, host and optional port.
 func checkOrigin(field, v string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+	// Hostname, not Host: "https://:443" has a host of ":443" but no host name.
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		return "", invalid(field, "must be an origin such as https://app.example.com")
 	}
@@ -275,7 +276,7 @@ func checkOrigin(field, v string) (string, error) {
 // checkURL requires an absolute http(s) URL.
 func checkURL(field, v string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(v) > 2048 {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || len(v) > 2048 {
 		return "", invalid(field, "must be an absolute http or https URL")
 	}
 	return u.String(), nil

@@ -104,6 +104,9 @@ func (s *Service) CreateAPIKey(ctx context.Context, appID, nickname string) (str
 	if len(nickname) > 100 {
 		return "", APIKey{}, invalid("nickname", "must be at most 100 characters")
 	}
+	if _, err := s.GetApp(ctx, appID); err != nil {
+		return "", APIKey{}, err
+	}
 	key := token.NewSecret(APIKeyPrefix)
 	rec := APIKey{ID: newID(), AppID: appID, Nickname: nickname, KeyHash: s.hasher.Hash("api-key", key),
 		Last4: key[len(key)-4:], CreatedAt: s.clock()}

@@ -251,11 +251,15 @@ func (s *Service) ChangeMemberRole(ctx context.Context, p Principal, workspaceID
 		if _, err := tx.LockWorkspace(ctx, workspaceID); err != nil {
 			return notFound(err, ErrWorkspaceNotFound)
 		}
+		actor, err := actingRole(ctx, tx, p, workspaceID)
+		if err != nil {
+			return err
+		}
 		m, err := tx.GetMember(ctx, workspaceID, id)
 		if err != nil {
 			return notFound(err, ErrMemberNotFound)
 		}
-		if (m.Role == RoleOwner || role == RoleOwner) && p.Role != RoleOwner {
+		if (m.Role == RoleOwner || role == RoleOwner) && actor != RoleOwner {
 			return ErrForbidden
 		}
 		if m.Role == RoleOwner && role != RoleOwner {
@@ -284,12 +288,16 @@ func (s *Service) RemoveMember(ctx context.Context, p Principal, workspaceID, id
 		if _, err := tx.LockWorkspace(ctx, workspaceID); err != nil {
 			return notFound(err, ErrWorkspaceNotFound)
 		}
+		actor, err := actingRole(ctx, tx, p, workspaceID)
+		if err != nil {
+			return err
+		}
 		m, err := tx.GetMember(ctx, workspaceID, id)
 		if err != nil {
 			return notFound(err, ErrMemberNotFound)
 		}
 		if m.Role == RoleOwner {
-			if p.Role != RoleOwner {
+			if actor != RoleOwner {
 				return ErrForbidden
 			}
 			n, err := tx.CountOwners(ctx, workspaceID)
@@ -302,4 +310,24 @@ func (s *Service) RemoveMember(ctx context.Context, p Principal, workspaceID, id
 		}
 		return notFound(tx.DeleteMember(ctx, workspaceID, id), ErrMemberNotFound)
 	})
+}
+
+// actingRole re-reads the caller's role once the workspace is locked. The
+// Principal was authenticated before the lock was taken, so a concurrent
+// demotion or removal of the caller must not let it act on its old role.
+func actingRole(ctx context.Context, tx *store.Tx, p Principal, workspaceID string) (string, error) {
+	if p.MemberID == "" {
+		return p.Role, nil
+	}
+	m, err := tx.GetMember(ctx, workspaceID, p.MemberID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", ErrForbidden
+	}
+	if err != nil {
+		return "", err
+	}
+	if roleRank[m.Role] < roleRank[RoleAdmin] {
+		return "", ErrForbidden
+	}
+	return m.Role, nil
 }

@@ -41,7 +41,7 @@ CREATE TABLE apps (
     email_auth_type       TEXT NOT NULL DEFAULT 'magic',
     auto_refresh          BOOLEAN NOT NULL DEFAULT TRUE,
     access_expiration     INTEGER NOT NULL DEFAULT 900,
-    refresh_expiration    INTEGER NOT NULL DEFAULT 2592000,
+    refresh_expiration    INTEGER NOT NULL DEFAULT 604800,
     magic_link_expiration INTEGER NOT NULL DEFAULT 600,
     allowed_identifiers   TEXT NOT NULL DEFAULT '["email","phone"]',
     required_identifiers  TEXT NOT NULL DEFAULT '[]',

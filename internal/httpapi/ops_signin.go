@@ -1,0 +1,384 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// Sign-in routes take no credentials (the client SDK sends none): the
+// identifier or the token in the body is the credential, and rate limits
+// apply per IP and per identifier.
+
+type signinBody struct {
+	Identifier      string         `json:"identifier" maxLength:"320" doc:"An e-mail address or an international phone number."`
+	UserMeta        map[string]any `json:"user_meta,omitempty" doc:"Metadata for a user created by this request; checked against the app's schema."`
+	WebauthnEnabled bool           `json:"webauthn_enabled,omitempty" doc:"Whether the device supports passkeys; carried in the magic-link token."`
+	_               struct{}       `json:"-" additionalProperties:"true"`
+}
+
+type sendOTPInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      signinBody
+}
+
+type otpSent struct {
+	Success bool      `json:"success" doc:"False when the message provider refused the message."`
+	SentAt  time.Time `json:"sent_at"`
+	ID      string    `json:"id"`
+}
+
+type sendOTPOutput struct {
+	Body struct {
+		OTP            otpSent            `json:"otp"`
+		UserID         string             `json:"user_id"`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors"`
+	}
+}
+
+func (s *Server) sendOTP(ctx context.Context, in *sendOTPInput) (*sendOTPOutput, error) {
+	res, err := s.SignIn.SendOTP(ctx, appFrom(ctx), in.Body.Identifier, in.Body.UserMeta, client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	out := &sendOTPOutput{}
+	out.Body.OTP = otpSent{Success: res.Sent, SentAt: res.SentAt, ID: res.ChallengeID}
+	out.Body.UserID, out.Body.UserMetaErrors = res.UserID, res.MetaErrors
+	return out, nil
+}
+
+type verifyOTPInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      struct {
+		OTP    string   `json:"otp" maxLength:"16" doc:"The code the user received."`
+		UserID string   `json:"user_id" maxLength:"64" doc:"The user's id, as the identifier lookup returns it."`
+		_      struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+type tokenSetOutput struct {
+	Body signin.TokenSet
+}
+
+func (s *Server) verifyOTP(ctx context.Context, in *verifyOTPInput) (*tokenSetOutput, error) {
+	set, err := s.SignIn.VerifyOTP(ctx, appFrom(ctx), strings.TrimSpace(in.Body.UserID), strings.TrimSpace(in.Body.OTP), client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	return &tokenSetOutput{Body: set}, nil
+}
+
+type magicLinkOutput struct {
+	Body struct {
+		MagicLink struct {
+			ID string `json:"id" doc:"The polling handle for POST /magic_links/status. It is not the e-mailed token."`
+		} `json:"magic_link"`
+		UserID         string             `json:"user_id"`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors"`
+	}
+}
+
+func (s *Server) sendMagicLink(ctx context.Context, in *sendOTPInput) (*magicLinkOutput, error) {
+	res, err := s.SignIn.SendMagicLink(ctx, appFrom(ctx), in.Body.Identifier, in.Body.UserMeta, in.Body.WebauthnEnabled, client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	out := &magicLinkOutput{}
+	out.Body.MagicLink.ID, out.Body.UserID, out.Body.UserMetaErrors = res.ChallengeID, res.UserID, res.MetaErrors
+	return out, nil
+}
+
+type magicTokenInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      struct {
+		Token string   `json:"token" maxLength:"4096" doc:"The sct_magic token from the link."`
+		_     struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+func (s *Server) authenticateMagicLink(ctx context.Context, in *magicTokenInput) (*tokenSetOutput, error) {
+	set, err := s.SignIn.AuthenticateMagicLink(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	return &tokenSetOutput{Body: set}, nil
+}
+
+type magicStatusInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      struct {
+		ID string   `json:"id" maxLength:"128" doc:"The magic_link.id the login request returned."`
+		_  struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+func (s *Server) magicLinkStatus(ctx context.Context, in *magicStatusInput) (*tokenSetOutput, error) {
+	set, err := s.SignIn.MagicLinkStatus(ctx, appFrom(ctx), strings.TrimSpace(in.Body.ID), client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	return &tokenSetOutput{Body: set}, nil
+}
+
+type confirmInviteInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      struct {
+		Token    string         `json:"token" maxLength:"4096" doc:"The sct_magic token from the invitation link."`
+		UserMeta map[string]any `json:"user_meta,omitempty"`
+		_        struct{}       `json:"-" additionalProperties:"true"`
+	}
+}
+
+func (s *Server) confirmInvite(ctx context.Context, in *confirmInviteInput) (*tokenSetOutput, error) {
+	set, err := s.SignIn.ConfirmInvite(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), in.Body.UserMeta, client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	return &tokenSetOutput{Body: set}, nil
+}
+
+type refreshInput struct {
+	AppID   string `path:"app_id"`
+	Refresh string `header:"X-Refresh-Token" doc:"The refresh token (raw JWT). Authorization may carry an API secret; it is not read here."`
+}
+
+func (s *Server) refreshTokens(ctx context.Context, in *refreshInput) (*tokenSetOutput, error) {
+	set, err := s.SignIn.Refresh(ctx, appFrom(ctx), strings.TrimSpace(in.Refresh))
+	if err != nil {
+		return nil, err
+	}
+	return &tokenSetOutput{Body: set}, nil
+}
+
+type rotateAccessInput struct {
+	AppID  string `path:"app_id"`
+	Access string `header:"X-Authorization" doc:"A valid access token."`
+}
+
+func (s *Server) rotateAccess(ctx context.Context, in *rotateAccessInput) (*tokenSetOutput, error) {
+	set, err := s.SignIn.RotateAccess(ctx, appFrom(ctx), strings.TrimSpace(in.Access))
+	if err != nil {
+		return nil, err
+	}
+	return &tokenSetOutput{Body: set}, nil
+}
+
+type verifyRefreshInput struct {
+	AppID         string `path:"app_id"`
+	Authorization string `header:"Authorization" doc:"Bearer and the refresh token."`
+}
+
+type verifyRefreshOutput struct {
+	Body struct {
+		Message  string `json:"message"`
+		Verified bool   `json:"verified"`
+	}
+}
+
+func (s *Server) verifyRefresh(ctx context.Context, in *verifyRefreshInput) (*verifyRefreshOutput, error) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(in.Authorization), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil, signin.ErrUnauthenticated
+	}
+	if err := s.SignIn.VerifyRefresh(ctx, appFrom(ctx), strings.TrimSpace(tok)); err != nil {
+		return nil, err
+	}
+	out := &verifyRefreshOutput{}
+	out.Body.Message, out.Body.Verified = "ok", true
+	return out, nil
+}
+
+type currentUserInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+}
+
+func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOutput, error) {
+	app, caller := appFrom(ctx), callerFrom(ctx)
+	out := userResult(app, appuser.DecodeUser(caller.User))
+	// Like the hosted service, list sessions only for browsers: it costs a
+	// second query on the hottest route.
+	if strings.Contains(in.UserAgent, "Mozilla/") {
+		sessions, err := s.SignIn.ListSessions(ctx, app, caller)
+		if err != nil {
+			return nil, err
+		}
+		out.Body.User.Sessions = sessionList(sessions, caller.Session.ID)
+	}
+	return out, nil
+}
+
+type updateMetaInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		UserMeta map[string]any `json:"user_meta" doc:"Merged into the user's metadata; null removes a key; keys outside the schema are refused (422)."`
+		_        struct{}       `json:"-" additionalProperties:"true"`
+	}
+}
+
+func (s *Server) updateCurrentUserMeta(ctx context.Context, in *updateMetaInput) (*userOutput, error) {
+	app := appFrom(ctx)
+	u, err := s.SignIn.UpdateMeta(ctx, app, callerFrom(ctx), in.Body.UserMeta)
+	if err != nil {
+		return nil, err
+	}
+	return userResult(app, u), nil
+}
+
+func (s *Server) signOut(ctx context.Context, _ *appIDInput) (*okOutput, error) {
+	if err := s.SignIn.SignOut(ctx, appFrom(ctx), callerFrom(ctx)); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type sessionsOutput struct {
+	Body struct {
+		Sessions []Session `json:"sessions"`
+	}
+}
+
+func (s *Server) listSessions(ctx context.Context, _ *appIDInput) (*sessionsOutput, error) {
+	caller := callerFrom(ctx)
+	list, err := s.SignIn.ListSessions(ctx, appFrom(ctx), caller)
+	if err != nil {
+		return nil, err
+	}
+	out := &sessionsOutput{}
+	out.Body.Sessions = sessionList(list, caller.Session.ID)
+	return out, nil
+}
+
+type sessionIDInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id"`
+}
+
+func (s *Server) revokeSession(ctx context.Context, in *sessionIDInput) (*okOutput, error) {
+	if err := s.SignIn.RevokeSession(ctx, appFrom(ctx), callerFrom(ctx), in.ID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type bareSessionsOutput struct {
+	Body []Session
+}
+
+func (s *Server) userSessions(ctx context.Context, in *userIDInput) (*bareSessionsOutput, error) {
+	list, err := s.SignIn.UserSessions(ctx, appFrom(ctx), in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &bareSessionsOutput{Body: sessionList(list, "")}, nil
+}
+
+type userSessionInput struct {
+	AppID     string `path:"app_id"`
+	ID        string `path:"id"`
+	SessionID string `path:"session_id"`
+}
+
+func (s *Server) revokeUserSession(ctx context.Context, in *userSessionInput) (*okOutput, error) {
+	if err := s.SignIn.RevokeUserSession(ctx, appFrom(ctx), in.ID, in.SessionID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type errorReportInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		Payload map[string]any `json:"payload,omitempty"`
+		_       struct{}       `json:"-" additionalProperties:"true"`
+	} `required:"false"`
+}
+
+type emptyOutput struct {
+	Body struct{}
+}
+
+// reportError accepts the client SDK's error reports. Their content is the
+// app's business and may hold personal data, so only the fact is logged.
+func (s *Server) reportError(ctx context.Context, _ *errorReportInput) (*emptyOutput, error) {
+	s.Log.InfoContext(ctx, "client error reported", "app_id", appFrom(ctx).ID, "request_id", requestID(ctx))
+	return &emptyOutput{}, nil
+}
+
+// Session is a signed-in device (interface §2.9 with the client SDK's names, client-compat §3.6).
+type Session struct {
+	ID                 string    `json:"id"`
+	DisplayName        string    `json:"display_name"`
+	Nickname           string    `json:"nickname"`
+	Type               string    `json:"type" doc:"How the session started: magic, otp or invite."`
+	CredentialID       *string   `json:"credential_id" doc:"The passkey behind the session, if any."`
+	UserAgent          string    `json:"user_agent"`
+	UserAgentShortname string    `json:"user_agent_shortname"`
+	Platform           string    `json:"platform"`
+	Browser            string    `json:"browser"`
+	IPAddress          string    `json:"ip_address"`
+	LastUsedAtIP       string    `json:"last_used_at_ip"`
+	Current            bool      `json:"current" doc:"Whether this is the session of the calling token."`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
+	LastActiveAt       time.Time `json:"last_active_at"`
+	LastUsedAt         time.Time `json:"last_used_at"`
+}
+
+func sessionList(list []store.Session, current string) []Session {
+	out := make([]Session, 0, len(list))
+	for _, ss := range list {
+		browser, platform := describeUserAgent(ss.UserAgent)
+		name := browser
+		if platform != "" {
+			name = browser + " on " + platform
+		}
+		out = append(out, Session{ID: ss.ID, DisplayName: name, Nickname: name, Type: ss.Method, UserAgent: ss.UserAgent,
+			UserAgentShortname: browser, Platform: platform, Browser: browser, IPAddress: ss.IP, LastUsedAtIP: ss.IP,
+			Current: ss.ID == current, CreatedAt: ss.CreatedAt, UpdatedAt: ss.LastActiveAt, LastActiveAt: ss.LastActiveAt,
+			LastUsedAt: ss.LastActiveAt})
+	}
+	return out
+}
+
+// describeUserAgent names the browser and platform well enough for a list of devices.
+func describeUserAgent(ua string) (browser, platform string) {
+	switch {
+	case strings.Contains(ua, "Edg/"):
+		browser = "Edge"
+	case strings.Contains(ua, "Firefox/"):
+		browser = "Firefox"
+	case strings.Contains(ua, "Chrome/") || strings.Contains(ua, "Chromium/"):
+		browser = "Chrome"
+	case strings.Contains(ua, "Safari/"):
+		browser = "Safari"
+	case strings.HasPrefix(ua, "node") || strings.Contains(ua, "undici"):
+		browser = "Node.js"
+	case ua == "":
+		browser = "Unknown device"
+	default:
+		browser, _, _ = strings.Cut(ua, "/")
+	}
+	switch {
+	case strings.Contains(ua, "iPhone") || strings.Contains(ua, "iPad"):
+		platform = "iOS"
+	case strings.Contains(ua, "Android"):
+		platform = "Android"
+	case strings.Contains(ua, "Mac OS X") || strings.Contains(ua, "Macintosh"):
+		platform = "macOS"
+	case strings.Contains(ua, "Windows"):
+		platform = "Windows"
+	case strings.Contains(ua, "Linux"):
+		platform = "Linux"
+	}
+	return browser, platform
+}

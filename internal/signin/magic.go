@@ -1,0 +1,250 @@
+package signin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// magicClaims are what the client SDK decodes from a magic-link token
+// (client-compat §4.1); the server checks the signature and the single-use row.
+type magicClaims struct {
+	token.Claims
+	UUID            string `json:"uuid"`
+	UserStatus      string `json:"user_status"`
+	Email           string `json:"email,omitempty"`
+	Phone           string `json:"phone,omitempty"`
+	WebauthnEnabled bool   `json:"webauthnEnabled"`
+	Purpose         string `json:"purpose"`
+}
+
+// SendMagicLink e-mails (or texts) a link to the app's login page carrying a
+// single-use token, and returns a separate polling handle to the device that
+// asked, so it can collect its own session once the link is opened anywhere.
+func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, c Client) (SendResult, error) {
+	id, err := parseIdentifier(app, identifier)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
+		return SendResult{}, err
+	}
+	now := s.clock()
+	u, metaErrs, err := s.findOrCreate(ctx, app, id, meta)
+	if err != nil {
+		return SendResult{}, err
+	}
+	handle := token.RandomString(32)
+	if u == nil {
+		return SendResult{ChallengeID: handle, SentAt: now, UserID: newID(), Sent: true}, nil
+	}
+	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: MethodMagicLink,
+		Recipient: id.Value, Status: store.ChallengePending, RemainingAttempts: 1, WebauthnEnabled: webauthn, IP: c.IP,
+		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now,
+		ExpiresAt: now.Add(time.Duration(app.MagicLinkExpiration) * time.Second)}
+	tok, err := s.keys.Sign(token.TypeMagic, magicClaims{
+		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
+			Expiry: ch.ExpiresAt.Unix(), ID: ch.ID},
+		UUID: u.ID, UserStatus: u.Status, Email: u.Email, Phone: u.Phone, WebauthnEnabled: webauthn, Purpose: "magic_link",
+	})
+	if err != nil {
+		return SendResult{}, err
+	}
+	ch.SecretHash, ch.PollHash = s.hasher.Hash("magic", tok), s.hasher.Hash("magic-poll", handle)
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodMagicLink}); err != nil {
+			return err
+		}
+		return tx.CreateChallenge(ctx, ch)
+	})
+	if err != nil {
+		return SendResult{}, err
+	}
+	res := SendResult{ChallengeID: handle, SentAt: now, UserID: u.ID, Sent: true, MetaErrors: metaErrs}
+	link := appuser.AppLink(app, "sct_magic", tok)
+	minutes := fmt.Sprintf("%d minutes", max(1, app.MagicLinkExpiration/60))
+	msg := courier.Message{To: id.Value, Link: link, AppID: app.ID}
+	if id.Kind == appuser.KindEmail {
+		msg.Channel = courier.ChannelEmail
+		msg.Subject, msg.Text, msg.HTML, err = s.templates.Render("magic_link", courier.LinkData{AppName: app.Name, Link: link, ExpiresIn: minutes})
+		if err != nil {
+			return SendResult{}, err
+		}
+	} else {
+		msg.Channel = courier.ChannelSMS
+		msg.Text = fmt.Sprintf("Sign in to %s: %s (expires in %s)", app.Name, link, minutes)
+	}
+	if _, err := s.courier.Send(ctx, msg); err != nil {
+		s.log.ErrorContext(ctx, "magic link not delivered", "app_id", app.ID, "challenge_id", ch.ID,
+			"to", courier.MaskAddress(id.Value), "err", err)
+		res.Sent = false
+	}
+	return res, nil
+}
+
+// parseMagic checks a magic-link or invitation token's signature, type, app
+// and expiry; anything wrong is ErrMagicLinkNotFound, as the SDK expects.
+func (s *Service) parseMagic(app store.App, tok, purpose string) (magicClaims, error) {
+	var c magicClaims
+	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
+		return c, ErrMagicLinkNotFound
+	}
+	if err := c.Validate(s.settings.Issuer, app.ID, s.now(), true); err != nil || c.Purpose != purpose {
+		return c, ErrMagicLinkNotFound
+	}
+	return c, nil
+}
+
+// AuthenticateMagicLink signs in the device that opened a link: it spends
+// the link and starts a session. The device that asked for the link gets its
+// own session from MagicLinkStatus.
+func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (TokenSet, error) {
+	if _, err := s.parseMagic(app, tok, "magic_link"); err != nil {
+		return TokenSet{}, err
+	}
+	ch, err := s.db.GetChallengeBySecret(ctx, s.hasher.Hash("magic", tok))
+	if err != nil || ch.AppID != app.ID || ch.Method != MethodMagicLink {
+		return TokenSet{}, notFound(err)
+	}
+	now := s.clock()
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.CompleteChallenge(ctx, ch.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return ErrMagicLinkNotFound
+		}
+		u, err := tx.MarkUserVerified(ctx, app.ID, ch.AppUserID, ch.Recipient != "" && ch.Recipient[0] != '+', ch.Recipient != "" && ch.Recipient[0] == '+', now)
+		if err != nil {
+			return err
+		}
+		if u.Status != store.StatusActive {
+			return ErrMagicLinkNotFound
+		}
+		out, err = s.startSession(ctx, tx, app, u, MethodMagic, c)
+		return err
+	})
+	return out, err
+}
+
+func notFound(err error) error {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		return ErrMagicLinkNotFound
+	}
+	return err
+}
+
+// MagicLinkStatus is polled by the device that asked for a link: pending
+// until the link is opened, then a token set for this device exactly once,
+// then not found. Polling faster than the poll interval is refused.
+func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle string, c Client) (TokenSet, error) {
+	ch, err := s.db.GetChallengeByPoll(ctx, s.hasher.Hash("magic-poll", handle))
+	if err != nil || ch.AppID != app.ID {
+		return TokenSet{}, notFound(err)
+	}
+	now := s.clock()
+	ok, err := s.db.MarkPolled(ctx, ch.ID, now, now.Add(-s.limits.PollInterval))
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if !ok {
+		return TokenSet{}, &RateLimitedError{RetryAfter: s.limits.PollInterval}
+	}
+	switch {
+	case ch.Status == store.ChallengePending && now.Before(ch.ExpiresAt):
+		return TokenSet{}, ErrMagicLinkPending
+	case ch.Status != store.ChallengeCompleted || ch.CollectedAt != nil:
+		return TokenSet{}, ErrMagicLinkNotFound
+	}
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.CollectChallenge(ctx, ch.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return ErrMagicLinkNotFound
+		}
+		u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID)
+		if err != nil || u.Status != store.StatusActive {
+			return notFound(err)
+		}
+		client := Client{IP: ch.IP, UserAgent: ch.UserAgent}
+		if c.IP != "" {
+			client = c
+		}
+		out, err = s.startSession(ctx, tx, app, u, MethodMagic, client)
+		return err
+	})
+	return out, err
+}
+
+// ConfirmInvite accepts an invitation: it spends the invitation, stores the
+// metadata the user gave (keys the schema does not accept are dropped),
+// activates the user and starts a session.
+func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, meta map[string]any, c Client) (TokenSet, error) {
+	claims, err := s.parseMagic(app, tok, "invitation")
+	if err != nil {
+		return TokenSet{}, err
+	}
+	inv, err := s.db.GetInvitationByHash(ctx, s.hasher.Hash("invitation", tok))
+	if err != nil || inv.AppID != app.ID || inv.AppUserID != claims.UUID {
+		return TokenSet{}, notFound(err)
+	}
+	clean, _, err := appuser.SchemaOf(app).Clean(meta, false)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	now := s.clock()
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.UseInvitation(ctx, inv.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return ErrMagicLinkNotFound
+		}
+		u, err := tx.GetAppUser(ctx, app.ID, inv.AppUserID)
+		if err != nil {
+			return notFound(err)
+		}
+		if u.Status == store.StatusInactive {
+			return ErrMagicLinkNotFound
+		}
+		if len(clean) > 0 {
+			cur := map[string]any{}
+			_ = json.Unmarshal(u.Meta, &cur)
+			for k, v := range clean {
+				if v == nil {
+					delete(cur, k)
+				} else {
+					cur[k] = v
+				}
+			}
+			if u.Meta, err = json.Marshal(cur); err != nil {
+				return err
+			}
+			u.UpdatedAt = now
+			if u, err = tx.UpdateAppUser(ctx, u); err != nil {
+				return err
+			}
+		}
+		u, err = tx.MarkUserVerified(ctx, app.ID, u.ID, u.Email != "", u.Email == "" && u.Phone != "", now)
+		if err != nil {
+			return err
+		}
+		out, err = s.startSession(ctx, tx, app, u, MethodInvite, c)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,225 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// Challenge methods and purposes.
+const (
+	MethodEmailOTP  = "email_otp"
+	MethodSMSOTP    = "sms_otp"
+	MethodMagicLink = "magic_link"
+
+	PurposeAuthenticate = "authenticate"
+
+	// codeAttempts is how many wrong codes fail a challenge.
+	codeAttempts = 5
+	codeDigits   = 6
+)
+
+// SendResult is what sending a code or a link returns. For an identifier
+// that gets nothing (unknown with sign-up closed, or deactivated), the ids
+// are random and the shape is the same, so the answer reveals nothing.
+type SendResult struct {
+	ChallengeID string // one-time codes: the challenge id; magic links: the poll handle
+	SentAt      time.Time
+	UserID      string
+	Sent        bool // false when the provider failed to take the message
+	MetaErrors  appuser.MetaErrors
+}
+
+// parseIdentifier normalises an identifier and checks the app accepts its kind.
+func parseIdentifier(app store.App, raw string) (appuser.Identifier, error) {
+	id, err := appuser.ParseIdentifier(raw)
+	if err != nil {
+		return id, err
+	}
+	for _, k := range app.AllowedIdentifiers {
+		if k == string(id.Kind) {
+			return id, nil
+		}
+	}
+	return id, appuser.ErrIdentifierNotAllowed
+}
+
+// findOrCreate returns the user behind id, creating it when the app allows
+// public sign-up; nil when nothing may be sent to it.
+func (s *Service) findOrCreate(ctx context.Context, app store.App, id appuser.Identifier, meta map[string]any) (*appuser.User, appuser.MetaErrors, error) {
+	u, err := s.users.Lookup(ctx, app, id.Value)
+	if err != nil {
+		return nil, nil, err
+	}
+	var metaErrs appuser.MetaErrors
+	if u == nil {
+		if !app.PublicSignup {
+			return nil, nil, nil
+		}
+		created, errs, err := s.users.Create(ctx, app, appuser.CreateInput{Identifier: id.Value, Meta: meta})
+		switch {
+		case errors.Is(err, appuser.ErrUserExists):
+			// Created concurrently: use that one.
+			if u, err = s.users.Lookup(ctx, app, id.Value); err != nil || u == nil {
+				return nil, nil, err
+			}
+		case err != nil:
+			return nil, nil, err
+		default:
+			u, metaErrs = &created, errs
+		}
+	}
+	if u.Status == store.StatusInactive {
+		return nil, nil, nil
+	}
+	return u, metaErrs, nil
+}
+
+func sendBuckets(app store.App, id appuser.Identifier, c Client, l Limits) []bucket {
+	return []bucket{
+		{key: "send:ip:" + c.IP, rule: l.SendPerIP},
+		{key: "send:id:" + app.ID + ":" + id.Value, rule: l.SendPerIdentifier},
+	}
+}
+
+// SendOTP sends a one-time code to an e-mail address or phone, creating the
+// user when unknown (if the app allows public sign-up). A new code kills the
+// user's previous one.
+func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (SendResult, error) {
+	id, err := parseIdentifier(app, identifier)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
+		return SendResult{}, err
+	}
+	now := s.clock()
+	u, metaErrs, err := s.findOrCreate(ctx, app, id, meta)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if u == nil {
+		return SendResult{ChallengeID: newID(), SentAt: now, UserID: newID(), Sent: true}, nil
+	}
+	method := MethodEmailOTP
+	if id.Kind == appuser.KindPhone {
+		method = MethodSMSOTP
+	}
+	code := token.NewCode(codeDigits)
+	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: method,
+		Recipient: id.Value, Status: store.ChallengePending, RemainingAttempts: codeAttempts, IP: c.IP,
+		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now, ExpiresAt: now.Add(s.settings.CodeLifetime)}
+	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodEmailOTP, MethodSMSOTP}); err != nil {
+			return err
+		}
+		return tx.CreateChallenge(ctx, ch)
+	})
+	if err != nil {
+		return SendResult{}, err
+	}
+	res := SendResult{ChallengeID: ch.ID, SentAt: now, UserID: u.ID, Sent: true, MetaErrors: metaErrs}
+	msg := courier.Message{To: id.Value, Code: code, AppID: app.ID}
+	minutes := fmt.Sprintf("%d minutes", int(s.settings.CodeLifetime/time.Minute))
+	if id.Kind == appuser.KindEmail {
+		msg.Channel = courier.ChannelEmail
+		msg.Subject, msg.Text, msg.HTML, err = s.templates.Render("login_code", courier.CodeData{AppName: app.Name, Code: code, ExpiresIn: minutes})
+		if err != nil {
+			return SendResult{}, err
+		}
+	} else {
+		msg.Channel = courier.ChannelSMS
+		msg.Text = fmt.Sprintf("%s is your %s code. It expires in %s.", code, app.Name, minutes)
+	}
+	if _, err := s.courier.Send(ctx, msg); err != nil {
+		s.log.ErrorContext(ctx, "sign-in code not delivered", "app_id", app.ID, "challenge_id", ch.ID,
+			"to", courier.MaskAddress(id.Value), "err", err)
+		res.Sent = false
+	}
+	return res, nil
+}
+
+// VerifyOTP checks a one-time code for a user (the id the client SDK looked
+// up) and, when it is right, starts a session. Wrong codes spend the
+// challenge's attempts; the identifier's hourly budget of wrong codes spans
+// every challenge, so resending cannot buy more guesses.
+func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code string, c Client) (TokenSet, error) {
+	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
+		return TokenSet{}, err
+	}
+	now := s.clock()
+	ch, err := s.db.LatestCodeChallenge(ctx, app.ID, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return TokenSet{}, ErrInvalidCode
+	}
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if s.limits.CodeFailuresPerHour > 0 {
+		failures, err := s.db.RecentCodeFailures(ctx, userID, now.Add(-time.Hour), codeAttempts)
+		if err != nil {
+			return TokenSet{}, err
+		}
+		if failures >= s.limits.CodeFailuresPerHour {
+			return TokenSet{}, ErrTooManyAttempts
+		}
+	}
+	switch {
+	case ch.Status == store.ChallengeFailed:
+		return TokenSet{}, ErrTooManyAttempts
+	case ch.Status != store.ChallengePending || !now.Before(ch.ExpiresAt):
+		return TokenSet{}, ErrInvalidCode
+	}
+	if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
+		_, status, err := s.db.FailAttempt(ctx, ch.ID, now)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return TokenSet{}, ErrInvalidCode
+		case err != nil:
+			return TokenSet{}, err
+		case status == store.ChallengeFailed:
+			s.log.WarnContext(ctx, "sign-in code challenge failed", "app_id", app.ID, "challenge_id", ch.ID)
+			return TokenSet{}, ErrTooManyAttempts
+		}
+		return TokenSet{}, ErrInvalidCode
+	}
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.CompleteChallenge(ctx, ch.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return ErrInvalidCode
+		}
+		u, err := tx.MarkUserVerified(ctx, app.ID, userID, ch.Method == MethodEmailOTP, ch.Method == MethodSMSOTP, now)
+		if err != nil {
+			return err
+		}
+		if u.Status != store.StatusActive {
+			return ErrInvalidCode
+		}
+		out, err = s.startSession(ctx, tx, app, u, MethodOTP, c)
+		return err
+	})
+	return out, err
+}
+
+func validCode(code string) bool {
+	if len(code) != codeDigits {
+		return false
+	}
+	for _, r := range code {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

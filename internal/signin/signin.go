@@ -1,0 +1,173 @@
+// Package signin signs users in: one-time codes, magic links with
+// cross-device polling, sessions, and access and refresh tokens.
+package signin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// Errors returned by the service; httpapi maps each to a response.
+var (
+	// ErrInvalidCode is a wrong, expired or used one-time code.
+	ErrInvalidCode = errors.New("invalid or expired code")
+	// ErrTooManyAttempts: the challenge failed after its last wrong code, or
+	// the identifier spent its hourly budget of wrong codes.
+	ErrTooManyAttempts = errors.New("too many attempts")
+	// ErrMagicLinkNotFound is an unknown, expired or already used magic link
+	// (or invitation), and a poll handle whose tokens were collected.
+	ErrMagicLinkNotFound = errors.New("magic link not found or expired")
+	// ErrMagicLinkPending: the link has not been opened yet.
+	ErrMagicLinkPending = errors.New("magic link not yet activated")
+	// ErrUnauthenticated is a missing, invalid, expired or revoked user token.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrSessionNotFound is a session that does not exist or is not the caller's.
+	ErrSessionNotFound = errors.New("session not found")
+)
+
+// RateLimitedError refuses a request over a limit.
+type RateLimitedError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitedError) Error() string { return fmt.Sprintf("rate limited; retry after %s", e.RetryAfter) }
+
+// Limits are the rate limits of sign-in.
+type Limits struct {
+	SendPerIdentifier ratelimit.Rule
+	SendPerIP         ratelimit.Rule
+	VerifyPerIP       ratelimit.Rule
+	// CodeFailuresPerHour is the per-identifier budget of wrong codes, across
+	// every challenge, so resends cannot reset it.
+	CodeFailuresPerHour int
+	// PollInterval is the shortest time between two magic-link status polls.
+	PollInterval time.Duration
+}
+
+// DefaultLimits are the security bar's numbers.
+func DefaultLimits() Limits {
+	return Limits{
+		SendPerIdentifier:   ratelimit.Rule{Limit: 5, Period: 10 * time.Minute},
+		SendPerIP:           ratelimit.Rule{Limit: 30, Period: 10 * time.Minute},
+		VerifyPerIP:         ratelimit.Rule{Limit: 60, Period: 10 * time.Minute},
+		CodeFailuresPerHour: 10,
+		PollInterval:        time.Second,
+	}
+}
+
+// Settings are the token and session policy.
+type Settings struct {
+	Issuer string
+	// SessionLifetime is a session's absolute lifetime, however often it refreshes.
+	SessionLifetime time.Duration
+	// RefreshGrace is how long a rotated refresh token still returns its
+	// successor (for retries and racing tabs) before reuse revokes the session.
+	RefreshGrace time.Duration
+	// CodeLifetime is how long a one-time code works (at most 10 minutes).
+	CodeLifetime time.Duration
+}
+
+// Limiter takes one event from a rate-limit bucket.
+type Limiter interface {
+	Allow(ctx context.Context, key string, r ratelimit.Rule) (ratelimit.Result, error)
+}
+
+// Service signs users in.
+type Service struct {
+	db        *store.DB
+	keys      *token.Keyring
+	sealer    *token.Sealer
+	hasher    *token.Hasher
+	courier   courier.Provider
+	templates *courier.Templates
+	users     *appuser.Service
+	limiter   Limiter
+	limits    Limits
+	settings  Settings
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// Deps are the Service's collaborators.
+type Deps struct {
+	DB        *store.DB
+	Keyring   *token.Keyring
+	Sealer    *token.Sealer
+	Hasher    *token.Hasher
+	Courier   courier.Provider
+	Templates *courier.Templates
+	Users     *appuser.Service
+	Limiter   Limiter
+	Limits    Limits
+	Settings  Settings
+	Now       func() time.Time
+	Log       *slog.Logger
+}
+
+// New returns a Service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Settings.SessionLifetime <= 0 {
+		d.Settings.SessionLifetime = 30 * 24 * time.Hour
+	}
+	if d.Settings.CodeLifetime <= 0 || d.Settings.CodeLifetime > 10*time.Minute {
+		d.Settings.CodeLifetime = 10 * time.Minute
+	}
+	if d.Settings.RefreshGrace < 0 {
+		d.Settings.RefreshGrace = 0
+	}
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, courier: d.Courier,
+		templates: d.Templates, users: d.Users, limiter: d.Limiter, limits: d.Limits, settings: d.Settings,
+		now: d.Now, log: d.Log}
+}
+
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// allow takes one event from each bucket, all of them, and refuses with the
+// longest wait if any is empty.
+func (s *Service) allow(ctx context.Context, buckets ...bucket) error {
+	var wait time.Duration
+	for _, b := range buckets {
+		if b.rule.Disabled() || s.limiter == nil {
+			continue
+		}
+		res, err := s.limiter.Allow(ctx, b.key, b.rule)
+		if err != nil {
+			return err
+		}
+		if !res.Allowed && res.RetryAfter > wait {
+			wait = res.RetryAfter
+		}
+	}
+	if wait > 0 {
+		return &RateLimitedError{RetryAfter: wait}
+	}
+	return nil
+}
+
+type bucket struct {
+	key  string
+	rule ratelimit.Rule
+}
+
+// Client describes the device making a request.
+type Client struct {
+	IP        string
+	UserAgent string
+}

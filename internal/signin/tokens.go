@@ -1,0 +1,264 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// TokenSet is what a successful sign-in or refresh returns (interface §2.8).
+type TokenSet struct {
+	Access           string    `json:"access"`
+	Refresh          string    `json:"refresh"`
+	CSRF             string    `json:"csrf"`
+	AccessExpiresAt  time.Time `json:"access_expires_at"`
+	RefreshExpiresAt time.Time `json:"refresh_expires_at"`
+	UserID           string    `json:"user_id"`
+	KeyID            string    `json:"key_id" doc:"The kid of the key that signed the access token."`
+	Message          string    `json:"message" example:"ok"`
+}
+
+// AccessClaims are an access token's claims. The client SDK reads uuid and exp.
+type AccessClaims struct {
+	token.Claims
+	UUID     string `json:"uuid"`
+	AppID    string `json:"aid"`
+	Session  string `json:"sid"`
+	AuthTime int64  `json:"auth_time,omitempty"`
+}
+
+type refreshClaims struct {
+	token.Claims
+	Session string `json:"sid"`
+}
+
+// Sign-in methods recorded on sessions.
+const (
+	MethodOTP    = "otp"
+	MethodMagic  = "magic"
+	MethodInvite = "invite"
+)
+
+// startSession creates a session for a user and its first tokens, inside tx.
+func (s *Service) startSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method string, c Client) (TokenSet, error) {
+	now := s.clock()
+	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: method, UserAgent: truncate(c.UserAgent, 512),
+		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime)}
+	if err := tx.CreateSession(ctx, sess); err != nil {
+		return TokenSet{}, err
+	}
+	refresh, rec, err := s.mintRefresh(app, sess, now)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if err := tx.InsertRefreshToken(ctx, rec); err != nil {
+		return TokenSet{}, err
+	}
+	return s.tokenSet(app, sess, u, refresh, rec.ExpiresAt, now)
+}
+
+// mintRefresh makes the next refresh token of a session's family: it expires
+// after the app's refresh lifetime of idleness, and never after the session.
+func (s *Service) mintRefresh(app store.App, sess store.Session, now time.Time) (string, store.RefreshToken, error) {
+	exp := now.Add(time.Duration(app.RefreshExpiration) * time.Second)
+	if exp.After(sess.ExpiresAt) {
+		exp = sess.ExpiresAt
+	}
+	id := newID()
+	tok, err := s.keys.Sign(token.TypeRefresh, refreshClaims{
+		Claims:  token.Claims{Issuer: s.settings.Issuer, Subject: sess.AppUserID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(), Expiry: exp.Unix(), ID: id},
+		Session: sess.ID,
+	})
+	if err != nil {
+		return "", store.RefreshToken{}, err
+	}
+	return tok, store.RefreshToken{ID: id, SessionID: sess.ID, TokenHash: s.hasher.Hash("refresh", tok), CreatedAt: now, ExpiresAt: exp}, nil
+}
+
+// tokenSet mints an access token for a session and assembles the set.
+func (s *Service) tokenSet(app store.App, sess store.Session, u store.AppUser, refresh string, refreshExp, now time.Time) (TokenSet, error) {
+	exp := now.Add(time.Duration(app.AccessExpiration) * time.Second)
+	access, err := s.keys.Sign(token.TypeAccess, AccessClaims{
+		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
+			Expiry: exp.Unix(), ID: newID()},
+		UUID: u.ID, AppID: app.ID, Session: sess.ID, AuthTime: sess.CreatedAt.Unix(),
+	})
+	if err != nil {
+		return TokenSet{}, err
+	}
+	return TokenSet{Access: access, Refresh: refresh, CSRF: token.RandomString(24), AccessExpiresAt: exp,
+		RefreshExpiresAt: refreshExp, UserID: u.ID, KeyID: s.keys.SignerID(), Message: "ok"}, nil
+}
+
+// Caller is the user behind a valid access token.
+type Caller struct {
+	Session store.Session
+	User    store.AppUser
+}
+
+// Authenticate checks an access token for app: signature, type, issuer,
+// audience and expiry, then (one round trip) that its session is live and
+// its user active, so a revocation or deactivation applies on the very next
+// request on every replica.
+func (s *Service) Authenticate(ctx context.Context, app store.App, access string) (Caller, error) {
+	var c AccessClaims
+	if _, err := s.keys.Verify(access, token.TypeAccess, &c); err != nil {
+		return Caller{}, ErrUnauthenticated
+	}
+	now := s.now()
+	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil || c.Session == "" {
+		return Caller{}, ErrUnauthenticated
+	}
+	sess, u, err := s.db.GetSessionWithUser(ctx, app.ID, c.Session)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Caller{}, ErrUnauthenticated
+		}
+		return Caller{}, err
+	}
+	if sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) || u.ID != c.UUID || u.Status != store.StatusActive {
+		return Caller{}, ErrUnauthenticated
+	}
+	if now.Sub(sess.LastActiveAt) > time.Minute {
+		if err := s.db.TouchSession(ctx, sess.ID, s.clock(), time.Minute); err != nil {
+			s.log.WarnContext(ctx, "record session activity", "err", err)
+		}
+	}
+	return Caller{Session: sess, User: u}, nil
+}
+
+// Refresh rotates a refresh token: the caller gets a new access and refresh
+// token, and the old refresh token is spent. Reusing a spent token within the
+// grace window returns the same successor (the client SDK retries, and tabs
+// race); after it, reuse revokes the whole session.
+func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (TokenSet, error) {
+	var c refreshClaims
+	if _, err := s.keys.Verify(refresh, token.TypeRefresh, &c); err != nil {
+		return TokenSet{}, ErrUnauthenticated
+	}
+	now := s.clock()
+	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil {
+		return TokenSet{}, ErrUnauthenticated
+	}
+	var out TokenSet
+	var reused bool
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		rt, sess, u, err := tx.GetRefreshFamily(ctx, s.hasher.Hash("refresh", refresh))
+		if err != nil {
+			return unauthenticated(err)
+		}
+		if sess.AppID != app.ID || sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) || !now.Before(rt.ExpiresAt) || u.Status != store.StatusActive {
+			return ErrUnauthenticated
+		}
+		if rt.UsedAt == nil {
+			next, rec, err := s.mintRefresh(app, sess, now)
+			if err != nil {
+				return err
+			}
+			sealed, err := s.sealer.Seal([]byte(next), []byte("refresh-successor:"+rt.ID))
+			if err != nil {
+				return err
+			}
+			won, err := tx.UseRefreshToken(ctx, rt.ID, now, sealed)
+			if err != nil {
+				return err
+			}
+			if won {
+				if err := tx.InsertRefreshToken(ctx, rec); err != nil {
+					return err
+				}
+				out, err = s.tokenSet(app, sess, u, next, rec.ExpiresAt, now)
+				return err
+			}
+			// Another request rotated it first: read what it left.
+			if rt, err = tx.GetRefreshToken(ctx, rt.ID); err != nil {
+				return err
+			}
+		}
+		if rt.UsedAt != nil && now.Sub(*rt.UsedAt) <= s.settings.RefreshGrace && rt.SuccessorSealed != nil {
+			next, err := s.sealer.Open(rt.SuccessorSealed, []byte("refresh-successor:"+rt.ID))
+			if err != nil {
+				return err
+			}
+			exp := rt.ExpiresAt
+			var nc refreshClaims
+			if _, err := s.keys.Verify(string(next), token.TypeRefresh, &nc); err == nil {
+				exp = time.Unix(nc.Expiry, 0).UTC()
+			}
+			out, err = s.tokenSet(app, sess, u, string(next), exp, now)
+			return err
+		}
+		// A spent token outside the grace window: someone holds a copy.
+		reused = true
+		return tx.RevokeSession(ctx, app.ID, "", sess.ID, now)
+	})
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if reused {
+		s.log.WarnContext(ctx, "refresh token reused; session revoked", "app_id", app.ID, "session_id", c.Session)
+		return TokenSet{}, ErrUnauthenticated
+	}
+	return out, nil
+}
+
+// RotateAccess exchanges a valid access token for a fresh token set in the
+// same session (with a new refresh token of the session's family).
+func (s *Service) RotateAccess(ctx context.Context, app store.App, access string) (TokenSet, error) {
+	caller, err := s.Authenticate(ctx, app, access)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		now := s.clock()
+		refresh, rec, err := s.mintRefresh(app, caller.Session, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertRefreshToken(ctx, rec); err != nil {
+			return err
+		}
+		out, err = s.tokenSet(app, caller.Session, caller.User, refresh, rec.ExpiresAt, now)
+		return err
+	})
+	return out, err
+}
+
+// VerifyRefresh reports whether a refresh token is valid and unspent, without using it.
+func (s *Service) VerifyRefresh(ctx context.Context, app store.App, refresh string) error {
+	var c refreshClaims
+	if _, err := s.keys.Verify(refresh, token.TypeRefresh, &c); err != nil {
+		return ErrUnauthenticated
+	}
+	now := s.clock()
+	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil {
+		return ErrUnauthenticated
+	}
+	rt, sess, u, err := s.db.GetRefreshFamily(ctx, s.hasher.Hash("refresh", refresh))
+	if err != nil {
+		return unauthenticated(err)
+	}
+	if sess.AppID != app.ID || sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) || !now.Before(rt.ExpiresAt) ||
+		rt.UsedAt != nil || u.Status != store.StatusActive {
+		return ErrUnauthenticated
+	}
+	return nil
+}
+
+func unauthenticated(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrUnauthenticated
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

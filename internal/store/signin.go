@@ -1,0 +1,305 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Challenge is one attempt to prove control of an identifier: a one-time
+// code or a magic link. Only keyed hashes of its secrets are stored.
+type Challenge struct {
+	ID                string
+	AppID             string
+	AppUserID         string
+	Purpose           string
+	Method            string // email_otp, sms_otp or magic_link
+	Recipient         string
+	Status            string // pending, completed, failed, expired or superseded
+	SecretHash        string
+	PollHash          string // magic links: the polling handle's hash
+	RemainingAttempts int
+	WebauthnEnabled   bool
+	IP                string
+	UserAgent         string
+	CreatedAt         time.Time
+	ExpiresAt         time.Time
+	CompletedAt       *time.Time
+	CollectedAt       *time.Time
+	LastPollAt        *time.Time
+}
+
+// Challenge statuses.
+const (
+	ChallengePending    = "pending"
+	ChallengeCompleted  = "completed"
+	ChallengeFailed     = "failed"
+	ChallengeExpired    = "expired"
+	ChallengeSuperseded = "superseded"
+)
+
+const challengeColumns = `id, app_id, app_user_id, purpose, method, recipient, status, secret_hash, poll_hash,
+	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at, last_poll_at`
+
+func scanChallenge(r row) (Challenge, error) {
+	var c Challenge
+	var poll *string
+	err := r.Scan(&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, &poll,
+		&c.RemainingAttempts, &c.WebauthnEnabled, &c.IP, &c.UserAgent, &c.CreatedAt, &c.ExpiresAt, &c.CompletedAt,
+		&c.CollectedAt, &c.LastPollAt)
+	c.PollHash = deref(poll)
+	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
+	c.CompletedAt, c.CollectedAt, c.LastPollAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt), utcPtr(c.LastPollAt)
+	return c, err
+}
+
+// CreateChallenge inserts c.
+func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
+	_, err := q.w.exec(ctx, `INSERT INTO challenges (`+challengeColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		c.ID, c.AppID, c.AppUserID, c.Purpose, c.Method, c.Recipient, c.Status, c.SecretHash, nullString(c.PollHash),
+		c.RemainingAttempts, c.WebauthnEnabled, c.IP, c.UserAgent, ts(c.CreatedAt), ts(c.ExpiresAt),
+		nullTime(c.CompletedAt), nullTime(c.CollectedAt), nullTime(c.LastPollAt))
+	return err
+}
+
+// SupersedeChallenges retires a user's pending challenges of the given
+// methods: a resent code or link kills the previous one at once.
+func (q Queries) SupersedeChallenges(ctx context.Context, appUserID string, methods []string) error {
+	for _, m := range methods {
+		if _, err := q.w.exec(ctx, `UPDATE challenges SET status = 'superseded'
+			WHERE app_user_id = $1 AND method = $2 AND status = 'pending'`, appUserID, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LatestCodeChallenge returns a user's newest one-time-code challenge that
+// was not superseded, whatever its status.
+func (q Queries) LatestCodeChallenge(ctx context.Context, appID, appUserID string) (Challenge, error) {
+	return scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges
+		WHERE app_id = $1 AND app_user_id = $2 AND method IN ('email_otp', 'sms_otp') AND status <> 'superseded'
+		ORDER BY created_at DESC, id DESC LIMIT 1`, appID, appUserID))
+}
+
+// GetChallengeBySecret finds a challenge by the keyed hash of its secret.
+func (q Queries) GetChallengeBySecret(ctx context.Context, hash string) (Challenge, error) {
+	return scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges WHERE secret_hash = $1`, hash))
+}
+
+// GetChallengeByPoll finds a magic-link challenge by its polling handle's hash.
+func (q Queries) GetChallengeByPoll(ctx context.Context, hash string) (Challenge, error) {
+	return scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges WHERE poll_hash = $1`, hash))
+}
+
+// FailAttempt spends one attempt of a pending, unexpired challenge; the
+// last one fails it. The guard makes concurrent wrong codes lower the count
+// by exactly their number and never below zero. ErrNotFound: nothing to spend.
+func (q Queries) FailAttempt(ctx context.Context, id string, now time.Time) (remaining int, status string, err error) {
+	err = q.w.queryRow(ctx, `UPDATE challenges SET remaining_attempts = remaining_attempts - 1,
+		status = CASE WHEN remaining_attempts <= 1 THEN 'failed' ELSE status END
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0
+		RETURNING remaining_attempts, status`, id, ts(now)).Scan(&remaining, &status)
+	return remaining, status, err
+}
+
+// CompleteChallenge moves a pending, unexpired challenge to completed; only
+// one caller can win it.
+func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now))
+	return n == 1, err
+}
+
+// MarkPolled records a status poll unless the previous one was after notBefore
+// (then the poller is too fast and false is returned).
+func (q Queries) MarkPolled(ctx context.Context, id string, now, notBefore time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET last_poll_at = $2
+		WHERE id = $1 AND (last_poll_at IS NULL OR last_poll_at <= $3)`, id, ts(now), ts(notBefore))
+	return n == 1, err
+}
+
+// CollectChallenge hands a completed magic link's tokens to its poller once.
+func (q Queries) CollectChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET collected_at = $2
+		WHERE id = $1 AND status = 'completed' AND collected_at IS NULL`, id, ts(now))
+	return n == 1, err
+}
+
+// Session is one signed-in device of a user; its refresh tokens form one family.
+type Session struct {
+	ID           string
+	AppID        string
+	AppUserID    string
+	Method       string
+	UserAgent    string
+	IP           string
+	CreatedAt    time.Time
+	LastActiveAt time.Time
+	ExpiresAt    time.Time
+	RevokedAt    *time.Time
+}
+
+const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at`
+
+func sessionDest(s *Session) []any {
+	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt}
+}
+
+func (s *Session) utc() {
+	s.CreatedAt, s.LastActiveAt, s.ExpiresAt, s.RevokedAt = s.CreatedAt.UTC(), s.LastActiveAt.UTC(), s.ExpiresAt.UTC(), utcPtr(s.RevokedAt)
+}
+
+// CreateSession inserts s.
+func (q Queries) CreateSession(ctx context.Context, s Session) error {
+	_, err := q.w.exec(ctx, `INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
+		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt))
+	return err
+}
+
+const userColumnsU = `u.id, u.app_id, u.user_id, u.status, u.email, u.phone, u.email_verified, u.phone_verified,
+	u.webauthn_enabled, u.user_meta, u.created_at, u.updated_at, u.last_used_at`
+
+func userDest(u *AppUser, email, phone **string) []any {
+	return []any{&u.ID, &u.AppID, &u.UserID, &u.Status, email, phone, &u.EmailVerified, &u.PhoneVerified,
+		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt}
+}
+
+func (u *AppUser) fill(email, phone *string) {
+	u.Email, u.Phone = deref(email), deref(phone)
+	u.CreatedAt, u.UpdatedAt, u.LastUsedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC(), utcPtr(u.LastUsedAt)
+}
+
+// GetSessionWithUser reads a session of an app and its user in one round
+// trip: what every request with an access token needs.
+func (q Queries) GetSessionWithUser(ctx context.Context, appID, sessionID string) (Session, AppUser, error) {
+	var s Session
+	var u AppUser
+	var email, phone *string
+	err := q.r.queryRow(ctx, `SELECT `+sessionColumns+`, `+userColumnsU+`
+		FROM sessions s JOIN app_users u ON u.id = s.app_user_id WHERE s.id = $1 AND s.app_id = $2`, sessionID, appID).
+		Scan(append(sessionDest(&s), userDest(&u, &email, &phone)...)...)
+	s.utc()
+	u.fill(email, phone)
+	return s, u, err
+}
+
+// TouchSession records activity, at most once per staleAfter, so reads do
+// not turn into a write each.
+func (q Queries) TouchSession(ctx context.Context, sessionID string, now time.Time, staleAfter time.Duration) error {
+	_, err := q.w.exec(ctx, `UPDATE sessions SET last_active_at = $2 WHERE id = $1 AND last_active_at < $3`,
+		sessionID, ts(now), ts(now.Add(-staleAfter)))
+	return err
+}
+
+// ListSessions returns a user's live sessions, newest first.
+func (q Queries) ListSessions(ctx context.Context, appID, appUserID string, now time.Time) ([]Session, error) {
+	rs, err := q.r.query(ctx, `SELECT `+sessionColumns+` FROM sessions s
+		WHERE s.app_id = $1 AND s.app_user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
+		ORDER BY s.created_at DESC, s.id DESC`, appID, appUserID, ts(now))
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, func(r row) (Session, error) {
+		var s Session
+		err := r.Scan(sessionDest(&s)...)
+		s.utc()
+		return s, err
+	})
+}
+
+// RevokeSession ends one session of a user (appUserID "" for any user of the app).
+func (q Queries) RevokeSession(ctx context.Context, appID, appUserID, sessionID string, now time.Time) error {
+	n, err := q.w.exec(ctx, `UPDATE sessions SET revoked_at = COALESCE(revoked_at, $4)
+		WHERE app_id = $1 AND ($2 = '' OR app_user_id = $2) AND id = $3`, appID, appUserID, sessionID, ts(now))
+	return affected(n, err)
+}
+
+// RevokeUserSessions ends every session of a user.
+func (q Queries) RevokeUserSessions(ctx context.Context, appID, appUserID string, now time.Time) error {
+	_, err := q.w.exec(ctx, `UPDATE sessions SET revoked_at = $3 WHERE app_id = $1 AND app_user_id = $2 AND revoked_at IS NULL`,
+		appID, appUserID, ts(now))
+	return err
+}
+
+// RefreshToken is one member of a session's refresh-token family.
+type RefreshToken struct {
+	ID              string
+	SessionID       string
+	TokenHash       string
+	CreatedAt       time.Time
+	ExpiresAt       time.Time
+	UsedAt          *time.Time
+	SuccessorSealed []byte // the token that replaced this one, sealed, kept for the grace window
+}
+
+// InsertRefreshToken stores r.
+func (q Queries) InsertRefreshToken(ctx context.Context, r RefreshToken) error {
+	_, err := q.w.exec(ctx, `INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at, used_at, successor_sealed)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, r.SessionID, r.TokenHash, ts(r.CreatedAt), ts(r.ExpiresAt), nullTime(r.UsedAt), r.SuccessorSealed)
+	return err
+}
+
+// GetRefreshFamily reads a refresh token by hash with its session and user, in one round trip.
+func (q Queries) GetRefreshFamily(ctx context.Context, hash string) (RefreshToken, Session, AppUser, error) {
+	var r RefreshToken
+	var s Session
+	var u AppUser
+	var email, phone *string
+	dest := append([]any{&r.ID, &r.SessionID, &r.TokenHash, &r.CreatedAt, &r.ExpiresAt, &r.UsedAt, &r.SuccessorSealed},
+		append(sessionDest(&s), userDest(&u, &email, &phone)...)...)
+	err := q.w.queryRow(ctx, `SELECT rt.id, rt.session_id, rt.token_hash, rt.created_at, rt.expires_at, rt.used_at, rt.successor_sealed,
+		`+sessionColumns+`, `+userColumnsU+`
+		FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id JOIN app_users u ON u.id = s.app_user_id
+		WHERE rt.token_hash = $1`, hash).Scan(dest...)
+	r.CreatedAt, r.ExpiresAt, r.UsedAt = r.CreatedAt.UTC(), r.ExpiresAt.UTC(), utcPtr(r.UsedAt)
+	s.utc()
+	u.fill(email, phone)
+	return r, s, u, err
+}
+
+// UseRefreshToken marks a refresh token used and keeps its successor. Only
+// the first caller wins; the others find used_at set and take the grace path.
+func (q Queries) UseRefreshToken(ctx context.Context, id string, now time.Time, successorSealed []byte) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL`,
+		id, ts(now), successorSealed)
+	return n == 1, err
+}
+
+// GetRefreshToken reads one refresh token by id.
+func (q Queries) GetRefreshToken(ctx context.Context, id string) (RefreshToken, error) {
+	var r RefreshToken
+	err := q.w.queryRow(ctx, `SELECT id, session_id, token_hash, created_at, expires_at, used_at, successor_sealed
+		FROM refresh_tokens WHERE id = $1`, id).Scan(&r.ID, &r.SessionID, &r.TokenHash, &r.CreatedAt, &r.ExpiresAt, &r.UsedAt, &r.SuccessorSealed)
+	r.CreatedAt, r.ExpiresAt, r.UsedAt = r.CreatedAt.UTC(), r.ExpiresAt.UTC(), utcPtr(r.UsedAt)
+	return r, err
+}
+
+// MarkUserVerified records that a user proved control of their e-mail or
+// phone, and activates a pending user.
+func (q Queries) MarkUserVerified(ctx context.Context, appID, appUserID string, email, phone bool, now time.Time) (AppUser, error) {
+	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET
+		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
+		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,
+		last_used_at = $5, updated_at = $5
+		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
+}
+
+// RecentCodeFailures counts a user's wrong codes since since, across every
+// code challenge (superseded ones too), given each starts with attempts.
+func (q Queries) RecentCodeFailures(ctx context.Context, appUserID string, since time.Time, attempts int) (int, error) {
+	var n *int64
+	err := q.r.queryRow(ctx, `SELECT SUM(CAST($3 AS BIGINT) - remaining_attempts) FROM challenges
+		WHERE app_user_id = $1 AND created_at > $2 AND method IN ('email_otp', 'sms_otp')`, appUserID, ts(since), attempts).Scan(&n)
+	if n == nil {
+		return 0, err
+	}
+	return int(*n), err
+}
+
+// UseInvitation spends an invitation once; false when it was used already.
+func (q Queries) UseInvitation(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE invitations SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2`, id, ts(now))
+	return n == 1, err
+}
