@@ -39,7 +39,9 @@ var (
 // RateLimitedError refuses a request over a limit.
 type RateLimitedError struct{ RetryAfter time.Duration }
 
-func (e *RateLimitedError) Error() string { return fmt.Sprintf("rate limited; retry after %s", e.RetryAfter) }
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("rate limited; retry after %s", e.RetryAfter)
+}
 
 // Limits are the rate limits of sign-in.
 type Limits struct {
