@@ -1,0 +1,134 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// scenario is one request and what its answer must be, in the style of
+// PocketBase's ApiScenario.
+type scenario struct {
+	name       string
+	method     string
+	path       string
+	headers    map[string]string
+	body       any // nil: no body; string or []byte: raw; else JSON
+	wantStatus int
+	wantCode   string         // the error_code the body must carry, when set
+	wantBody   map[string]any // top-level fields the body must have, compared as JSON
+	notJSON    bool           // a 2xx body that is not JSON is fine (metrics, docs)
+	check      func(t *testing.T, r response)
+}
+
+// run sends s, checks it and the rules every answer follows, and returns the answer.
+func (s scenario) run(t *testing.T, e *env) response {
+	t.Helper()
+	r := e.do(t, s.method, s.path, s.headers, s.body)
+	if r.status != s.wantStatus {
+		t.Fatalf("%s %s = %d %s; want %d", s.method, s.path, r.status, r.raw, s.wantStatus)
+	}
+	checkInvariants(t, s.method, s.notJSON, r)
+	if s.wantCode != "" {
+		if got := r.str("error_code"); got != s.wantCode {
+			t.Errorf("%s %s error_code = %q; want %q (body %s)", s.method, s.path, got, s.wantCode, r.raw)
+		}
+	}
+	for k, want := range s.wantBody {
+		got, ok := r.body[k]
+		if !ok {
+			t.Errorf("%s %s body has no %q (body %s)", s.method, s.path, k, r.raw)
+			continue
+		}
+		if !jsonEqual(got, want) {
+			t.Errorf("%s %s body[%q] = %v; want %v", s.method, s.path, k, got, want)
+		}
+	}
+	if s.check != nil {
+		s.check(t, r)
+	}
+	return r
+}
+
+// runScenarios runs each scenario as a subtest, in order: later ones may
+// depend on what earlier ones changed.
+func runScenarios(t *testing.T, e *env, ss []scenario) {
+	t.Helper()
+	for _, s := range ss {
+		t.Run(s.name, func(t *testing.T) { s.run(t, e) })
+	}
+}
+
+// checkInvariants holds for every answer: errors are JSON with a string
+// error (only that key on 401 and 403) and leak nothing; 2xx answers to
+// anything but DELETE have a JSON body; DELETE answers {"message":"ok"}.
+func checkInvariants(t *testing.T, method string, notJSON bool, r response) {
+	t.Helper()
+	switch {
+	case r.status >= 400:
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("error %d Content-Type = %q; want application/json", r.status, ct)
+		}
+		if r.body == nil {
+			t.Fatalf("error %d body = %q; want a JSON object", r.status, r.raw)
+		}
+		if msg, ok := r.body["error"].(string); !ok || msg == "" {
+			t.Errorf("error %d body = %s; want a non-empty string error", r.status, r.raw)
+		}
+		if (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden) && len(r.body) != 1 {
+			t.Errorf("error %d body = %s; want only the error key", r.status, r.raw)
+		}
+		// These betray SQL, panics or stacks.
+		lower := strings.ToLower(string(r.raw))
+		for _, m := range []string{"sql", "goroutine", "panic", ".go:", "runtime/", "pq:"} {
+			if strings.Contains(lower, m) {
+				t.Errorf("error %d body = %s; contains %q", r.status, r.raw, m)
+			}
+		}
+		if strings.Contains(string(r.raw), "SELECT") {
+			t.Errorf("error %d body = %s; contains SQL", r.status, r.raw)
+		}
+	case r.status >= 200 && r.status < 300:
+		if method != http.MethodOptions && !notJSON {
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("%s %d Content-Type = %q; want application/json", method, r.status, ct)
+			}
+		}
+		switch {
+		case method == http.MethodDelete:
+			if !jsonEqual(r.body, map[string]any{"message": "ok"}) {
+				t.Errorf("DELETE %d body = %s; want {\"message\":\"ok\"}", r.status, r.raw)
+			}
+		case method == http.MethodOptions, notJSON:
+		case !json.Valid(r.raw) || len(strings.TrimSpace(string(r.raw))) == 0:
+			t.Errorf("%s %d body = %q; want JSON", method, r.status, r.raw)
+		}
+	}
+}
+
+// jsonEqual compares got (decoded JSON) with want after a JSON round trip of want.
+func jsonEqual(got, want any) bool {
+	b, err := json.Marshal(want)
+	if err != nil {
+		return false
+	}
+	var w any
+	if err := json.Unmarshal(b, &w); err != nil {
+		return false
+	}
+	if m, ok := got.(map[string]any); ok && m == nil {
+		got = nil
+	}
+	return reflect.DeepEqual(got, w)
+}
+
+// keys lists an object's keys.
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
