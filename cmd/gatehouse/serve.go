@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
+	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -79,6 +80,9 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	if err := sys.db.Migrate(ctx); err != nil {
 		return err
 	}
+	if err := queue.Migrate(ctx, sys.db, quietRiver(log)); err != nil {
+		return err
+	}
 	if err := sys.ready(ctx); err != nil {
 		return err
 	}
@@ -93,7 +97,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reloader := tenant.NewKeyReloader(sys.tenants)
-	api := httpapi.New(httpapi.Deps{DB: sys.db, Tenants: sys.tenants, Users: sys.users, SignIn: sys.signin, Keyring: sys.keyring,
+	api := httpapi.New(httpapi.Deps{DB: sys.db, Tenants: sys.tenants, Users: sys.users, SignIn: sys.signin, Webhooks: sys.hooks, Keyring: sys.keyring,
 		KeyReloader: reloader, Log: log, Registry: reg, Dev: cfg.Dev, BaseURL: cfg.BaseURL, Version: buildVersion(),
 		TrustedProxies: proxies})
 
@@ -118,6 +122,12 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	if sys.pruneRates != nil {
 		wg.Go(func() { every(ctx, time.Minute, func() { _ = sys.pruneRates(ctx) }) })
 	}
+	if err := sys.queue.Start(ctx); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
+	if cfg.PrivateTargetsAllowed() {
+		log.Warn("webhooks may target http:// and private or loopback addresses (webhooks.allow_private_targets); never in production")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	kind, _ := cfg.DatabaseKind()
@@ -135,6 +145,13 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HTTP.ShutdownTimeout)
 	defer scancel()
 	err = srv.Shutdown(sctx)
+	// Deliveries in flight get the attempt timeout to finish; the rest are
+	// retried after restart.
+	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), 12*time.Second)
+	if qerr := sys.queue.Stop(qctx); qerr != nil {
+		log.Warn("job queue stop", "err", qerr)
+	}
+	qcancel()
 	cancel()
 	wg.Wait()
 	if err != nil {

@@ -13,15 +13,18 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // system is everything built from the configuration, wired by hand.
@@ -33,6 +36,8 @@ type system struct {
 	tenants *tenant.Service
 	users   *appuser.Service
 	signin  *signin.Service
+	hooks   *webhook.Service
+	queue   *queue.Queue
 	courier courier.Provider
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
 	pruneRates func(context.Context) error
@@ -81,9 +86,26 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger) (*system, e
 		_ = db.Close()
 		return nil, err
 	}
+	// Jobs: webhook deliveries and the challenge-expiry sweep. Workers are
+	// registered before the queue exists; the expiry worker gets its service below.
+	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
+	expiry := &signin.ExpiryWorker{}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: db, Sealer: sealer, Policy: policy,
+		RetryBase: cfg.Webhooks.RetryBase, Log: log}))
+	river.AddWorker(workers, expiry)
+	sys.queue, err = queue.New(db, queue.Config{Workers: workers, Log: quietRiver(log), RescueAfter: cfg.Webhooks.RescueAfter,
+		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance)},
+		Queues:   map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2}})
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	events := webhook.NewEmitter(sys.queue, nil)
+	sys.hooks = webhook.NewService(db, sealer, policy, events, nil)
 	sys.tenants = tenant.New(tenant.Deps{DB: db, Keyring: sys.keyring, Sealer: sealer, Hasher: hasher, Issuer: cfg.Tokens.Issuer, Log: log})
 	sys.users = appuser.New(appuser.Deps{DB: db, Courier: sys.courier, Templates: templates, Keyring: sys.keyring,
-		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Log: log})
+		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, Log: log})
 	limits, err := signinLimits(cfg)
 	if err != nil {
 		_ = db.Close()
@@ -95,11 +117,33 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger) (*system, e
 		limiter, sys.pruneRates = shared, shared.Prune
 	}
 	sys.signin = signin.New(signin.Deps{DB: db, Keyring: sys.keyring, Sealer: sealer, Hasher: hasher, Courier: sys.courier,
-		Templates: templates, Users: sys.users, Limiter: limiter, Limits: limits, Log: log,
+		Templates: templates, Users: sys.users, Limiter: limiter, Limits: limits, Events: events, Log: log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace}})
+	expiry.S = sys.signin
 	return sys, nil
 }
+
+// queueMaintenance runs periodic housekeeping jobs.
+const queueMaintenance = "maintenance"
+
+// quietRiver keeps River's own informational chatter out of the log.
+func quietRiver(log *slog.Logger) *slog.Logger {
+	return slog.New(levelFloor{log.Handler(), slog.LevelWarn})
+}
+
+// levelFloor drops records below min.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler { return levelFloor{h.Handler.WithAttrs(a), h.min} }
+func (h levelFloor) WithGroup(n string) slog.Handler      { return levelFloor{h.Handler.WithGroup(n), h.min} }
 
 // signinLimits turns the rate-limit settings into rules.
 func signinLimits(cfg config.Config) (signin.Limits, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // Errors returned by the service.
@@ -50,6 +51,7 @@ type Service struct {
 	keys      *token.Keyring
 	hasher    *token.Hasher
 	issuer    string
+	events    *webhook.Emitter
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -62,8 +64,11 @@ type Deps struct {
 	Keyring   *token.Keyring
 	Hasher    *token.Hasher
 	Issuer    string
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Events receives user.created, user.updated and user.identifier_changed
+	// inside the transaction of the change; nil emits nothing.
+	Events *webhook.Emitter
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 // New returns a Service.
@@ -75,7 +80,7 @@ func New(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{db: d.DB, courier: d.Courier, templates: d.Templates, keys: d.Keyring, hasher: d.Hasher,
-		issuer: d.Issuer, now: d.Now, log: d.Log}
+		issuer: d.Issuer, events: d.Events, now: d.Now, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -215,7 +220,7 @@ func (s *Service) create(ctx context.Context, app store.App, in CreateInput, sta
 			}
 			return err
 		}
-		return nil
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, EventData(u))
 	})
 	if err != nil {
 		return User{}, nil, err
@@ -449,6 +454,7 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 		if err != nil {
 			return notFound(err)
 		}
+		before := u
 		if patch != nil {
 			cur := map[string]any{}
 			_ = json.Unmarshal(u.Meta, &cur)
@@ -505,7 +511,18 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 		if errors.Is(err, store.ErrConflict) {
 			return ErrUserExists
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(out)); err != nil {
+			return err
+		}
+		if before.Email != out.Email || before.Phone != out.Phone {
+			data := EventData(out)
+			data["previous"] = map[string]any{"email": optional(before.Email), "phone": optional(before.Phone)}
+			return s.events.Emit(ctx, tx, app.ID, webhook.UserIdentifierChanged, data)
+		}
+		return nil
 	})
 	if err != nil {
 		return User{}, err
@@ -530,9 +547,11 @@ func (s *Service) SetStatus(ctx context.Context, app store.App, id, status strin
 		}
 		// A deactivated user's sessions end with it; reactivating does not revive them.
 		if status == store.StatusInactive {
-			return tx.RevokeUserSessions(ctx, app.ID, id, now)
+			if err := tx.RevokeUserSessions(ctx, app.ID, id, now); err != nil {
+				return err
+			}
 		}
-		return nil
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(u))
 	})
 	if err != nil {
 		return User{}, notFound(err)
@@ -543,6 +562,25 @@ func (s *Service) SetStatus(ctx context.Context, app store.App, id, status strin
 // Delete removes a user of the app.
 func (s *Service) Delete(ctx context.Context, app store.App, id string) error {
 	return notFound(s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAppUser(ctx, app.ID, id) }))
+}
+
+// EventData is a user as webhook events carry it: no secrets, no tokens.
+func EventData(u store.AppUser) map[string]any {
+	meta := map[string]any{}
+	_ = json.Unmarshal(u.Meta, &meta)
+	return map[string]any{"user": map[string]any{
+		"id": u.ID, "app_id": u.AppID, "user_id": u.UserID, "status": u.Status,
+		"email": optional(u.Email), "phone": optional(u.Phone),
+		"email_verified": u.EmailVerified, "phone_verified": u.PhoneVerified,
+		"user_meta": meta, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt,
+	}}
+}
+
+func optional(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // DecodeUser decodes a stored user's metadata.

@@ -47,6 +47,25 @@ type Config struct {
 	Tokens        Tokens
 	RateLimit     RateLimit
 	SMS           SMS
+	Webhooks      Webhooks
+}
+
+// Webhooks holds the delivery settings.
+type Webhooks struct {
+	// AllowPrivateTargets is "", "true" or "false"; empty means true in
+	// development mode and false otherwise.
+	AllowPrivateTargets string
+	RetryBase           time.Duration
+	Workers             int
+	RescueAfter         time.Duration
+}
+
+// PrivateTargetsAllowed resolves webhooks.allow_private_targets.
+func (c Config) PrivateTargetsAllowed() bool {
+	if c.Webhooks.AllowPrivateTargets == "" {
+		return c.Dev
+	}
+	return c.Webhooks.AllowPrivateTargets == "true"
 }
 
 // SMS holds the SMS provider settings.

@@ -84,6 +84,7 @@ func defaultConfig() Config {
 		Mail:     Mail{From: "Gatehouse <no-reply@localhost>"},
 		SMTP:     SMTP{Port: 587, TLS: "starttls-required", Timeout: 10 * time.Second},
 		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second},
+		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m",
 			CodeFailuresPerHour: 10, PollInterval: time.Second},
 	}
@@ -537,6 +538,10 @@ func TestValidate(t *testing.T) {
 		{"grace too long", func(c *Config) { c.Tokens.RefreshGrace = time.Hour }, "tokens.refresh_grace"},
 		{"rate backend", func(c *Config) { c.RateLimit.Backend = "redis" }, "ratelimit.backend"},
 		{"sms provider", func(c *Config) { c.SMS.Provider = "pigeon" }, "sms.provider"},
+		{"private targets", func(c *Config) { c.Webhooks.AllowPrivateTargets = "maybe" }, "webhooks.allow_private_targets"},
+		{"retry base zero", func(c *Config) { c.Webhooks.RetryBase = 0 }, "webhooks.retry_base"},
+		{"workers zero", func(c *Config) { c.Webhooks.Workers = 0 }, "webhooks.workers"},
+		{"rescue too soon", func(c *Config) { c.Webhooks.RescueAfter = time.Second }, "webhooks.rescue_after"},
 		{"sms http without url", func(c *Config) { c.SMS.Provider = "http" }, "sms.http_url"},
 		{"sms url not url", func(c *Config) { c.SMS.HTTPURL = "sms-gateway" }, "sms.http_url"},
 		{"rate rule garbage", func(c *Config) { c.RateLimit.SendPerIP = "lots" }, "ratelimit.send_per_ip"},
@@ -745,6 +750,10 @@ func TestEveryFieldCovered(t *testing.T) {
 		"sms.http_url":                     "https://sms.example.com/send",
 		"sms.token":                        "smstok",
 		"sms.from":                         "Acme",
+		"webhooks.allow_private_targets":   "true",
+		"webhooks.retry_base":              "50ms",
+		"webhooks.workers":                 "8",
+		"webhooks.rescue_after":            "20s",
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -779,8 +788,9 @@ func TestEveryFieldCovered(t *testing.T) {
 		Mail:      Mail{Provider: "smtp", From: "Example <no-reply@example.com>"},
 		SMTP: SMTP{Host: "smtp.example.com", Port: 2525, Username: "mailer", Password: "s3cret",
 			TLS: "starttls", AuthMethod: "plain", Timeout: 20 * time.Second},
-		Tokens: Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second},
-		SMS:    SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
+		Tokens:   Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second},
+		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second},
+		SMS:      SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off",
 			CodeFailuresPerHour: 20, PollInterval: 2 * time.Second},
 	}

@@ -246,6 +246,30 @@ func table() []setting {
 			bind: stringField(func(c *Config) *string { return &c.SMS.From }),
 		},
 		{
+			Setting: Setting{Key: "webhooks.allow_private_targets",
+				Help: "Allow webhook URLs with http:// and private or loopback addresses: true or false. Empty: true in development mode, false otherwise. For local development only."},
+			bind:  enumField(func(c *Config) *string { return &c.Webhooks.AllowPrivateTargets }),
+			check: func(c Config) error { return oneOf(c.Webhooks.AllowPrivateTargets, "", "true", "false") },
+		},
+		{
+			Setting: Setting{Key: "webhooks.retry_base", Default: "5s",
+				Help: "First retry delay of a failed webhook delivery; retry n waits retry_base x 4^(n-1) (at most 24h), +-20% jitter. 1ms to 1h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.Webhooks.RetryBase }),
+			check: func(c Config) error { return durationRange(c.Webhooks.RetryBase, time.Millisecond, time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "webhooks.workers", Default: "32",
+				Help: "Concurrent webhook deliveries per server (each endpoint gets at most 4). 1 to 1000."},
+			bind:  intField(func(c *Config) *int { return &c.Webhooks.Workers }),
+			check: func(c Config) error { return inRange(c.Webhooks.Workers, 1, 1000) },
+		},
+		{
+			Setting: Setting{Key: "webhooks.rescue_after", Default: "30s",
+				Help: "When a delivery left in progress by a crashed server is attempted again. 16s to 1h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.Webhooks.RescueAfter }),
+			check: func(c Config) error { return durationRange(c.Webhooks.RescueAfter, 16*time.Second, time.Hour) },
+		},
+		{
 			Setting: Setting{Key: "tokens.session_lifetime", Default: "720h",
 				Help: "Absolute lifetime of a session, however often its refresh token is rotated. 1h to 8760h."},
 			bind: durationField(func(c *Config) *time.Duration { return &c.Tokens.SessionLifetime }),

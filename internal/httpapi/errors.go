@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // ErrorBody is the interface's error shape: {error, error_code?}, plus
@@ -75,6 +76,8 @@ var errorTable = []struct {
 	{signin.ErrMagicLinkNotFound, http.StatusNotFound, "magic_link_not_found_or_expired", "Magic link not found or expired"},
 	{signin.ErrMagicLinkPending, http.StatusConflict, "magic_link_pending", "Magic link not yet activated"},
 	{signin.ErrSessionNotFound, http.StatusNotFound, "session_not_found", "Session not found"},
+	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
+	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	// 503 is retried by the client SDK, which is right for an outage and
 	// never used for an application error.
 	{store.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},
@@ -98,6 +101,10 @@ func (s *Server) fail(ctx context.Context, err error) error {
 		e := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many requests: slow down")
 		e.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(limited.RetryAfter))}}
 		return e
+	}
+	var hookInv *webhook.InvalidError
+	if errors.As(err, &hookInv) {
+		return newAPIError(http.StatusBadRequest, "invalid_request", hookInv.Error())
 	}
 	var meta *appuser.MetaInvalidError
 	if errors.As(err, &meta) {

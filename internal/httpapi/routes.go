@@ -74,6 +74,18 @@ func (s *Server) registerRoutes() {
 	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, read, s.userSessions)
 	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, write, s.revokeUserSession)
 
+	// Webhooks (interface §4.14), with an app API key or secret.
+	register(s, op("createWebhook", "POST", "/v1/apps/{app_id}/webhooks", "Create a webhook endpoint", "Webhooks"), authApp, write, s.createWebhook)
+	register(s, op("listWebhooks", "GET", "/v1/apps/{app_id}/webhooks", "List webhook endpoints", "Webhooks"), authApp, read, s.listWebhooks)
+	register(s, op("webhookEventTypes", "GET", "/v1/apps/{app_id}/webhooks/event_types", "List the event types", "Webhooks"), authApp, read, s.webhookEventTypes)
+	register(s, op("getWebhook", "GET", "/v1/apps/{app_id}/webhooks/{id}", "Get a webhook endpoint", "Webhooks"), authApp, read, s.getWebhook)
+	register(s, op("updateWebhook", "PATCH", "/v1/apps/{app_id}/webhooks/{id}", "Update a webhook endpoint", "Webhooks"), authApp, write, s.updateWebhook)
+	register(s, op("deleteWebhook", "DELETE", "/v1/apps/{app_id}/webhooks/{id}", "Delete a webhook endpoint", "Webhooks"), authApp, write, s.deleteWebhook)
+	register(s, op("testWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/test", "Send a webhook.test event", "Webhooks"), authApp, write, s.testWebhook)
+	register(s, op("listWebhookDeliveries", "GET", "/v1/apps/{app_id}/webhooks/{id}/deliveries", "List deliveries, newest first", "Webhooks"), authApp, read, s.listDeliveries)
+	register(s, op("redeliverWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/deliveries/{delivery_id}/redeliver", "Deliver an event again", "Webhooks"), authApp, write, s.redeliver)
+	register(s, op("rotateWebhookSecret", "POST", "/v1/apps/{app_id}/webhooks/{id}/rotate_secret", "Rotate the signing secret", "Webhooks"), authApp, write, s.rotateWebhookSecret)
+
 	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
 	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, 0, s.sendOTP)
 	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, 0, s.verifyOTP)

@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // Deps are what the API needs; run() builds them.
@@ -29,6 +30,7 @@ type Deps struct {
 	Tenants        *tenant.Service
 	Users          *appuser.Service
 	SignIn         *signin.Service
+	Webhooks       *webhook.Service
 	Keyring        *token.Keyring
 	KeyReloader    *tenant.KeyReloader
 	Log            *slog.Logger

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // magicClaims are what the client SDK decodes from a magic-link token
@@ -62,7 +63,10 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 		if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodMagicLink}); err != nil {
 			return err
 		}
-		return tx.CreateChallenge(ctx, ch)
+		if err := tx.CreateChallenge(ctx, ch); err != nil {
+			return err
+		}
+		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
 	})
 	if err != nil {
 		return SendResult{}, err
@@ -85,6 +89,7 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 		s.log.ErrorContext(ctx, "magic link not delivered", "app_id", app.ID, "challenge_id", ch.ID,
 			"to", courier.MaskAddress(id.Value), "err", err)
 		res.Sent = false
+		s.deliveryFailed(ctx, ch)
 	}
 	return res, nil
 }
@@ -129,6 +134,9 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 		}
 		if u.Status != store.StatusActive {
 			return ErrMagicLinkNotFound
+		}
+		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
+			return err
 		}
 		out, err = s.startSession(ctx, tx, app, u, MethodMagic, c)
 		return err

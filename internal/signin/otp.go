@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // Challenge methods and purposes.
@@ -120,7 +121,10 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 		if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodEmailOTP, MethodSMSOTP}); err != nil {
 			return err
 		}
-		return tx.CreateChallenge(ctx, ch)
+		if err := tx.CreateChallenge(ctx, ch); err != nil {
+			return err
+		}
+		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
 	})
 	if err != nil {
 		return SendResult{}, err
@@ -142,6 +146,7 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 		s.log.ErrorContext(ctx, "sign-in code not delivered", "app_id", app.ID, "challenge_id", ch.ID,
 			"to", courier.MaskAddress(id.Value), "err", err)
 		res.Sent = false
+		s.deliveryFailed(ctx, ch)
 	}
 	return res, nil
 }
@@ -178,7 +183,20 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		return TokenSet{}, ErrInvalidCode
 	}
 	if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
-		_, status, err := s.db.FailAttempt(ctx, ch.ID, now)
+		var status string
+		err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
+				return err
+			}
+			if err := s.emitLoginFailed(ctx, tx, ch, "invalid_code"); err != nil {
+				return err
+			}
+			if status == store.ChallengeFailed {
+				return s.emitVerification(ctx, tx, ch, webhook.OutcomeFailed, nil, map[string]any{"attempts": codeAttempts})
+			}
+			return nil
+		})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return TokenSet{}, ErrInvalidCode
@@ -205,6 +223,9 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		}
 		if u.Status != store.StatusActive {
 			return ErrInvalidCode
+		}
+		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
+			return err
 		}
 		out, err = s.startSession(ctx, tx, app, u, MethodOTP, c)
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // Errors returned by the service; httpapi maps each to a response.
@@ -93,6 +94,7 @@ type Service struct {
 	templates *courier.Templates
 	users     *appuser.Service
 	limiter   Limiter
+	events    *webhook.Emitter
 	limits    Limits
 	settings  Settings
 	now       func() time.Time
@@ -109,10 +111,13 @@ type Deps struct {
 	Templates *courier.Templates
 	Users     *appuser.Service
 	Limiter   Limiter
-	Limits    Limits
-	Settings  Settings
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Events receives verification and auth.login.failed events inside the
+	// transaction of the change; nil emits nothing.
+	Events   *webhook.Emitter
+	Limits   Limits
+	Settings Settings
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // New returns a Service.
@@ -133,7 +138,7 @@ func New(d Deps) *Service {
 		d.Settings.RefreshGrace = 0
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, courier: d.Courier,
-		templates: d.Templates, users: d.Users, limiter: d.Limiter, limits: d.Limits, settings: d.Settings,
+		templates: d.Templates, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
 		now: d.Now, log: d.Log}
 }
 

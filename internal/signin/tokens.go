@@ -178,7 +178,9 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (T
 				return err
 			}
 		}
-		if rt.UsedAt != nil && now.Sub(*rt.UsedAt) <= s.settings.RefreshGrace && rt.SuccessorSealed != nil {
+		// With no grace window any reuse revokes, even one at the same instant
+		// (a fake or coarse clock, or racing requests).
+		if rt.UsedAt != nil && s.settings.RefreshGrace > 0 && now.Sub(*rt.UsedAt) <= s.settings.RefreshGrace && rt.SuccessorSealed != nil {
 			next, err := s.sealer.Open(rt.SuccessorSealed, []byte("refresh-successor:"+rt.ID))
 			if err != nil {
 				return err

@@ -105,3 +105,23 @@ func (db *DB) Pending(ctx context.Context) (bool, error) {
 	defer cleanup()
 	return p.HasPending(ctx)
 }
+
+// WithMigrationLock runs fn while holding the migration advisory lock on
+// PostgreSQL, so replicas starting together apply other migrations (the job
+// queue's own) one at a time. On SQLite it just runs fn.
+func (db *DB) WithMigrationLock(ctx context.Context, fn func() error) error {
+	if db.pool == nil {
+		return fn()
+	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer conn.Release()
+	const key = 7204651011 // arbitrary, distinct from goose's
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(key)); err != nil {
+		return mapErr(err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(key)) }()
+	return fn()
+}

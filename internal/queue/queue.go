@@ -1,0 +1,142 @@
+// Package queue runs durable background jobs (webhook deliveries, expiry
+// sweeps) with River on either database. Jobs are inserted in the same
+// transaction as the change that causes them, so both commit or neither.
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// Migrate applies River's own schema migrations (under the migration lock on PostgreSQL).
+func Migrate(ctx context.Context, db *store.DB, log *slog.Logger) error {
+	return db.WithMigrationLock(ctx, func() error {
+		var err error
+		if db.Pool() != nil {
+			var m *rivermigrate.Migrator[pgx.Tx]
+			if m, err = rivermigrate.New(riverpgxv5.New(db.Pool()), &rivermigrate.Config{Logger: log}); err == nil {
+				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+			}
+		} else {
+			var m *rivermigrate.Migrator[*sql.Tx]
+			if m, err = rivermigrate.New(riversqlite.New(db.Writer()), &rivermigrate.Config{Logger: log}); err == nil {
+				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("queue: migrate: %w", err)
+		}
+		return nil
+	})
+}
+
+// Config tunes the queue.
+type Config struct {
+	Workers  *river.Workers
+	Periodic []*river.PeriodicJob
+	Log      *slog.Logger
+	// Queues maps queue names to their worker counts; nil means insert-only.
+	Queues map[string]int
+	// FetchPollInterval bounds how late a job scheduled for a moment is picked up.
+	FetchPollInterval time.Duration
+	// RescueAfter is when a job left running by a crashed process is retried.
+	RescueAfter time.Duration
+}
+
+// Queue inserts and works jobs. The two River clients differ only in their
+// transaction type; exactly one is set.
+type Queue struct {
+	pg *river.Client[pgx.Tx]
+	sq *river.Client[*sql.Tx]
+}
+
+// New builds a queue on db. With no Queues in cfg it can insert jobs but works none.
+func New(db *store.DB, cfg Config) (*Queue, error) {
+	rc := &river.Config{
+		Workers:              cfg.Workers,
+		PeriodicJobs:         cfg.Periodic,
+		Logger:               cfg.Log,
+		FetchPollInterval:    cfg.FetchPollInterval,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		JobTimeout:           -1, // each worker sets its own
+	}
+	if rc.FetchPollInterval == 0 {
+		rc.FetchPollInterval = 500 * time.Millisecond
+	}
+	if rc.FetchCooldown == 0 || rc.FetchCooldown > rc.FetchPollInterval {
+		rc.FetchCooldown = min(100*time.Millisecond, rc.FetchPollInterval)
+	}
+	if rc.RescueStuckJobsAfter == 0 {
+		rc.RescueStuckJobsAfter = time.Minute
+	}
+	if len(cfg.Queues) > 0 {
+		rc.Queues = map[string]river.QueueConfig{}
+		for name, n := range cfg.Queues {
+			rc.Queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
+	}
+	q := &Queue{}
+	var err error
+	if db.Pool() != nil {
+		q.pg, err = river.NewClient(riverpgxv5.New(db.Pool()), rc)
+	} else {
+		// SQLite: River shares the single write connection, which is what
+		// keeps it free of SQLITE_BUSY; it polls instead of listening.
+		rc.PollOnly = true
+		q.sq, err = river.NewClient(riversqlite.New(db.Writer()), rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	return q, nil
+}
+
+// InsertTx enqueues a job inside tx: it runs only if tx commits.
+func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
+	var err error
+	if q.pg != nil {
+		_, err = q.pg.InsertTx(ctx, tx.PgxTx(), args, opts)
+	} else {
+		_, err = q.sq.InsertTx(ctx, tx.SQLTx(), args, opts)
+	}
+	return err
+}
+
+// Start begins working jobs until Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	if q.pg != nil {
+		return q.pg.Start(ctx)
+	}
+	return q.sq.Start(ctx)
+}
+
+// Stop stops fetching jobs and waits for running ones until ctx ends, then
+// cancels what is left (a cancelled delivery is retried after restart).
+func (q *Queue) Stop(ctx context.Context) error {
+	stop, cancel := q.sq.Stop, q.sq.StopAndCancel
+	if q.pg != nil {
+		stop, cancel = q.pg.Stop, q.pg.StopAndCancel
+	}
+	err := stop(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		cctx, done := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer done()
+		err = cancel(cctx)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,104 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/gatehouse-auth/gatehouse/internal/queue"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// QueueName is the River queue deliveries run on.
+const QueueName = "webhooks"
+
+// Envelope is the body of every delivery (interface §6.1). It is serialised
+// once; retries send the same bytes with the same id.
+type Envelope struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	EventType  string    `json:"event_type"`
+	AppID      string    `json:"app_id"`
+	Data       any       `json:"data"`
+	APIVersion string    `json:"api_version"`
+}
+
+// DeliverArgs is the job that makes one delivery.
+type DeliverArgs struct {
+	DeliveryID string `json:"delivery_id"`
+}
+
+// Kind names the job for River.
+func (DeliverArgs) Kind() string { return "webhook_delivery" }
+
+// Emitter records events and enqueues their deliveries inside the caller's
+// transaction: the change and its events commit together or not at all.
+// A nil *Emitter emits nothing.
+type Emitter struct {
+	queue *queue.Queue
+	now   func() time.Time
+}
+
+// NewEmitter returns an Emitter that enqueues on q.
+func NewEmitter(q *queue.Queue, now func() time.Time) *Emitter {
+	if now == nil {
+		now = time.Now
+	}
+	return &Emitter{queue: q, now: now}
+}
+
+// Emit records an event of app and fans it out to every enabled endpoint
+// subscribed to its type. data must hold no secret.
+func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType string, data any) error {
+	if e == nil {
+		return nil
+	}
+	endpoints, err := tx.ListWebhookEndpoints(ctx, appID)
+	if err != nil {
+		return err
+	}
+	var targets []store.WebhookEndpoint
+	for _, ep := range endpoints {
+		if ep.Enabled && subscribed(ep.EventTypes, eventType) {
+			targets = append(targets, ep)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	_, err = e.emitTo(ctx, tx, appID, eventType, data, targets)
+	return err
+}
+
+// emitTo records one event and a delivery to each of targets; it returns the delivery ids.
+func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType string, data any, targets []store.WebhookEndpoint) ([]string, error) {
+	now := e.now().UTC().Truncate(time.Microsecond)
+	env := Envelope{ID: uuid.NewString(), CreatedAt: now, EventType: eventType, AppID: appID, Data: data, APIVersion: "v1"}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.InsertWebhookEvent(ctx, store.WebhookEvent{ID: env.ID, AppID: appID, EventType: eventType, Body: body, CreatedAt: now}); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(targets))
+	for _, ep := range targets {
+		d := store.WebhookDelivery{ID: uuid.Must(uuid.NewV7()).String(), EndpointID: ep.ID, EventID: env.ID, EventType: eventType,
+			Status: store.DeliveryPending, MaxAttempts: ep.RetryLimit + 1, CreatedAt: now, UpdatedAt: now}
+		if err := tx.InsertWebhookDelivery(ctx, d); err != nil {
+			return nil, err
+		}
+		if err := e.enqueue(ctx, tx, d.ID, d.MaxAttempts); err != nil {
+			return nil, err
+		}
+		ids = append(ids, d.ID)
+	}
+	return ids, nil
+}
+
+func (e *Emitter) enqueue(ctx context.Context, tx *store.Tx, deliveryID string, maxAttempts int) error {
+	return e.queue.InsertTx(ctx, tx, DeliverArgs{DeliveryID: deliveryID}, &river.InsertOpts{Queue: QueueName, MaxAttempts: maxAttempts})
+}
