@@ -158,13 +158,13 @@ func (p Policy) checkHost(u *url.URL) (string, netip.Addr, error) {
 		return "", netip.Addr{}, egressUnsafe("url host is not a valid name")
 	}
 	labels := strings.Split(name, ".")
-	for _, l := range labels {
-		// inet_aton and WHATWG URL parsers read these as address parts
-		// ("2130706433", "0x7f.1", "017700000001", "127.1"); a full dotted
-		// quad was accepted above, so any numeric label here is a legacy form.
-		if egressNumericLabel(l) {
-			return "", netip.Addr{}, egressUnsafe("url host uses a legacy numeric address form")
-		}
+	// A host whose last label is a number is read as an IPv4 address by
+	// WHATWG URL parsers and inet_aton ("2130706433", "0x7f.1",
+	// "017700000001", "127.1"); a full dotted quad was accepted above, so
+	// this is a legacy form. No real top-level domain is numeric, so
+	// "123.example.com" stays a name.
+	if egressNumericLabel(labels[len(labels)-1]) {
+		return "", netip.Addr{}, egressUnsafe("url host uses a legacy numeric address form")
 	}
 	// Cloud metadata names are never a legitimate target, even in development.
 	if name == "metadata.google.internal" || name == "metadata.amazonaws.com" {

@@ -1,0 +1,223 @@
+// Command gatehouse-load measures a running Gatehouse server: requests per
+// second and latency percentiles for one scenario at a fixed concurrency.
+// It only talks to the server it is given (use loopback), and stops by itself.
+//
+//	gatehouse-load -base http://127.0.0.1:8080 -app APP_ID -scenario refresh -c 16 -d 10s
+//
+// Scenarios: jwks, current_user, refresh, login (send a code, read it from
+// the dev outbox, verify it). current_user, refresh and login need a dev-mode
+// server whose sign-in rate limits are off (GATEHOUSE_RATELIMIT_SEND_PER_IP=off,
+// GATEHOUSE_RATELIMIT_SEND_PER_IDENTIFIER=off, GATEHOUSE_RATELIMIT_VERIFY_PER_IP=off).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "gatehouse-load:", err)
+		os.Exit(1)
+	}
+}
+
+type client struct {
+	base, app string
+	http      *http.Client
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("gatehouse-load", flag.ContinueOnError)
+	base := fs.String("base", "http://127.0.0.1:8080", "server base URL")
+	app := fs.String("app", "", "app id (required except for jwks)")
+	scenario := fs.String("scenario", "jwks", "jwks, current_user, refresh or login")
+	conc := fs.Int("c", 16, "concurrent clients")
+	dur := fs.Duration("d", 10*time.Second, "how long to run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c := &client{base: *base, app: *app, http: &http.Client{Timeout: 10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc * 2}}}
+	var op func(ctx context.Context, worker int) error
+	switch *scenario {
+	case "jwks":
+		op = func(ctx context.Context, _ int) error { _, err := c.do(ctx, "GET", "/.well-known/jwks.json", nil, nil); return err }
+	case "current_user", "refresh":
+		sets := make([]tokenSet, *conc)
+		for i := range sets {
+			ts, err := c.login(context.Background(), fmt.Sprintf("load-setup-%d-%d@example.com", time.Now().UnixNano(), i))
+			if err != nil {
+				return fmt.Errorf("setup sign-in: %w", err)
+			}
+			sets[i] = ts
+		}
+		if *scenario == "current_user" {
+			op = func(ctx context.Context, w int) error {
+				_, err := c.do(ctx, "GET", "/v1/auth/"+c.app+"/current_user", map[string]string{"X-Authorization": sets[w].Access}, nil)
+				return err
+			}
+		} else {
+			op = func(ctx context.Context, w int) error {
+				body, err := c.do(ctx, "POST", "/v1/auth/"+c.app+"/tokens/refresh", map[string]string{"X-Refresh-Token": sets[w].Refresh}, nil)
+				if err != nil {
+					return err
+				}
+				return json.Unmarshal(body, &sets[w])
+			}
+		}
+	case "login":
+		var n atomic.Int64
+		stamp := time.Now().UnixNano()
+		op = func(ctx context.Context, _ int) error {
+			_, err := c.login(ctx, fmt.Sprintf("load-%d-%d@example.com", stamp, n.Add(1)))
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown scenario %q", *scenario)
+	}
+	res := measure(op, *conc, *dur)
+	fmt.Fprintf(out, "%s c=%d: %d ok, %d errors in %s: %.0f/s  p50 %s  p99 %s\n", *scenario, *conc, res.ok, res.errs,
+		res.elapsed.Round(time.Millisecond), float64(res.ok)/res.elapsed.Seconds(), res.p(50), res.p(99))
+	if res.firstErr != nil {
+		fmt.Fprintf(out, "first error: %v\n", res.firstErr)
+	}
+	return nil
+}
+
+type result struct {
+	ok, errs  int
+	elapsed   time.Duration
+	latencies []time.Duration
+	firstErr  error
+}
+
+func (r result) p(q int) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	return r.latencies[(len(r.latencies)-1)*q/100].Round(10 * time.Microsecond)
+}
+
+func measure(op func(context.Context, int) error, conc int, dur time.Duration) result {
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	var mu sync.Mutex
+	var res result
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			var lat []time.Duration
+			ok, errs := 0, 0
+			var first error
+			for ctx.Err() == nil {
+				t := time.Now()
+				err := op(ctx, w)
+				if ctx.Err() != nil {
+					break
+				}
+				if err != nil {
+					errs++
+					if first == nil {
+						first = err
+					}
+					continue
+				}
+				ok++
+				lat = append(lat, time.Since(t))
+			}
+			mu.Lock()
+			res.ok, res.errs = res.ok+ok, res.errs+errs
+			res.latencies = append(res.latencies, lat...)
+			if res.firstErr == nil {
+				res.firstErr = first
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	slices.Sort(res.latencies)
+	return res
+}
+
+func (c *client) do(ctx context.Context, method, path string, headers map[string]string, body any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(b))
+	}
+	return b, nil
+}
+
+type tokenSet struct {
+	Access  string `json:"access"`
+	Refresh string `json:"refresh"`
+}
+
+// login signs a new identifier in with a code read from the dev outbox.
+func (c *client) login(ctx context.Context, email string) (tokenSet, error) {
+	b, err := c.do(ctx, "POST", "/v1/auth/"+c.app+"/otps/login", nil, map[string]any{"identifier": email})
+	if err != nil {
+		return tokenSet{}, err
+	}
+	var sent struct {
+		UserID string `json:"user_id"`
+	}
+	if err := json.Unmarshal(b, &sent); err != nil {
+		return tokenSet{}, err
+	}
+	b, err = c.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(email), nil, nil)
+	if err != nil {
+		return tokenSet{}, err
+	}
+	var box struct {
+		Messages []struct {
+			Code string `json:"code"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &box); err != nil || len(box.Messages) == 0 {
+		return tokenSet{}, errors.New("no code in the dev outbox (is the server in dev mode?)")
+	}
+	b, err = c.do(ctx, "POST", "/v1/auth/"+c.app+"/otps/verify", nil, map[string]any{"otp": box.Messages[0].Code, "user_id": sent.UserID})
+	if err != nil {
+		return tokenSet{}, err
+	}
+	var ts tokenSet
+	return ts, json.Unmarshal(b, &ts)
+}
