@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -189,6 +190,9 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 			if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
 				return err
 			}
+			if over, err := s.overBudget(ctx, tx, userID, now, 1); err != nil || over {
+				return cmp.Or(err, ErrTooManyAttempts)
+			}
 			if err := s.emitLoginFailed(ctx, tx, ch, "invalid_code"); err != nil {
 				return err
 			}
@@ -200,6 +204,8 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return TokenSet{}, ErrInvalidCode
+		case errors.Is(err, ErrTooManyAttempts):
+			return TokenSet{}, ErrTooManyAttempts
 		case err != nil:
 			return TokenSet{}, err
 		case status == store.ChallengeFailed:
@@ -217,6 +223,9 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		if !won {
 			return ErrInvalidCode
 		}
+		if over, err := s.overBudget(ctx, tx, userID, now, 0); err != nil || over {
+			return cmp.Or(err, ErrTooManyAttempts)
+		}
 		u, err := tx.MarkUserVerified(ctx, app.ID, userID, ch.Method == MethodEmailOTP, ch.Method == MethodSMSOTP, now)
 		if err != nil {
 			return err
@@ -231,6 +240,23 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		return err
 	})
 	return out, err
+}
+
+// overBudget reports whether the user's wrong codes of the last hour, not
+// counting the mine the caller has just recorded, have spent the hourly
+// budget. It runs in the transaction that has just updated the challenge's
+// row, which stays locked until commit, so racing guesses are counted one
+// after another and a burst cannot slip past the budget between the early
+// check and the write.
+func (s *Service) overBudget(ctx context.Context, tx *store.Tx, userID string, now time.Time, mine int) (bool, error) {
+	if s.limits.CodeFailuresPerHour <= 0 {
+		return false, nil
+	}
+	failures, err := tx.RecentCodeFailures(ctx, userID, now.Add(-time.Hour), codeAttempts)
+	if err != nil {
+		return false, err
+	}
+	return failures-mine >= s.limits.CodeFailuresPerHour, nil
 }
 
 func validCode(code string) bool {

@@ -107,7 +107,7 @@ func (q Queries) FailAttempt(ctx context.Context, id string, now time.Time) (rem
 // one caller can win it.
 func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2
-		WHERE id = $1`, id, ts(now))
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now))
 	return n == 1, err
 }
 

@@ -1,0 +1,111 @@
+package signin_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+)
+
+// benchSessions is how many sessions a benchmark spreads its calls over.
+const benchSessions = 32
+
+// forEachKind runs a benchmark on SQLite and, when configured, PostgreSQL.
+func forEachKind(b *testing.B, fn func(b *testing.B, db *store.DB)) {
+	for _, kind := range storetest.Kinds(b) {
+		b.Run(kind, func(b *testing.B) { fn(b, storetest.Open(b, kind)) })
+	}
+}
+
+// benchEnv is an env without rate limits, which would measure the limiter.
+func benchEnv(b *testing.B, db *store.DB) *env {
+	return newEnv(b, db, func(c *config) {
+		c.limits.SendPerIdentifier, c.limits.SendPerIP, c.limits.VerifyPerIP = ratelimit.Rule{}, ratelimit.Rule{}, ratelimit.Rule{}
+	})
+}
+
+// benchTokens signs in benchSessions users and returns their token sets.
+func benchTokens(b *testing.B, e *env) []signin.TokenSet {
+	out := make([]signin.TokenSet, benchSessions)
+	for i := range out {
+		out[i] = e.signIn(b, e.user(b, fmt.Sprintf("user%d@example.com", i)))
+	}
+	return out
+}
+
+func BenchmarkRefresh(b *testing.B) {
+	forEachKind(b, func(b *testing.B, db *store.DB) {
+		e := benchEnv(b, db)
+		sets := benchTokens(b, e)
+		i := 0
+		for b.Loop() {
+			k := i % len(sets)
+			next, err := e.svc.Refresh(e.ctx, e.app, sets[k].Refresh)
+			if err != nil {
+				b.Fatalf("Refresh: %v", err)
+			}
+			sets[k] = next
+			i++
+		}
+	})
+}
+
+func BenchmarkAuthenticate(b *testing.B) {
+	forEachKind(b, func(b *testing.B, db *store.DB) {
+		e := benchEnv(b, db)
+		sets := benchTokens(b, e)
+		i := 0
+		for b.Loop() {
+			if _, err := e.svc.Authenticate(e.ctx, e.app, sets[i%len(sets)].Access); err != nil {
+				b.Fatalf("Authenticate: %v", err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkAuthenticateParallel measures the per-request check under load
+// from every core at once.
+func BenchmarkAuthenticateParallel(b *testing.B) {
+	forEachKind(b, func(b *testing.B, db *store.DB) {
+		e := benchEnv(b, db)
+		sets := benchTokens(b, e)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				if _, err := e.svc.Authenticate(e.ctx, e.app, sets[i%len(sets)].Access); err != nil {
+					b.Errorf("Authenticate: %v", err)
+					return
+				}
+				i++
+			}
+		})
+	})
+}
+
+// BenchmarkVerifyOTP times the verification of a correct code; sending it
+// is left out of the measurement.
+func BenchmarkVerifyOTP(b *testing.B) {
+	forEachKind(b, func(b *testing.B, db *store.DB) {
+		e := benchEnv(b, db)
+		users := make([]string, benchSessions)
+		for i := range users {
+			users[i] = e.user(b, fmt.Sprintf("user%d@example.com", i)).ID
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			b.StopTimer()
+			e.clock.Advance(time.Second)
+			_, code := e.sendCode(b, fmt.Sprintf("user%d@example.com", i%len(users)))
+			b.StartTimer()
+			if _, err := e.svc.VerifyOTP(e.ctx, e.app, users[i%len(users)], code, e.client); err != nil {
+				b.Fatalf("VerifyOTP: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,202 @@
+package signin_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+)
+
+// flakyCourier hands every message to next (so the test still learns the
+// secret) and then reports a delivery failure while fail is set.
+type flakyCourier struct {
+	next courier.Provider
+	fail *atomic.Bool
+}
+
+func (f flakyCourier) Send(ctx context.Context, m courier.Message) (string, error) {
+	id, err := f.next.Send(ctx, m)
+	if err == nil && f.fail.Load() {
+		return "", errors.New("smtp: 451 4.3.0 temporary failure")
+	}
+	return id, err
+}
+
+// secretFlow runs every sign-in path that logs something, and returns every
+// secret it saw: codes, link tokens, poll handles, access, refresh and CSRF tokens.
+func secretFlow(t *testing.T, e *env, fail *atomic.Bool) []string {
+	t.Helper()
+	var secrets []string
+	keep := func(ts signin.TokenSet) { secrets = append(secrets, ts.Access, ts.Refresh, ts.CSRF) }
+	u := e.user(t, "alice@example.com")
+
+	// A challenge that fails after five wrong codes.
+	_, code := e.sendCode(t, "alice@example.com")
+	for _, c := range wrongCodes(code, 5) {
+		if _, err := e.svc.VerifyOTP(e.ctx, e.app, u.ID, c, e.client); err == nil {
+			t.Fatalf("VerifyOTP(wrong code) = nil; want an error")
+		}
+	}
+	ts := e.signIn(t, u)
+	keep(ts)
+
+	// Rotation, then reuse outside the grace window.
+	next, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh)
+	if err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	keep(next)
+	e.clock.Advance(time.Minute)
+	if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		t.Fatalf("Refresh(reused) = %v; want ErrUnauthenticated", err)
+	}
+
+	// A magic link opened on one device and collected on the other.
+	handle, tok := e.sendLink(t, "alice@example.com", false)
+	secrets = append(secrets, handle)
+	opened, err := e.svc.AuthenticateMagicLink(e.ctx, e.app, tok, e.client)
+	if err != nil {
+		t.Fatalf("AuthenticateMagicLink: %v", err)
+	}
+	keep(opened)
+	polled, err := e.svc.MagicLinkStatus(e.ctx, e.app, handle, e.client)
+	if err != nil {
+		t.Fatalf("MagicLinkStatus: %v", err)
+	}
+	keep(polled)
+	e.clock.Advance(2 * time.Minute) // the next request records session activity
+	e.caller(t, polled.Access)
+	rotated, err := e.svc.RotateAccess(e.ctx, e.app, polled.Access)
+	if err != nil {
+		t.Fatalf("RotateAccess: %v", err)
+	}
+	keep(rotated)
+
+	// Deliveries that fail, of a code, a link and an invitation.
+	fail.Store(true)
+	e.sendCode(t, "alice@example.com")
+	e.sendLink(t, "alice@example.com", false)
+	if _, _, err := e.users.Invite(e.ctx, e.app, appuser.CreateInput{Identifier: "ivy@example.com"}); err == nil {
+		t.Fatalf("Invite with a failing courier = nil; want an error")
+	}
+	fail.Store(false)
+
+	for _, m := range e.rec.Messages() {
+		if m.Code != "" {
+			secrets = append(secrets, m.Code)
+		}
+		if m.Link != "" {
+			secrets = append(secrets, linkToken(t, m.Link))
+		}
+	}
+	return secrets
+}
+
+// leaks reports whether text holds secret: a JWT's payload or signature
+// alone counts, and a short code counts only as a whole word, so a code
+// that happens to match six digits of a timestamp or hash is no leak.
+func leaks(text, secret string) bool {
+	if len(secret) < 16 {
+		return containsWord(text, secret)
+	}
+	if parts := strings.Split(secret, "."); len(parts) == 3 {
+		return strings.Contains(text, parts[1]) || strings.Contains(text, parts[2])
+	}
+	return strings.Contains(text, secret)
+}
+
+// containsWord reports whether word occurs in text with no letter or digit
+// right before or after it.
+func containsWord(text, word string) bool {
+	alnum := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	for i := 0; ; {
+		j := strings.Index(text[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		if (start == 0 || !alnum(text[start-1])) && (end == len(text) || !alnum(text[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func TestSecretsNeverLogged(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		var buf syncBuffer
+		var fail atomic.Bool
+		e := newEnv(t, db, func(c *config) {
+			c.log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			c.wrap = func(p courier.Provider) courier.Provider { return flakyCourier{next: p, fail: &fail} }
+		})
+		secrets := secretFlow(t, e, &fail)
+		logs := buf.String()
+		// The flow must have logged, or the test proves nothing.
+		for _, want := range []string{"refresh token reused", "sign-in code challenge failed", "sign-in code not delivered",
+			"magic link not delivered", "invitation not delivered"} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("logs lack %q; want every logging path exercised:\n%s", want, logs)
+			}
+		}
+		if len(secrets) < 20 {
+			t.Fatalf("the flow saw %d secrets; want at least 20", len(secrets))
+		}
+		for _, s := range secrets {
+			if leaks(logs, s) {
+				t.Errorf("logs contain a secret (%d chars):\n%s", len(s), logs)
+			}
+		}
+	})
+}
+
+func TestSecretsNotStored(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		var fail atomic.Bool
+		e := newEnv(t, db, func(c *config) {
+			c.wrap = func(p courier.Provider) courier.Provider { return flakyCourier{next: p, fail: &fail} }
+		})
+		secrets := secretFlow(t, e, &fail)
+		all := dump(t, db)
+		if !strings.Contains(all, "alice@example.com") {
+			t.Fatalf("the dump does not show alice's row; the dump is broken")
+		}
+		for _, s := range secrets {
+			if leaks(all, s) {
+				t.Errorf("the database holds a secret (%d chars) in plain text", len(s))
+			}
+		}
+	})
+}
+
+func TestLeaks(t *testing.T) {
+	const jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVzLWhlcmU"
+	for _, tc := range []struct {
+		text, secret string
+		want         bool
+	}{
+		{`{"msg":"code","code":"042917"}`, "042917", true},
+		{"042917 is your code", "042917", true},
+		{"at 2031-03-14 15:09:26.1042917+00:00", "042917", false},
+		{"hash a0429171f", "042917", false},
+		{`{"token":"` + jwt + `"}`, jwt, true},
+		{"sig=c2lnbmF0dXJlLWJ5dGVzLWhlcmU", jwt, true},
+		{"claims eyJzdWIiOiJhbGljZSJ9", jwt, true},
+		{"header eyJhbGciOiJFUzI1NiJ9 only", jwt, false},
+		{"handle=Zm9vYmFyYmF6cXV4cXV1eA", "Zm9vYmFyYmF6cXV4cXV1eA", true},
+		{"nothing here", "Zm9vYmFyYmF6cXV4cXV1eA", false},
+	} {
+		if got := leaks(tc.text, tc.secret); got != tc.want {
+			t.Errorf("leaks(%q, %q) = %v; want %v", tc.text, tc.secret, got, tc.want)
+		}
+	}
+}
