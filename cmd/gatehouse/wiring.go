@@ -142,8 +142,12 @@ func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler { return levelFloor{h.Handler.WithAttrs(a), h.min} }
-func (h levelFloor) WithGroup(n string) slog.Handler      { return levelFloor{h.Handler.WithGroup(n), h.min} }
+func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(a), h.min}
+}
+func (h levelFloor) WithGroup(n string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(n), h.min}
+}
 
 // signinLimits turns the rate-limit settings into rules.
 func signinLimits(cfg config.Config) (signin.Limits, error) {

@@ -78,6 +78,7 @@ var errorTable = []struct {
 	{signin.ErrSessionNotFound, http.StatusNotFound, "session_not_found", "Session not found"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
+	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
 	// 503 is retried by the client SDK, which is right for an outage and
 	// never used for an application error.
 	{store.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},

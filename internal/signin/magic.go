@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -30,68 +31,40 @@ type magicClaims struct {
 // single-use token, and returns a separate polling handle to the device that
 // asked, so it can collect its own session once the link is opened anywhere.
 func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, c Client) (SendResult, error) {
-	id, err := parseIdentifier(app, identifier)
+	r, err := s.resolve(ctx, app, identifier, meta, c)
 	if err != nil {
 		return SendResult{}, err
 	}
-	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
-		return SendResult{}, err
+	ttl := time.Duration(app.MagicLinkExpiration) * time.Second
+	if r.User == nil {
+		now := s.clock()
+		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true}, nil
 	}
-	now := s.clock()
-	u, metaErrs, err := s.findOrCreate(ctx, app, id, meta)
-	if err != nil {
-		return SendResult{}, err
-	}
-	handle := token.RandomString(32)
-	if u == nil {
-		return SendResult{ChallengeID: handle, SentAt: now, UserID: newID(), Sent: true}, nil
-	}
-	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: MethodMagicLink,
-		Recipient: id.Value, Status: store.ChallengePending, RemainingAttempts: 1, WebauthnEnabled: webauthn, IP: c.IP,
-		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now,
-		ExpiresAt: now.Add(time.Duration(app.MagicLinkExpiration) * time.Second)}
+	u := r.User
+	ch := s.newChallenge(app, r, MethodMagicLink, 1, ttl, c)
+	ch.WebauthnEnabled = webauthn
 	tok, err := s.keys.Sign(token.TypeMagic, magicClaims{
-		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
+		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: ch.CreatedAt.Unix(),
 			Expiry: ch.ExpiresAt.Unix(), ID: ch.ID},
 		UUID: u.ID, UserStatus: u.Status, Email: u.Email, Phone: u.Phone, WebauthnEnabled: webauthn, Purpose: "magic_link",
 	})
 	if err != nil {
 		return SendResult{}, err
 	}
+	handle := token.RandomString(32)
 	ch.SecretHash, ch.PollHash = s.hasher.Hash("magic", tok), s.hasher.Hash("magic-poll", handle)
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodMagicLink}); err != nil {
-			return err
-		}
-		if err := tx.CreateChallenge(ctx, ch); err != nil {
-			return err
-		}
-		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
-	})
+	link := appuser.AppLink(app, "sct_magic", tok)
+	msg, err := s.message(app, r.ID, "magic_link", courier.LinkData{AppName: app.Name, Link: link, ExpiresIn: minutes(ttl)},
+		fmt.Sprintf("Sign in to %s: %s (expires in %s)", app.Name, link, minutes(ttl)))
 	if err != nil {
 		return SendResult{}, err
 	}
-	res := SendResult{ChallengeID: handle, SentAt: now, UserID: u.ID, Sent: true, MetaErrors: metaErrs}
-	link := appuser.AppLink(app, "sct_magic", tok)
-	minutes := fmt.Sprintf("%d minutes", max(1, app.MagicLinkExpiration/60))
-	msg := courier.Message{To: id.Value, Link: link, AppID: app.ID}
-	if id.Kind == appuser.KindEmail {
-		msg.Channel = courier.ChannelEmail
-		msg.Subject, msg.Text, msg.HTML, err = s.templates.Render("magic_link", courier.LinkData{AppName: app.Name, Link: link, ExpiresIn: minutes})
-		if err != nil {
-			return SendResult{}, err
-		}
-	} else {
-		msg.Channel = courier.ChannelSMS
-		msg.Text = fmt.Sprintf("Sign in to %s: %s (expires in %s)", app.Name, link, minutes)
+	msg.Link = link
+	sent, err := s.issue(ctx, ch, []string{MethodMagicLink}, msg)
+	if err != nil {
+		return SendResult{}, err
 	}
-	if _, err := s.courier.Send(ctx, msg); err != nil {
-		s.log.ErrorContext(ctx, "magic link not delivered", "app_id", app.ID, "challenge_id", ch.ID,
-			"to", courier.MaskAddress(id.Value), "err", err)
-		res.Sent = false
-		s.deliveryFailed(ctx, ch)
-	}
-	return res, nil
+	return SendResult{ChallengeID: handle, SentAt: ch.CreatedAt, UserID: u.ID, Sent: sent, MetaErrors: r.MetaErrors}, nil
 }
 
 // parseMagic checks a magic-link or invitation token's signature, type, app
@@ -155,17 +128,21 @@ func notFound(err error) error {
 // until the link is opened, then a token set for this device exactly once,
 // then not found. Polling faster than the poll interval is refused.
 func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle string, c Client) (TokenSet, error) {
-	ch, err := s.db.GetChallengeByPoll(ctx, s.hasher.Hash("magic-poll", handle))
-	if err != nil || ch.AppID != app.ID {
-		return TokenSet{}, notFound(err)
+	pollHash := s.hasher.Hash("magic-poll", handle)
+	// Pacing is per handle and the same for real handles and decoys, so the
+	// answers cannot tell them apart.
+	if s.limits.PollInterval > 0 {
+		if err := s.allow(ctx, bucket{key: "poll:" + pollHash, rule: ratelimit.Rule{Limit: 1, Period: s.limits.PollInterval}}); err != nil {
+			return TokenSet{}, err
+		}
 	}
 	now := s.clock()
-	ok, err := s.db.MarkPolled(ctx, ch.ID, now, now.Add(-s.limits.PollInterval))
-	if err != nil {
-		return TokenSet{}, err
+	ch, err := s.db.GetChallengeByPoll(ctx, pollHash)
+	if errors.Is(err, store.ErrNotFound) && s.decoyPending(handle, now) {
+		return TokenSet{}, ErrMagicLinkPending
 	}
-	if !ok {
-		return TokenSet{}, &RateLimitedError{RetryAfter: s.limits.PollInterval}
+	if err != nil || ch.AppID != app.ID {
+		return TokenSet{}, notFound(err)
 	}
 	switch {
 	case ch.Status == store.ChallengePending && now.Before(ch.ExpiresAt):

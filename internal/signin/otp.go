@@ -94,62 +94,33 @@ func sendBuckets(app store.App, id appuser.Identifier, c Client, l Limits) []buc
 // user when unknown (if the app allows public sign-up). A new code kills the
 // user's previous one.
 func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (SendResult, error) {
-	id, err := parseIdentifier(app, identifier)
+	r, err := s.resolve(ctx, app, identifier, meta, c)
 	if err != nil {
-		return SendResult{}, err
-	}
-	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
 		return SendResult{}, err
 	}
 	now := s.clock()
-	u, metaErrs, err := s.findOrCreate(ctx, app, id, meta)
-	if err != nil {
-		return SendResult{}, err
-	}
-	if u == nil {
+	if r.User == nil {
 		return SendResult{ChallengeID: newID(), SentAt: now, UserID: newID(), Sent: true}, nil
 	}
 	method := MethodEmailOTP
-	if id.Kind == appuser.KindPhone {
+	if r.ID.Kind == appuser.KindPhone {
 		method = MethodSMSOTP
 	}
+	ch := s.newChallenge(app, r, method, codeAttempts, s.settings.CodeLifetime, c)
 	code := token.NewCode(codeDigits)
-	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: method,
-		Recipient: id.Value, Status: store.ChallengePending, RemainingAttempts: codeAttempts, IP: c.IP,
-		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now, ExpiresAt: now.Add(s.settings.CodeLifetime)}
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodEmailOTP, MethodSMSOTP}); err != nil {
-			return err
-		}
-		if err := tx.CreateChallenge(ctx, ch); err != nil {
-			return err
-		}
-		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
-	})
+	ttl := minutes(s.settings.CodeLifetime)
+	msg, err := s.message(app, r.ID, "login_code", courier.CodeData{AppName: app.Name, Code: code, ExpiresIn: ttl},
+		fmt.Sprintf("%s is your %s code. It expires in %s.", code, app.Name, ttl))
 	if err != nil {
 		return SendResult{}, err
 	}
-	res := SendResult{ChallengeID: ch.ID, SentAt: now, UserID: u.ID, Sent: true, MetaErrors: metaErrs}
-	msg := courier.Message{To: id.Value, Code: code, AppID: app.ID}
-	minutes := fmt.Sprintf("%d minutes", int(s.settings.CodeLifetime/time.Minute))
-	if id.Kind == appuser.KindEmail {
-		msg.Channel = courier.ChannelEmail
-		msg.Subject, msg.Text, msg.HTML, err = s.templates.Render("login_code", courier.CodeData{AppName: app.Name, Code: code, ExpiresIn: minutes})
-		if err != nil {
-			return SendResult{}, err
-		}
-	} else {
-		msg.Channel = courier.ChannelSMS
-		msg.Text = fmt.Sprintf("%s is your %s code. It expires in %s.", code, app.Name, minutes)
+	msg.Code = code
+	sent, err := s.issue(ctx, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg)
+	if err != nil {
+		return SendResult{}, err
 	}
-	if _, err := s.courier.Send(ctx, msg); err != nil {
-		s.log.ErrorContext(ctx, "sign-in code not delivered", "app_id", app.ID, "challenge_id", ch.ID,
-			"to", courier.MaskAddress(id.Value), "err", err)
-		res.Sent = false
-		s.deliveryFailed(ctx, ch)
-	}
-	return res, nil
+	return SendResult{ChallengeID: ch.ID, SentAt: ch.CreatedAt, UserID: r.User.ID, Sent: sent, MetaErrors: r.MetaErrors}, nil
 }
 
 // VerifyOTP checks a one-time code for a user (the id the client SDK looked

@@ -185,13 +185,16 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (T
 			if err != nil {
 				return err
 			}
-			exp := rt.ExpiresAt
-			var nc refreshClaims
-			if _, err := s.keys.Verify(string(next), token.TypeRefresh, &nc); err == nil {
-				exp = time.Unix(nc.Expiry, 0).UTC()
+			// Only the immediate predecessor is forgiven: once the successor
+			// has itself been used, presenting this token is reuse.
+			succ, err := tx.GetRefreshByHash(ctx, s.hasher.Hash("refresh", string(next)))
+			if err != nil {
+				return err
 			}
-			out, err = s.tokenSet(app, sess, u, string(next), exp, now)
-			return err
+			if succ.UsedAt == nil {
+				out, err = s.tokenSet(app, sess, u, string(next), succ.ExpiresAt, now)
+				return err
+			}
 		}
 		// A spent token outside the grace window: someone holds a copy.
 		reused = true

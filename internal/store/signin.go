@@ -111,14 +111,6 @@ func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time
 	return n == 1, err
 }
 
-// MarkPolled records a status poll unless the previous one was after notBefore
-// (then the poller is too fast and false is returned).
-func (q Queries) MarkPolled(ctx context.Context, id string, now, notBefore time.Time) (bool, error) {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET last_poll_at = $2
-		WHERE id = $1 AND (last_poll_at IS NULL OR last_poll_at <= $3)`, id, ts(now), ts(notBefore))
-	return n == 1, err
-}
-
 // CollectChallenge hands a completed magic link's tokens to its poller once.
 func (q Queries) CollectChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET collected_at = $2
@@ -265,6 +257,15 @@ func (q Queries) UseRefreshToken(ctx context.Context, id string, now time.Time, 
 	n, err := q.w.exec(ctx, `UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL`,
 		id, ts(now), successorSealed)
 	return n == 1, err
+}
+
+// GetRefreshByHash reads one refresh token by its keyed hash.
+func (q Queries) GetRefreshByHash(ctx context.Context, hash string) (RefreshToken, error) {
+	var r RefreshToken
+	err := q.w.queryRow(ctx, `SELECT id, session_id, token_hash, created_at, expires_at, used_at, successor_sealed
+		FROM refresh_tokens WHERE token_hash = $1`, hash).Scan(&r.ID, &r.SessionID, &r.TokenHash, &r.CreatedAt, &r.ExpiresAt, &r.UsedAt, &r.SuccessorSealed)
+	r.CreatedAt, r.ExpiresAt, r.UsedAt = r.CreatedAt.UTC(), r.ExpiresAt.UTC(), utcPtr(r.UsedAt)
+	return r, err
 }
 
 // GetRefreshToken reads one refresh token by id.

@@ -235,12 +235,13 @@ func (q Queries) ResetDelivery(ctx context.Context, id string, maxAttempts int, 
 	return err
 }
 
-// ListAttempts returns the attempts of deliveries, oldest first.
+// ListAttempts returns the attempts of deliveries, oldest first. A redelivery
+// numbers its attempts from 1 again, so the order is by time, not number.
 func (q Queries) ListAttempts(ctx context.Context, deliveryIDs []string) (map[string][]WebhookAttempt, error) {
 	out := map[string][]WebhookAttempt{}
 	for _, id := range deliveryIDs {
 		rs, err := q.r.query(ctx, `SELECT id, delivery_id, attempt, started_at, duration_ms, response_status, response_body, error
-			FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt, started_at`, id)
+			FROM webhook_attempts WHERE delivery_id = $1 ORDER BY started_at, attempt, id`, id)
 		if err != nil {
 			return nil, err
 		}

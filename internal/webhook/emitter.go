@@ -75,6 +75,9 @@ func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType strin
 
 // emitTo records one event and a delivery to each of targets; it returns the delivery ids.
 func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType string, data any, targets []store.WebhookEndpoint) ([]string, error) {
+	if data == nil {
+		data = map[string]any{} // data is always an object (interface §6.1)
+	}
 	now := e.now().UTC().Truncate(time.Microsecond)
 	env := Envelope{ID: uuid.NewString(), CreatedAt: now, EventType: eventType, AppID: appID, Data: data, APIVersion: "v1"}
 	body, err := json.Marshal(env)
@@ -99,6 +102,13 @@ func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType str
 	return ids, nil
 }
 
+// crashHeadroom gives River spare runs of a delivery job: River discards a
+// job whose last run was cut off by a crash, so without them a delivery
+// killed during its last attempt would stay "processing" forever. The worker
+// decides when a delivery is final from the delivery's own attempt count.
+const crashHeadroom = 3
+
 func (e *Emitter) enqueue(ctx context.Context, tx *store.Tx, deliveryID string, maxAttempts int) error {
-	return e.queue.InsertTx(ctx, tx, DeliverArgs{DeliveryID: deliveryID}, &river.InsertOpts{Queue: QueueName, MaxAttempts: maxAttempts})
+	return e.queue.InsertTx(ctx, tx, DeliverArgs{DeliveryID: deliveryID},
+		&river.InsertOpts{Queue: QueueName, MaxAttempts: maxAttempts + crashHeadroom})
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -18,6 +20,8 @@ import (
 var (
 	ErrEndpointNotFound = errors.New("webhook endpoint not found")
 	ErrDeliveryNotFound = errors.New("webhook delivery not found")
+	// ErrDeliveryInProgress refuses to redeliver a delivery that is still queued or being retried.
+	ErrDeliveryInProgress = errors.New("webhook delivery still in progress")
 )
 
 // InvalidError is a request field that breaks a rule.
@@ -103,15 +107,26 @@ func (s *Service) apply(ctx context.Context, ep *store.WebhookEndpoint, in Input
 		ep.RetryLimit = *in.RetryLimit
 	}
 	if in.Description != nil {
-		if len(*in.Description) > maxDescription {
+		d := *in.Description
+		// PostgreSQL text refuses NUL and invalid UTF-8: refuse them here as
+		// bad input rather than fail in the database (and store them on SQLite).
+		if !utf8.ValidString(d) || strings.ContainsRune(d, 0) {
+			return &InvalidError{Field: "description", Reason: "must be UTF-8 text without NUL characters"}
+		}
+		if utf8.RuneCountInString(d) > maxDescription {
 			return &InvalidError{Field: "description", Reason: "must be at most 256 characters"}
 		}
-		ep.Description = *in.Description
+		ep.Description = d
 	}
 	if in.Metadata != nil {
 		b, err := json.Marshal(in.Metadata)
 		if err != nil || len(b) > maxMetadata {
 			return &InvalidError{Field: "metadata", Reason: "must be a JSON object of at most 4 KiB"}
+		}
+		// PostgreSQL jsonb refuses \u0000 in any key or string.
+		var decoded any
+		if err := json.Unmarshal(b, &decoded); err != nil || hasNUL(decoded) {
+			return &InvalidError{Field: "metadata", Reason: "must not contain NUL characters"}
 		}
 		ep.Metadata = b
 	}
@@ -119,6 +134,23 @@ func (s *Service) apply(ctx context.Context, ep *store.WebhookEndpoint, in Input
 		ep.Enabled = *in.Enabled
 	}
 	return nil
+}
+
+// hasNUL reports whether a decoded JSON value holds a NUL in any key or string.
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		return slices.ContainsFunc(v, hasNUL)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func truncate(s string, n int) string {
@@ -289,6 +321,9 @@ func (s *Service) Redeliver(ctx context.Context, appID, id, deliveryID string) (
 	}
 	if err != nil {
 		return d, err
+	}
+	if d.Status == store.DeliveryPending || d.Status == store.DeliveryProcessing || d.NextAttemptAt != nil {
+		return d, ErrDeliveryInProgress
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := tx.ResetDelivery(ctx, d.ID, ep.RetryLimit+1, s.clock()); err != nil {

@@ -83,7 +83,7 @@ func NewWorker(d WorkerDeps) *Worker {
 		d.RetryBase = 5 * time.Second
 	}
 	return &Worker{db: d.DB, sealer: d.Sealer, client: d.Policy.Client(AttemptTimeout), retryBase: d.RetryBase,
-		now: d.Now, log: d.Log, gate: endpointGate{n: map[string]int{}}}
+		now: d.Now, log: d.Log, gate: endpointGate{n: map[string]int{}, free: make(chan struct{})}}
 }
 
 // Timeout is the attempt's deadline plus room for the database.
@@ -110,12 +110,24 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	if work.Delivery.Status == store.DeliveryDelivered {
 		return nil // delivered before a crash kept River from recording it
 	}
-	if !w.gate.enter(work.Endpoint.ID) {
-		return river.JobSnooze(time.Second)
+	if !w.gate.enter(ctx, work.Endpoint.ID, gateWait) {
+		return river.JobSnooze(gateWait)
 	}
 	defer w.gate.leave(work.Endpoint.ID)
 
 	now := w.now().UTC()
+	if work.Delivery.Status == store.DeliveryProcessing && work.Delivery.Attempts > 0 {
+		// The previous attempt never finished: its server stopped mid-flight.
+		// Record it, so every attempt shows in the history.
+		lost := store.WebhookAttempt{ID: uuid.Must(uuid.NewV7()).String(), DeliveryID: work.Delivery.ID,
+			Attempt: work.Delivery.Attempts, StartedAt: work.Delivery.UpdatedAt, Error: "interrupted: the server stopped during the attempt"}
+		err := w.db.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			return tx.FinishDeliveryAttempt(context.WithoutCancel(ctx), lost, store.DeliveryProcessing, nil, now)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	attempt, err := w.db.StartDeliveryAttempt(ctx, work.Delivery.ID, now)
 	if err != nil {
 		return err
@@ -130,8 +142,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		t := w.now().Add(Backoff(w.retryBase, job.Args.DeliveryID, job.Attempt)).UTC()
 		next = &t
 	}
-	err = w.db.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		return tx.FinishDeliveryAttempt(ctx, rec, status, next, w.now().UTC())
+	// Recorded even when the attempt ran out of time or the queue is
+	// stopping: otherwise the delivery would stay "processing" with no attempt.
+	dbCtx := context.WithoutCancel(ctx)
+	err = w.db.Tx(dbCtx, func(tx *store.Tx) error {
+		return tx.FinishDeliveryAttempt(dbCtx, rec, status, next, w.now().UTC())
 	})
 	if err != nil {
 		return err
@@ -240,6 +255,9 @@ func describe(err error) string {
 
 // excerpt keeps the first KiB of a response, cut on a UTF-8 boundary.
 func excerpt(b []byte) string {
+	// PostgreSQL text cannot hold NUL: storing one would fail the attempt's
+	// record and leave the delivery in "processing" while River re-sends it.
+	b = bytes.ReplaceAll(b, []byte{0}, []byte("\uFFFD"))
 	if len(b) > responseKept {
 		b = b[:responseKept]
 		for len(b) > 0 && !utf8.Valid(b) {
@@ -252,20 +270,38 @@ func excerpt(b []byte) string {
 	return string(b)
 }
 
+// gateWait is how long a job waits for its endpoint's slot before going back
+// to the queue, so a busy endpoint is drained steadily without one endpoint
+// occupying every worker.
+const gateWait = 250 * time.Millisecond
+
 // endpointGate counts attempts in flight per endpoint (per process).
 type endpointGate struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu   sync.Mutex
+	n    map[string]int
+	free chan struct{} // signalled when any slot is released
 }
 
-func (g *endpointGate) enter(id string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.n[id] >= perEndpoint {
-		return false
+func (g *endpointGate) enter(ctx context.Context, id string, wait time.Duration) bool {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		g.mu.Lock()
+		if g.n[id] < perEndpoint {
+			g.n[id]++
+			g.mu.Unlock()
+			return true
+		}
+		free := g.free
+		g.mu.Unlock()
+		select {
+		case <-free:
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
-	g.n[id]++
-	return true
 }
 
 func (g *endpointGate) leave(id string) {
@@ -274,4 +310,6 @@ func (g *endpointGate) leave(id string) {
 	if g.n[id]--; g.n[id] <= 0 {
 		delete(g.n, id)
 	}
+	close(g.free) // wake every waiter; each re-checks its own endpoint
+	g.free = make(chan struct{})
 }

@@ -1,0 +1,84 @@
+package signin_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+)
+
+// TestMagicLinkDecoyHandle: with sign-up closed, a link request for an
+// unknown address sends nothing, yet its poll handle answers exactly like an
+// unopened real link (pending, paced, then gone after the link's lifetime).
+func TestMagicLinkDecoyHandle(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		closed := e.newApp(t, func(a *store.App) { a.PublicSignup = false })
+		res, err := e.svc.SendMagicLink(e.ctx, closed, "nobody@example.com", nil, false, e.client)
+		if err != nil {
+			t.Fatalf("SendMagicLink(unknown) = %v", err)
+		}
+		if n := len(e.rec.Messages()); n != 0 {
+			t.Fatalf("messages sent = %d; want 0", n)
+		}
+		real := e.newApp(t, nil)
+		realRes, err := e.svc.SendMagicLink(e.ctx, real, "someone@example.com", nil, false, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.ChallengeID) != len(realRes.ChallengeID) {
+			t.Errorf("decoy handle length %d; real %d", len(res.ChallengeID), len(realRes.ChallengeID))
+		}
+		for name, tc := range map[string]struct {
+			app    store.App
+			handle string
+		}{"decoy": {closed, res.ChallengeID}, "real": {real, realRes.ChallengeID}} {
+			if _, err := e.svc.MagicLinkStatus(e.ctx, tc.app, tc.handle, e.client); !errors.Is(err, signin.ErrMagicLinkPending) {
+				t.Errorf("%s: first poll = %v; want ErrMagicLinkPending", name, err)
+			}
+			var rl *signin.RateLimitedError
+			if _, err := e.svc.MagicLinkStatus(e.ctx, tc.app, tc.handle, e.client); !errors.As(err, &rl) {
+				t.Errorf("%s: immediate second poll = %v; want *RateLimitedError", name, err)
+			}
+		}
+		e.clock.Advance(time.Duration(closed.MagicLinkExpiration)*time.Second + time.Second)
+		if _, err := e.svc.MagicLinkStatus(e.ctx, closed, res.ChallengeID, e.client); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+			t.Errorf("decoy after its lifetime = %v; want ErrMagicLinkNotFound", err)
+		}
+		forged := []byte(res.ChallengeID)
+		forged[3] ^= 1
+		if _, err := e.svc.MagicLinkStatus(e.ctx, closed, string(forged), e.client); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+			t.Errorf("altered decoy = %v; want ErrMagicLinkNotFound", err)
+		}
+	})
+}
+
+// TestRefreshGraceOnlyForImmediatePredecessor: inside the grace window, a
+// token whose successor has itself been used is reuse, and revokes.
+func TestRefreshGraceOnlyForImmediatePredecessor(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db) // grace 10 s
+		first := e.signIn(t, e.user(t, "chain@example.com"))
+		second, err := e.svc.Refresh(e.ctx, e.app, first.Refresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := e.svc.Refresh(e.ctx, e.app, first.Refresh)
+		if err != nil || again.Refresh != second.Refresh {
+			t.Fatalf("reuse of the predecessor in grace = %v (same successor %v); want the same successor", err, again.Refresh == second.Refresh)
+		}
+		third, err := e.svc.Refresh(e.ctx, e.app, second.Refresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.svc.Refresh(e.ctx, e.app, first.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Fatalf("reuse of a grandparent token = %v; want ErrUnauthenticated", err)
+		}
+		if _, err := e.svc.Authenticate(e.ctx, e.app, third.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("newest access token after reuse = %v; want the session revoked", err)
+		}
+	})
+}

@@ -1,0 +1,117 @@
+package signin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+)
+
+// recipient is who a code or link goes to, once resolved and rate-limited.
+// User is nil when nothing may be sent (unknown with sign-up closed, or
+// deactivated): the caller then answers exactly as if it had sent.
+type recipient struct {
+	ID         appuser.Identifier
+	User       *appuser.User
+	MetaErrors appuser.MetaErrors
+}
+
+// resolve parses the identifier, applies the send limits and finds (or,
+// when the app allows sign-up, creates) the user.
+func (s *Service) resolve(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (recipient, error) {
+	id, err := parseIdentifier(app, identifier)
+	if err != nil {
+		return recipient{}, err
+	}
+	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
+		return recipient{}, err
+	}
+	u, metaErrs, err := s.findOrCreate(ctx, app, id, meta)
+	return recipient{ID: id, User: u, MetaErrors: metaErrs}, err
+}
+
+// newChallenge starts a challenge for r with the request's device details.
+func (s *Service) newChallenge(app store.App, r recipient, method string, attempts int, ttl time.Duration, c Client) store.Challenge {
+	now := s.clock()
+	return store.Challenge{ID: newID(), AppID: app.ID, AppUserID: r.User.ID, Purpose: PurposeAuthenticate, Method: method,
+		Recipient: r.ID.Value, Status: store.ChallengePending, RemainingAttempts: attempts, IP: c.IP,
+		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now, ExpiresAt: now.Add(ttl)}
+}
+
+// issue stores ch, killing the user's pending challenges of the same kinds,
+// with its requested event in the same transaction; then hands msg to the
+// courier. A refused message is logged and recorded as delivery_failed; the
+// answer to the caller is unchanged apart from sent=false.
+func (s *Service) issue(ctx context.Context, ch store.Challenge, supersede []string, msg courier.Message) (sent bool, err error) {
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.SupersedeChallenges(ctx, ch.AppUserID, supersede); err != nil {
+			return err
+		}
+		if err := tx.CreateChallenge(ctx, ch); err != nil {
+			return err
+		}
+		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
+	})
+	if err != nil {
+		return false, err
+	}
+	if _, err := s.courier.Send(ctx, msg); err != nil {
+		s.log.ErrorContext(ctx, "sign-in message not delivered", "app_id", ch.AppID, "challenge_id", ch.ID,
+			"method", ch.Method, "to", courier.MaskAddress(ch.Recipient), "err", err)
+		s.deliveryFailed(ctx, ch)
+		return false, nil
+	}
+	return true, nil
+}
+
+// message renders an e-mail from a template, or an SMS text, for id.
+func (s *Service) message(app store.App, id appuser.Identifier, template string, data any, sms string) (courier.Message, error) {
+	msg := courier.Message{To: id.Value, AppID: app.ID}
+	if id.Kind == appuser.KindPhone {
+		msg.Channel, msg.Text = courier.ChannelSMS, sms
+		return msg, nil
+	}
+	msg.Channel = courier.ChannelEmail
+	var err error
+	msg.Subject, msg.Text, msg.HTML, err = s.templates.Render(template, data)
+	return msg, err
+}
+
+func minutes(d time.Duration) string { return fmt.Sprintf("%d minutes", max(1, int(d/time.Minute))) }
+
+// Decoy poll handles. A magic-link request for an identifier that gets no
+// link still returns a poll handle, and polling it must look like polling a
+// real, unopened link until it would have expired. Rather than store a row,
+// a decoy carries its own expiry and a keyed tag: random(12) ‖ expiry(4) ‖
+// tag(16), the same 32 bytes and encoding as a real handle.
+
+func (s *Service) decoyHandle(expires time.Time) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b[:12]) // crypto/rand never fails on supported systems
+	binary.BigEndian.PutUint32(b[12:16], uint32(expires.Unix()))
+	copy(b[16:], s.decoyTag(b[:16]))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (s *Service) decoyTag(head []byte) []byte {
+	tag, _ := hex.DecodeString(s.hasher.Hash("magic-decoy", string(head))) // Hash returns hex
+	return tag[:16]
+}
+
+// decoyPending reports whether handle is a decoy that has not expired yet.
+func (s *Service) decoyPending(handle string, now time.Time) bool {
+	b, err := base64.RawURLEncoding.DecodeString(handle)
+	if err != nil || len(b) != 32 || subtle.ConstantTimeCompare(s.decoyTag(b[:16]), b[16:]) != 1 {
+		return false
+	}
+	return now.Before(time.Unix(int64(binary.BigEndian.Uint32(b[12:16])), 0))
+}
