@@ -54,7 +54,10 @@ func run(args []string, out io.Writer) error {
 	var op func(ctx context.Context, worker int) error
 	switch *scenario {
 	case "jwks":
-		op = func(ctx context.Context, _ int) error { _, err := c.do(ctx, "GET", "/.well-known/jwks.json", nil, nil); return err }
+		op = func(ctx context.Context, _ int) error {
+			_, err := c.do(ctx, "GET", "/.well-known/jwks.json", nil, nil)
+			return err
+		}
 	case "current_user", "refresh":
 		sets := make([]tokenSet, *conc)
 		for i := range sets {

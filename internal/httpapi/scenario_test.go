@@ -124,11 +124,3 @@ func jsonEqual(got, want any) bool {
 	return reflect.DeepEqual(got, w)
 }
 
-// keys lists an object's keys.
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
