@@ -123,4 +123,3 @@ func jsonEqual(got, want any) bool {
 	}
 	return reflect.DeepEqual(got, w)
 }
-
