@@ -97,6 +97,7 @@ type Service struct {
 	events    *webhook.Emitter
 	limits    Limits
 	settings  Settings
+	verified  verifiedTokens
 	now       func() time.Time
 	log       *slog.Logger
 }

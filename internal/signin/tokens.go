@@ -2,7 +2,9 @@ package signin
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -104,9 +106,12 @@ type Caller struct {
 // its user active, so a revocation or deactivation applies on the very next
 // request on every replica.
 func (s *Service) Authenticate(ctx context.Context, app store.App, access string) (Caller, error) {
-	var c AccessClaims
-	if _, err := s.keys.Verify(access, token.TypeAccess, &c); err != nil {
-		return Caller{}, ErrUnauthenticated
+	c, ok := s.verified.get(access)
+	if !ok {
+		if _, err := s.keys.Verify(access, token.TypeAccess, &c); err != nil {
+			return Caller{}, ErrUnauthenticated
+		}
+		s.verified.put(access, c)
 	}
 	now := s.now()
 	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil || c.Session == "" {
@@ -134,17 +139,19 @@ func (s *Service) Authenticate(ctx context.Context, app store.App, access string
 // token, and the old refresh token is spent. Reusing a spent token within the
 // grace window returns the same successor (the client SDK retries, and tabs
 // race); after it, reuse revokes the whole session.
+//
+// A refresh token is authenticated by its row, found by the token's keyed
+// hash: only tokens this server issued have one, so its signature (checked by
+// anyone else who wants to) is not verified again here; the row's expiry,
+// session and app decide.
 func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (TokenSet, error) {
-	var c refreshClaims
-	if _, err := s.keys.Verify(refresh, token.TypeRefresh, &c); err != nil {
+	if token.Peek(refresh) != token.TypeRefresh {
 		return TokenSet{}, ErrUnauthenticated
 	}
 	now := s.clock()
-	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil {
-		return TokenSet{}, ErrUnauthenticated
-	}
 	var out TokenSet
 	var reused bool
+	var revoked string
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		rt, sess, u, err := tx.GetRefreshFamily(ctx, s.hasher.Hash("refresh", refresh))
 		if err != nil {
@@ -197,14 +204,14 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (T
 			}
 		}
 		// A spent token outside the grace window: someone holds a copy.
-		reused = true
+		reused, revoked = true, sess.ID
 		return tx.RevokeSession(ctx, app.ID, "", sess.ID, now)
 	})
 	if err != nil {
 		return TokenSet{}, err
 	}
 	if reused {
-		s.log.WarnContext(ctx, "refresh token reused; session revoked", "app_id", app.ID, "session_id", c.Session)
+		s.log.WarnContext(ctx, "refresh token reused; session revoked", "app_id", app.ID, "session_id", revoked)
 		return TokenSet{}, ErrUnauthenticated
 	}
 	return out, nil
@@ -235,14 +242,10 @@ func (s *Service) RotateAccess(ctx context.Context, app store.App, access string
 
 // VerifyRefresh reports whether a refresh token is valid and unspent, without using it.
 func (s *Service) VerifyRefresh(ctx context.Context, app store.App, refresh string) error {
-	var c refreshClaims
-	if _, err := s.keys.Verify(refresh, token.TypeRefresh, &c); err != nil {
+	if token.Peek(refresh) != token.TypeRefresh {
 		return ErrUnauthenticated
 	}
 	now := s.clock()
-	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil {
-		return ErrUnauthenticated
-	}
 	rt, sess, u, err := s.db.GetRefreshFamily(ctx, s.hasher.Hash("refresh", refresh))
 	if err != nil {
 		return unauthenticated(err)
@@ -266,4 +269,34 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// verifiedTokens remembers access tokens whose signature checked out, so a
+// token used many times costs one ECDSA verification. Claims are still
+// validated (expiry, audience, issuer) and the session and user re-read on
+// every use; only the signature check is skipped. Keyed by the token's
+// SHA-256; emptied when full, so memory stays bounded.
+type verifiedTokens struct {
+	mu sync.RWMutex
+	m  map[[32]byte]AccessClaims
+}
+
+const verifiedTokensMax = 20000
+
+func (v *verifiedTokens) get(tok string) (AccessClaims, bool) {
+	k := sha256.Sum256([]byte(tok))
+	v.mu.RLock()
+	c, ok := v.m[k]
+	v.mu.RUnlock()
+	return c, ok
+}
+
+func (v *verifiedTokens) put(tok string, c AccessClaims) {
+	k := sha256.Sum256([]byte(tok))
+	v.mu.Lock()
+	if v.m == nil || len(v.m) >= verifiedTokensMax {
+		v.m = make(map[[32]byte]AccessClaims, 1024)
+	}
+	v.m[k] = c
+	v.mu.Unlock()
 }
