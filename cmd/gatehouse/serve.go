@@ -118,7 +118,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { reloader.Run(ctx, 10*time.Second) })
+	wg.Go(func() { every(ctx, 10*time.Second, func() { reloader.ReloadSoon(ctx) }) })
 	if sys.pruneRates != nil {
 		wg.Go(func() { every(ctx, time.Minute, func() { _ = sys.pruneRates(ctx) }) })
 	}

@@ -456,16 +456,7 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 		}
 		before := u
 		if patch != nil {
-			cur := map[string]any{}
-			_ = json.Unmarshal(u.Meta, &cur)
-			for k, v := range patch {
-				if v == nil {
-					delete(cur, k)
-				} else {
-					cur[k] = v
-				}
-			}
-			if u.Meta, err = json.Marshal(cur); err != nil {
+			if u.Meta, err = MergeMeta(u.Meta, patch); err != nil {
 				return err
 			}
 		}
@@ -562,6 +553,21 @@ func (s *Service) SetStatus(ctx context.Context, app store.App, id, status strin
 // Delete removes a user of the app.
 func (s *Service) Delete(ctx context.Context, app store.App, id string) error {
 	return notFound(s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAppUser(ctx, app.ID, id) }))
+}
+
+// MergeMeta applies a cleaned metadata patch to stored metadata: a key set
+// to nil is removed, any other value replaces the stored one.
+func MergeMeta(stored []byte, patch map[string]any) ([]byte, error) {
+	cur := map[string]any{}
+	_ = json.Unmarshal(stored, &cur) // stored metadata is always a JSON object
+	for k, v := range patch {
+		if v == nil {
+			delete(cur, k)
+		} else {
+			cur[k] = v
+		}
+	}
+	return json.Marshal(cur)
 }
 
 // EventData is a user as webhook events carry it: no secrets, no tokens.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // UserBody creates or invites a user: an identifier (e-mail or phone), or
@@ -158,13 +159,11 @@ type userOutput struct {
 	}
 }
 
-func userResult(app appuserApp, u appuser.User) *userOutput {
+func userResult(app tenant.App, u appuser.User) *userOutput {
 	out := &userOutput{}
 	out.Body.User = userOut(app, u)
 	return out
 }
-
-type appuserApp = store.App
 
 func (s *Server) getUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)

@@ -2,7 +2,6 @@ package signin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
-	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // magicClaims are what the client SDK decodes from a magic-link token
@@ -101,17 +99,7 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 		if !won {
 			return ErrMagicLinkNotFound
 		}
-		u, err := tx.MarkUserVerified(ctx, app.ID, ch.AppUserID, ch.Recipient != "" && ch.Recipient[0] != '+', ch.Recipient != "" && ch.Recipient[0] == '+', now)
-		if err != nil {
-			return err
-		}
-		if u.Status != store.StatusActive {
-			return ErrMagicLinkNotFound
-		}
-		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
-			return err
-		}
-		out, err = s.startSession(ctx, tx, app, u, MethodMagic, c)
+		out, err = s.signInVerified(ctx, tx, app, ch, MethodMagic, now, c, ErrMagicLinkNotFound)
 		return err
 	})
 	return out, err
@@ -207,16 +195,7 @@ func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, 
 			return ErrMagicLinkNotFound
 		}
 		if len(clean) > 0 {
-			cur := map[string]any{}
-			_ = json.Unmarshal(u.Meta, &cur)
-			for k, v := range clean {
-				if v == nil {
-					delete(cur, k)
-				} else {
-					cur[k] = v
-				}
-			}
-			if u.Meta, err = json.Marshal(cur); err != nil {
+			if u.Meta, err = appuser.MergeMeta(u.Meta, clean); err != nil {
 				return err
 			}
 			u.UpdatedAt = now

@@ -197,17 +197,7 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		if over, err := s.overBudget(ctx, tx, userID, now, 0); err != nil || over {
 			return cmp.Or(err, ErrTooManyAttempts)
 		}
-		u, err := tx.MarkUserVerified(ctx, app.ID, userID, ch.Method == MethodEmailOTP, ch.Method == MethodSMSOTP, now)
-		if err != nil {
-			return err
-		}
-		if u.Status != store.StatusActive {
-			return ErrInvalidCode
-		}
-		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
-			return err
-		}
-		out, err = s.startSession(ctx, tx, app, u, MethodOTP, c)
+		out, err = s.signInVerified(ctx, tx, app, ch, MethodOTP, now, c, ErrInvalidCode)
 		return err
 	})
 	return out, err

@@ -115,3 +115,22 @@ func (s *Service) decoyPending(handle string, now time.Time) bool {
 	}
 	return now.Before(time.Unix(int64(binary.BigEndian.Uint32(b[12:16])), 0))
 }
+
+// signInVerified finishes a challenge the user just passed, inside tx: it
+// marks the identifier verified (activating a pending user), emits the
+// verified event and opens a session. An inactive user gets refused, the
+// error the caller would give for a bad code or link.
+func (s *Service) signInVerified(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, method string, now time.Time, c Client, refused error) (TokenSet, error) {
+	sms := channelOf(ch) == "sms"
+	u, err := tx.MarkUserVerified(ctx, app.ID, ch.AppUserID, !sms, sms, now)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if u.Status != store.StatusActive {
+		return TokenSet{}, refused
+	}
+	if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
+		return TokenSet{}, err
+	}
+	return s.startSession(ctx, tx, app, u, method, c)
+}

@@ -68,14 +68,16 @@ func (s *Service) CreateApp(ctx context.Context, workspaceID string, in AppSetti
 	if in.Slug == nil {
 		a.Slug = Slugify(a.Name)
 	}
-	err := s.db.CreateApp(ctx, a)
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		return App{}, ErrSlugTaken
-	case err != nil && strings.Contains(err.Error(), "FOREIGN KEY"), err != nil && strings.Contains(err.Error(), "foreign key"):
-		return App{}, ErrWorkspaceNotFound
+	if _, err := s.GetWorkspace(ctx, workspaceID); err != nil {
+		return App{}, err
 	}
-	return a, err
+	if err := s.db.CreateApp(ctx, a); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return App{}, ErrSlugTaken
+		}
+		return App{}, err
+	}
+	return a, nil
 }
 
 // GetApp returns an app.

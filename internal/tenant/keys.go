@@ -150,17 +150,3 @@ func (r *KeyReloader) ReloadSoon(ctx context.Context) {
 		r.s.log.Error("reload signing keys", "err", err)
 	}
 }
-
-// Run reloads every interval until ctx ends.
-func (r *KeyReloader) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.ReloadSoon(ctx)
-		}
-	}
-}
