@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 const issuer = "https://auth.example.test"
@@ -58,6 +59,8 @@ type config struct {
 	wrap func(courier.Provider) courier.Provider
 	// app changes the env's app before it is stored.
 	app func(*store.App)
+	// events, when set, receives the services' webhook events.
+	events *webhook.Emitter
 }
 
 // defaultConfig is the security bar's limits, loosened only where a test
@@ -134,8 +137,8 @@ func newEnv(t testing.TB, db *store.DB, mods ...func(*config)) *env {
 	}
 	hasher := token.NewHasher(hashKey)
 	e.users = appuser.New(appuser.Deps{DB: db, Courier: provider, Templates: templates, Keyring: keys, Hasher: hasher,
-		Issuer: issuer, Now: e.clock.Now, Log: log})
-	e.svc = signin.New(signin.Deps{DB: db, Keyring: keys, Sealer: sealer, Hasher: hasher, Courier: provider,
+		Issuer: issuer, Events: cfg.events, Now: e.clock.Now, Log: log})
+	e.svc = signin.New(signin.Deps{Events: cfg.events, DB: db, Keyring: keys, Sealer: sealer, Hasher: hasher, Courier: provider,
 		Templates: templates, Users: e.users, Limiter: ratelimit.NewMemory(e.clock.Now), Limits: cfg.limits,
 		Settings: cfg.settings, Now: e.clock.Now, Log: log})
 	e.ws = store.Workspace{ID: uuid.NewString(), Name: "Acme", Slug: "acme-" + uuid.NewString()[:8], Settings: []byte("{}"),

@@ -91,17 +91,24 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 	}
 	now := s.clock()
 	var out TokenSet
+	var spent bool
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		won, err := tx.CompleteChallenge(ctx, ch.ID, now)
 		if err != nil {
 			return err
 		}
 		if !won {
-			return ErrMagicLinkNotFound
+			// A genuine link, used again or after a newer one: a failed login
+			// of that user, recorded (the transaction commits) and refused.
+			spent = true
+			return s.emitLoginFailed(ctx, tx, ch, "link_used_or_superseded")
 		}
 		out, err = s.signInVerified(ctx, tx, app, ch, MethodMagic, now, c, ErrMagicLinkNotFound)
 		return err
 	})
+	if err == nil && spent {
+		return TokenSet{}, ErrMagicLinkNotFound
+	}
 	return out, err
 }
 
