@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/courier/couriertest"
+	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -27,24 +28,6 @@ const issuer = "https://auth.example.test"
 // t0 is the fake clock's starting time; it has sub-second digits on purpose.
 var t0 = time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
-// fakeClock is an injectable clock the tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is an appuser service on a real store with a recording courier.
 type env struct {
 	db     *store.DB
@@ -52,7 +35,7 @@ type env struct {
 	keys   *token.Keyring
 	hasher *token.Hasher
 	rec    *couriertest.Recorder
-	clock  *fakeClock
+	clock  *fakeclock.Clock
 	ctx    context.Context
 }
 
@@ -85,7 +68,7 @@ func newEnvWith(t *testing.T, db *store.DB, rec *couriertest.Recorder) *env {
 	if err != nil {
 		t.Fatalf("LoadTemplates: %v", err)
 	}
-	e := &env{db: db, keys: keys, hasher: token.NewHasher(hashKey), rec: rec, clock: &fakeClock{t: t0}, ctx: context.Background()}
+	e := &env{db: db, keys: keys, hasher: token.NewHasher(hashKey), rec: rec, clock: fakeclock.New(t0), ctx: context.Background()}
 	e.svc = appuser.New(appuser.Deps{DB: db, Courier: rec, Templates: templates, Keyring: keys, Hasher: e.hasher,
 		Issuer: issuer, Now: e.clock.Now})
 	return e

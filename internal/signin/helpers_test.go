@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/courier/couriertest"
+	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -31,24 +32,6 @@ const issuer = "https://auth.example.test"
 // start is the fake clock's first reading; it has sub-second digits on
 // purpose, so truncation and rounding bugs show.
 func start() time.Time { return time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC) }
-
-// fakeClock is an injectable clock the tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // config tunes newEnv.
 type config struct {
@@ -79,7 +62,7 @@ func defaultConfig() config {
 type env struct {
 	ctx    context.Context
 	db     *store.DB
-	clock  *fakeClock
+	clock  *fakeclock.Clock
 	rec    *couriertest.Recorder
 	keys   *token.Keyring
 	users  *appuser.Service
@@ -125,7 +108,7 @@ func newEnv(t testing.TB, db *store.DB, mods ...func(*config)) *env {
 	if err != nil {
 		t.Fatalf("LoadTemplates: %v", err)
 	}
-	e := &env{ctx: context.Background(), db: db, clock: &fakeClock{t: start()}, rec: &couriertest.Recorder{}, keys: keys,
+	e := &env{ctx: context.Background(), db: db, clock: fakeclock.New(start()), rec: &couriertest.Recorder{}, keys: keys,
 		client: signin.Client{IP: "198.51.100.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"}}
 	var provider courier.Provider = e.rec
 	if cfg.wrap != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -21,31 +22,13 @@ const issuer = "https://auth.example.test"
 // t0 is the fake clock's starting time; it has sub-second digits on purpose.
 var t0 = time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
-// fakeClock is an injectable clock the tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is a tenant service on a real store with its own master key and clock.
 type env struct {
 	db     *store.DB
 	svc    *tenant.Service
 	keys   *token.Keyring
 	hasher *token.Hasher
-	clock  *fakeClock
+	clock  *fakeclock.Clock
 	ctx    context.Context
 }
 
@@ -60,7 +43,7 @@ func newEnv(t *testing.T, db *store.DB) *env {
 	if err != nil {
 		t.Fatalf("ParseMasterKey: %v", err)
 	}
-	e := &env{db: db, keys: token.NewKeyring(), clock: &fakeClock{t: t0}, ctx: context.Background()}
+	e := &env{db: db, keys: token.NewKeyring(), clock: fakeclock.New(t0), ctx: context.Background()}
 	e.svc, e.hasher = newService(t, db, master, e.keys, e.clock)
 	if err := e.svc.EnsureSigningKey(e.ctx); err != nil {
 		t.Fatalf("EnsureSigningKey: %v", err)
@@ -68,7 +51,7 @@ func newEnv(t *testing.T, db *store.DB) *env {
 	return e
 }
 
-func newService(t *testing.T, db *store.DB, master []byte, keys *token.Keyring, clock *fakeClock) (*tenant.Service, *token.Hasher) {
+func newService(t *testing.T, db *store.DB, master []byte, keys *token.Keyring, clock *fakeclock.Clock) (*tenant.Service, *token.Hasher) {
 	t.Helper()
 	sealKey, err := token.DeriveKey(master, "seal")
 	if err != nil {
