@@ -199,19 +199,22 @@ func (s *Service) create(ctx context.Context, app store.App, in CreateInput, sta
 		if err != nil {
 			return err
 		}
-		// The e-mail and the phone may belong to two different people of the
-		// workspace; only give the person a contact that nobody else holds, or
-		// the update breaks a unique constraint.
-		addEmail, err := unclaimed(ctx, tx, base, email, "")
-		if err != nil {
-			return err
-		}
-		addPhone, err := unclaimed(ctx, tx, base, "", phone)
-		if err != nil {
-			return err
-		}
-		if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
-			return err
+		// With both an e-mail and a phone, they may belong to two different
+		// people of the workspace; only give the person a contact that nobody
+		// else holds, or the update breaks a unique constraint. With one, the
+		// person was found by it.
+		if email != "" && phone != "" {
+			addEmail, err := unclaimed(ctx, tx, base, email, "")
+			if err != nil {
+				return err
+			}
+			addPhone, err := unclaimed(ctx, tx, base, "", phone)
+			if err != nil {
+				return err
+			}
+			if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
+				return err
+			}
 		}
 		u.UserID = base.ID
 		if err := tx.CreateAppUser(ctx, u); err != nil {

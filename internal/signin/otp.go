@@ -139,15 +139,9 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	if err != nil {
 		return TokenSet{}, err
 	}
-	if s.limits.CodeFailuresPerHour > 0 {
-		failures, err := s.db.RecentCodeFailures(ctx, userID, now.Add(-time.Hour), codeAttempts)
-		if err != nil {
-			return TokenSet{}, err
-		}
-		if failures >= s.limits.CodeFailuresPerHour {
-			return TokenSet{}, ErrTooManyAttempts
-		}
-	}
+	// The hourly budget of wrong codes is checked inside the transaction that
+	// spends an attempt or completes the challenge (overBudget), where racing
+	// guesses are serialised; a check here as well would only repeat it.
 	switch {
 	case ch.Status == store.ChallengeFailed:
 		return TokenSet{}, ErrTooManyAttempts
@@ -207,8 +201,8 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 // counting the mine the caller has just recorded, have spent the hourly
 // budget. It runs in the transaction that has just updated the challenge's
 // row, which stays locked until commit, so racing guesses are counted one
-// after another and a burst cannot slip past the budget between the early
-// check and the write.
+// after another and a burst cannot slip past the budget; over it, the
+// transaction rolls back and nothing is spent.
 func (s *Service) overBudget(ctx context.Context, tx *store.Tx, userID string, now time.Time, mine int) (bool, error) {
 	if s.limits.CodeFailuresPerHour <= 0 {
 		return false, nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -65,13 +66,18 @@ func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
 // SupersedeChallenges retires a user's pending challenges of the given
 // methods: a resent code or link kills the previous one at once.
 func (q Queries) SupersedeChallenges(ctx context.Context, appUserID string, methods []string) error {
-	for _, m := range methods {
-		if _, err := q.w.exec(ctx, `UPDATE challenges SET status = 'superseded'
-			WHERE app_user_id = $1 AND method = $2 AND status = 'pending'`, appUserID, m); err != nil {
-			return err
-		}
+	if len(methods) == 0 {
+		return nil
 	}
-	return nil
+	args := []any{appUserID}
+	marks := make([]string, len(methods))
+	for i, m := range methods {
+		args = append(args, m)
+		marks[i] = "$" + itoa(i+2)
+	}
+	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'superseded'
+		WHERE app_user_id = $1 AND status = 'pending' AND method IN (`+strings.Join(marks, ", ")+`)`, args...)
+	return err
 }
 
 // LatestCodeChallenge returns a user's newest one-time-code challenge that
