@@ -159,6 +159,7 @@ func signinLimits(cfg config.Config) (signin.Limits, error) {
 		{"ratelimit.send_per_identifier", cfg.RateLimit.SendPerIdentifier, &l.SendPerIdentifier},
 		{"ratelimit.send_per_ip", cfg.RateLimit.SendPerIP, &l.SendPerIP},
 		{"ratelimit.verify_per_ip", cfg.RateLimit.VerifyPerIP, &l.VerifyPerIP},
+		{"ratelimit.lookup_per_ip", cfg.RateLimit.LookupPerIP, &l.LookupPerIP},
 	} {
 		rule, err := ratelimit.ParseRule(r.value)
 		if err != nil {

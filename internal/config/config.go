@@ -131,6 +131,7 @@ type RateLimit struct {
 	SendPerIdentifier   string
 	SendPerIP           string
 	VerifyPerIP         string
+	LookupPerIP         string
 	CodeFailuresPerHour int
 	PollInterval        time.Duration
 }

@@ -85,7 +85,7 @@ func defaultConfig() Config {
 		SMTP:     SMTP{Port: 587, TLS: "starttls-required", Timeout: 10 * time.Second},
 		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second},
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second},
-		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m",
+		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m",
 			CodeFailuresPerHour: 10, PollInterval: time.Second},
 	}
 }
@@ -547,6 +547,7 @@ func TestValidate(t *testing.T) {
 		{"rate rule garbage", func(c *Config) { c.RateLimit.SendPerIP = "lots" }, "ratelimit.send_per_ip"},
 		{"rate rule zero count", func(c *Config) { c.RateLimit.SendPerIdentifier = "0/10m" }, "ratelimit.send_per_identifier"},
 		{"rate rule bad period", func(c *Config) { c.RateLimit.VerifyPerIP = "5/soon" }, "ratelimit.verify_per_ip"},
+		{"lookup rule", func(c *Config) { c.RateLimit.LookupPerIP = "many" }, "ratelimit.lookup_per_ip"},
 		{"failures over 100", func(c *Config) { c.RateLimit.CodeFailuresPerHour = 101 }, "ratelimit.code_failures_per_hour"},
 		{"poll interval long", func(c *Config) { c.RateLimit.PollInterval = time.Hour }, "ratelimit.poll_interval"},
 	}
@@ -744,6 +745,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		"ratelimit.send_per_identifier":    "3/10m",
 		"ratelimit.send_per_ip":            "100/1h",
 		"ratelimit.verify_per_ip":          "off",
+		"ratelimit.lookup_per_ip":          "10/1m",
 		"ratelimit.code_failures_per_hour": "20",
 		"ratelimit.poll_interval":          "2s",
 		"sms.provider":                     "http",
@@ -791,7 +793,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		Tokens:   Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second},
 		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second},
 		SMS:      SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
-		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off",
+		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
 			CodeFailuresPerHour: 20, PollInterval: 2 * time.Second},
 	}
 	if !reflect.DeepEqual(got, want) {

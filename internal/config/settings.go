@@ -308,6 +308,12 @@ func table() []setting {
 			check: func(c Config) error { return checkRule(c.RateLimit.VerifyPerIP) },
 		},
 		{
+			Setting: Setting{Key: "ratelimit.lookup_per_ip", Default: "120/10m",
+				Help: "Anonymous user lookups by identifier (the client SDK's existence check) from one client IP (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.LookupPerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.LookupPerIP) },
+		},
+		{
 			Setting: Setting{Key: "ratelimit.code_failures_per_hour", Default: "10",
 				Help: "Wrong codes one user may enter per rolling hour across all codes sent (resends do not reset it); 0 turns the budget off. 0 to 100."},
 			bind:  intField(func(c *Config) *int { return &c.RateLimit.CodeFailuresPerHour }),

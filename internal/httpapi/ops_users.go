@@ -239,7 +239,7 @@ func (s *Server) lookupUser(ctx context.Context, in *lookupUserInput) (*lookupUs
 	var err error
 	switch {
 	case present(in.Identifier) != "":
-		u, err = s.Users.Lookup(ctx, app, in.Identifier)
+		u, err = s.SignIn.LookupUser(ctx, app, in.Identifier, client(ctx, ""))
 	case present(in.UserID) != "":
 		u, err = s.Users.LookupByID(ctx, app, in.UserID)
 	default:

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
@@ -79,6 +80,33 @@ func TestRefreshGraceOnlyForImmediatePredecessor(t *testing.T) {
 		}
 		if _, err := e.svc.Authenticate(e.ctx, e.app, third.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("newest access token after reuse = %v; want the session revoked", err)
+		}
+	})
+}
+
+// TestLookupIsRateLimitedPerIP: the anonymous existence check is bounded per
+// client IP, and one IP's budget does not touch another's.
+func TestLookupIsRateLimitedPerIP(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, func(c *config) { c.limits.LookupPerIP = ratelimit.Rule{Limit: 3, Period: 10 * time.Minute} })
+		u := e.user(t, "found@example.com")
+		for i := range 3 {
+			got, err := e.svc.LookupUser(e.ctx, e.app, "Found@Example.com", e.client)
+			if err != nil || got == nil || got.ID != u.ID {
+				t.Fatalf("lookup %d = %v, %v; want the user", i+1, got, err)
+			}
+		}
+		var rl *signin.RateLimitedError
+		if _, err := e.svc.LookupUser(e.ctx, e.app, "nobody@example.com", e.client); !errors.As(err, &rl) {
+			t.Errorf("4th lookup from one IP = %v; want *RateLimitedError", err)
+		}
+		other := signin.Client{IP: "203.0.113.9"}
+		if got, err := e.svc.LookupUser(e.ctx, e.app, "nobody@example.com", other); err != nil || got != nil {
+			t.Errorf("lookup from another IP = %v, %v; want nil, nil", got, err)
+		}
+		e.clock.Advance(10 * time.Minute)
+		if _, err := e.svc.LookupUser(e.ctx, e.app, "found@example.com", e.client); err != nil {
+			t.Errorf("lookup after the period = %v; want allowed", err)
 		}
 	})
 }

@@ -52,3 +52,13 @@ func (s *Service) RevokeUserSession(ctx context.Context, app store.App, userID, 
 func (s *Service) UpdateMeta(ctx context.Context, app store.App, caller Caller, meta map[string]any) (appuser.User, error) {
 	return s.users.Update(ctx, app, caller.User.ID, appuser.UpdateInput{Meta: meta})
 }
+
+// LookupUser finds a user by e-mail or phone for an anonymous caller (the
+// client SDK's existence check before signing in): nil when unknown. It is
+// rate-limited per client IP, since it tells whether an account exists.
+func (s *Service) LookupUser(ctx context.Context, app store.App, identifier string, c Client) (*appuser.User, error) {
+	if err := s.allow(ctx, bucket{key: "lookup:ip:" + c.IP, rule: s.limits.LookupPerIP}); err != nil {
+		return nil, err
+	}
+	return s.users.Lookup(ctx, app, identifier)
+}

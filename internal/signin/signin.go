@@ -49,6 +49,9 @@ type Limits struct {
 	SendPerIdentifier ratelimit.Rule
 	SendPerIP         ratelimit.Rule
 	VerifyPerIP       ratelimit.Rule
+	// LookupPerIP bounds anonymous lookups by identifier, an existence oracle
+	// the client SDK needs.
+	LookupPerIP ratelimit.Rule
 	// CodeFailuresPerHour is the per-identifier budget of wrong codes, across
 	// every challenge, so resends cannot reset it.
 	CodeFailuresPerHour int
@@ -62,6 +65,7 @@ func DefaultLimits() Limits {
 		SendPerIdentifier:   ratelimit.Rule{Limit: 5, Period: 10 * time.Minute},
 		SendPerIP:           ratelimit.Rule{Limit: 30, Period: 10 * time.Minute},
 		VerifyPerIP:         ratelimit.Rule{Limit: 60, Period: 10 * time.Minute},
+		LookupPerIP:         ratelimit.Rule{Limit: 120, Period: 10 * time.Minute},
 		CodeFailuresPerHour: 10,
 		PollInterval:        time.Second,
 	}
