@@ -115,18 +115,63 @@ type receiver struct {
 	got      []receipt
 	bad      []string // requests that failed verification or parsing
 	srv      *http.Server
+	gate     *gateListener
 }
 
-// newReceiver reserves a loopback port; the receiver starts down.
+// gateListener keeps the receiver's port bound for the whole test (so no
+// other listener can take it between phases) and, while down, closes every
+// connection as soon as it is accepted: the sender sees a transport error,
+// as if nothing were listening.
+type gateListener struct {
+	net.Listener
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]struct{}
+}
+
+func (g *gateListener) Accept() (net.Conn, error) {
+	for {
+		c, err := g.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		g.mu.Lock()
+		if g.down {
+			g.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		g.conns[c] = struct{}{}
+		g.mu.Unlock()
+		return c, nil
+	}
+}
+
+// setDown switches the receiver off (closing open connections) or on.
+func (g *gateListener) setDown(down bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.down = down
+	if down {
+		for c := range g.conns {
+			_ = c.Close()
+		}
+		clear(g.conns)
+	}
+}
+
+// newReceiver binds a loopback port for the whole test; the receiver starts down.
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &receiver{port: ln.Addr().(*net.TCPAddr).Port, release: make(chan struct{})}
-	ln.Close()
-	t.Cleanup(r.down)
+	r := &receiver{port: ln.Addr().(*net.TCPAddr).Port, release: make(chan struct{}),
+		gate: &gateListener{Listener: ln, down: true, conns: map[net.Conn]struct{}{}}}
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = r.srv.Serve(r.gate) }()
+	t.Cleanup(func() { _ = r.srv.Close() })
 	return r
 }
 
@@ -135,30 +180,12 @@ func (r *receiver) url() string { return "http://127.0.0.1:" + strconv.Itoa(r.po
 // up listens on the reserved port again, holding requests open when hang is set.
 func (r *receiver) up(t *testing.T, hang bool) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(r.port))
-	if err != nil {
-		t.Fatalf("receiver cannot listen on its port again: %v", err)
-	}
 	r.mu.Lock()
 	r.hang = hang
-	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
-	srv := r.srv
 	r.mu.Unlock()
-	go func() { _ = srv.Serve(ln) }()
+	r.gate.setDown(false)
 }
 
-// down closes the listener and every open connection: attempts are refused.
-func (r *receiver) down() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
-	}
-}
-
-// accept switches to answering 200 and releases hung requests.
 func (r *receiver) accept() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
