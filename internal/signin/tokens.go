@@ -149,72 +149,59 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (T
 		return TokenSet{}, ErrUnauthenticated
 	}
 	now := s.clock()
-	var out TokenSet
-	var reused bool
-	var revoked string
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		rt, sess, u, err := tx.GetRefreshFamily(ctx, s.hasher.Hash("refresh", refresh))
-		if err != nil {
-			return unauthenticated(err)
-		}
-		if sess.AppID != app.ID || sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) || !now.Before(rt.ExpiresAt) || u.Status != store.StatusActive {
-			return ErrUnauthenticated
-		}
-		if rt.UsedAt == nil {
-			next, rec, err := s.mintRefresh(app, sess, now)
-			if err != nil {
-				return err
-			}
-			sealed, err := s.sealer.Seal([]byte(next), []byte("refresh-successor:"+rt.ID))
-			if err != nil {
-				return err
-			}
-			won, err := tx.UseRefreshToken(ctx, rt.ID, now, sealed)
-			if err != nil {
-				return err
-			}
-			if won {
-				if err := tx.InsertRefreshToken(ctx, rec); err != nil {
-					return err
-				}
-				out, err = s.tokenSet(app, sess, u, next, rec.ExpiresAt, now)
-				return err
-			}
-			// Another request rotated it first: read what it left.
-			if rt, err = tx.GetRefreshToken(ctx, rt.ID); err != nil {
-				return err
-			}
-		}
-		// With no grace window any reuse revokes, even one at the same instant
-		// (a fake or coarse clock, or racing requests).
-		if rt.UsedAt != nil && s.settings.RefreshGrace > 0 && now.Sub(*rt.UsedAt) <= s.settings.RefreshGrace && rt.SuccessorSealed != nil {
-			next, err := s.sealer.Open(rt.SuccessorSealed, []byte("refresh-successor:"+rt.ID))
-			if err != nil {
-				return err
-			}
-			// Only the immediate predecessor is forgiven: once the successor
-			// has itself been used, presenting this token is reuse.
-			succ, err := tx.GetRefreshByHash(ctx, s.hasher.Hash("refresh", string(next)))
-			if err != nil {
-				return err
-			}
-			if succ.UsedAt == nil {
-				out, err = s.tokenSet(app, sess, u, string(next), succ.ExpiresAt, now)
-				return err
-			}
-		}
-		// A spent token outside the grace window: someone holds a copy.
-		reused, revoked = true, sess.ID
-		return tx.RevokeSession(ctx, app.ID, "", sess.ID, now)
-	})
+	rt, sess, u, err := s.db.GetRefreshFamily(ctx, s.hasher.Hash("refresh", refresh))
 	if err != nil {
-		return TokenSet{}, err
+		return TokenSet{}, unauthenticated(err)
 	}
-	if reused {
-		s.log.WarnContext(ctx, "refresh token reused; session revoked", "app_id", app.ID, "session_id", revoked)
+	if sess.AppID != app.ID || sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) || !now.Before(rt.ExpiresAt) || u.Status != store.StatusActive {
 		return TokenSet{}, ErrUnauthenticated
 	}
-	return out, nil
+	if rt.UsedAt == nil {
+		next, rec, err := s.mintRefresh(app, sess, now)
+		if err != nil {
+			return TokenSet{}, err
+		}
+		sealed, err := s.sealer.Seal([]byte(next), []byte("refresh-successor:"+rt.ID))
+		if err != nil {
+			return TokenSet{}, err
+		}
+		// Spending the token and storing its successor is one atomic step;
+		// of concurrent requests exactly one wins it.
+		won, err := s.db.RotateRefreshToken(ctx, rt.ID, now, sealed, rec)
+		if err != nil {
+			return TokenSet{}, err
+		}
+		if won {
+			return s.tokenSet(app, sess, u, next, rec.ExpiresAt, now)
+		}
+		// Another request rotated it first: read what it left.
+		if rt, err = s.db.GetRefreshToken(ctx, rt.ID); err != nil {
+			return TokenSet{}, err
+		}
+	}
+	// With no grace window any reuse revokes, even one at the same instant
+	// (a fake or coarse clock, or racing requests).
+	if rt.UsedAt != nil && s.settings.RefreshGrace > 0 && now.Sub(*rt.UsedAt) <= s.settings.RefreshGrace && rt.SuccessorSealed != nil {
+		next, err := s.sealer.Open(rt.SuccessorSealed, []byte("refresh-successor:"+rt.ID))
+		if err != nil {
+			return TokenSet{}, err
+		}
+		// Only the immediate predecessor is forgiven: once the successor has
+		// itself been used, presenting this token is reuse.
+		succ, err := s.db.GetRefreshByHash(ctx, s.hasher.Hash("refresh", string(next)))
+		if err != nil {
+			return TokenSet{}, err
+		}
+		if succ.UsedAt == nil {
+			return s.tokenSet(app, sess, u, string(next), succ.ExpiresAt, now)
+		}
+	}
+	// A spent token outside the grace window: someone holds a copy.
+	if err := s.db.RevokeSession(ctx, app.ID, "", sess.ID, now); err != nil {
+		return TokenSet{}, err
+	}
+	s.log.WarnContext(ctx, "refresh token reused; session revoked", "app_id", app.ID, "session_id", sess.ID)
+	return TokenSet{}, ErrUnauthenticated
 }
 
 // RotateAccess exchanges a valid access token for a fresh token set in the

@@ -8,6 +8,10 @@ type dialect struct {
 	gooseDialect string
 	// caseInsensitiveLike is the operator for case-insensitive LIKE.
 	caseInsensitiveLike string
+	// rotateRefresh spends a refresh token and inserts its successor in one
+	// statement (PostgreSQL's data-modifying CTE); SQLite has no such CTE and
+	// runs the two statements in a transaction instead (see RotateRefreshToken).
+	rotateRefresh string
 	// forUpdate locks the selected rows until the transaction ends. SQLite
 	// needs none: a write transaction there holds the database's one write lock.
 	forUpdate string
@@ -25,5 +29,10 @@ var (
 		gooseDialect:        "postgres",
 		caseInsensitiveLike: "ILIKE",
 		forUpdate:           " FOR UPDATE",
+		rotateRefresh: `WITH spent AS (
+			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL
+			RETURNING session_id)
+		INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at)
+		SELECT $4, session_id, $5, $6, $7 FROM spent RETURNING id`,
 	}
 )

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 )
@@ -309,4 +310,29 @@ func (q Queries) RecentCodeFailures(ctx context.Context, appUserID string, since
 func (q Queries) UseInvitation(ctx context.Context, id string, now time.Time) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE invitations SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2`, id, ts(now))
 	return n == 1, err
+}
+
+// RotateRefreshToken spends old (if still unspent, keeping its successor
+// sealed for the grace window) and stores next, atomically: both happen or
+// neither. It reports whether this caller spent it; false means another
+// request did first and nothing was stored. One round trip on PostgreSQL.
+func (db *DB) RotateRefreshToken(ctx context.Context, oldID string, now time.Time, successorSealed []byte, next RefreshToken) (bool, error) {
+	if db.pool != nil {
+		var id string
+		err := db.w.queryRow(ctx, db.dialect.rotateRefresh, oldID, ts(now), successorSealed, next.ID, next.TokenHash,
+			ts(next.CreatedAt), ts(next.ExpiresAt)).Scan(&id)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	var won bool
+	err := db.Tx(ctx, func(tx *Tx) error {
+		var err error
+		if won, err = tx.UseRefreshToken(ctx, oldID, now, successorSealed); err != nil || !won {
+			return err
+		}
+		return tx.InsertRefreshToken(ctx, next)
+	})
+	return won, err
 }
