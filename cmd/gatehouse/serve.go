@@ -97,8 +97,15 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reloader := tenant.NewKeyReloader(sys.tenants)
+	// A token may name a key another replica (or the CLI) made since the last
+	// periodic reload: reload then, at most once a second.
+	sys.keyring.OnUnknownKey(func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		reloader.ReloadSoon(rctx)
+	})
 	api := httpapi.New(httpapi.Deps{DB: sys.db, Tenants: sys.tenants, Users: sys.users, SignIn: sys.signin, Webhooks: sys.hooks, Keyring: sys.keyring,
-		KeyReloader: reloader, Log: log, Registry: reg, Dev: cfg.Dev, BaseURL: cfg.BaseURL, Version: buildVersion(),
+		Log: log, Registry: reg, Dev: cfg.Dev, BaseURL: cfg.BaseURL, Version: buildVersion(),
 		TrustedProxies: proxies})
 
 	if cfg.Dev {

@@ -32,7 +32,6 @@ type Deps struct {
 	SignIn         *signin.Service
 	Webhooks       *webhook.Service
 	Keyring        *token.Keyring
-	KeyReloader    *tenant.KeyReloader
 	Log            *slog.Logger
 	Registry       *prometheus.Registry
 	Dev            bool

@@ -22,6 +22,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 // appOrigin is the origin of the fixture app, for CORS checks.
@@ -73,33 +74,13 @@ type env struct {
 func newEnv(t *testing.T, db *store.DB, dev bool) *env {
 	t.Helper()
 	ctx := context.Background()
-	mk, err := token.GenerateMasterKey()
-	if err != nil {
-		t.Fatalf("GenerateMasterKey() error = %v", err)
-	}
-	master, err := token.ParseMasterKey(mk)
-	if err != nil {
-		t.Fatalf("ParseMasterKey() error = %v", err)
-	}
-	sealKey, err := token.DeriveKey(master, "seal")
-	if err != nil {
-		t.Fatalf("DeriveKey(seal) error = %v", err)
-	}
-	hashKey, err := token.DeriveKey(master, "hash")
-	if err != nil {
-		t.Fatalf("DeriveKey(hash) error = %v", err)
-	}
-	sealer, err := token.NewSealer(sealKey)
-	if err != nil {
-		t.Fatalf("NewSealer() error = %v", err)
-	}
+	sealer, hasher := tokentest.Keys(t)
 	templates, err := courier.LoadTemplates()
 	if err != nil {
 		t.Fatalf("LoadTemplates() error = %v", err)
 	}
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	hasher := token.NewHasher(hashKey)
 	const issuer = "http://gatehouse.test"
 	e := &env{db: db, keyring: token.NewKeyring(), courier: &couriertest.Recorder{}, logs: logs}
 	e.tenants = tenant.New(tenant.Deps{DB: db, Keyring: e.keyring, Sealer: sealer, Hasher: hasher, Issuer: issuer, Log: log})
@@ -134,7 +115,7 @@ func newEnv(t *testing.T, db *store.DB, dev bool) *env {
 		Templates: templates, Users: e.users, Limiter: ratelimit.NewMemory(nil), Limits: signin.DefaultLimits(),
 		Settings: signin.Settings{Issuer: issuer}, Log: log})
 	e.api = httpapi.New(httpapi.Deps{DB: db, Tenants: e.tenants, Users: e.users, SignIn: signIn, Keyring: e.keyring,
-		KeyReloader: tenant.NewKeyReloader(e.tenants), Log: log, Dev: dev, BaseURL: "http://gatehouse.test", Version: "test"})
+		Log: log, Dev: dev, BaseURL: "http://gatehouse.test", Version: "test"})
 	e.srv = httptest.NewServer(e.api.Handler())
 	t.Cleanup(e.srv.Close)
 	return e

@@ -51,8 +51,15 @@ func forbiddenHeader(name string) bool {
 // Keyring holds the signing and verification keys in memory. It is safe for
 // concurrent use; readers load an immutable snapshot without locking.
 type Keyring struct {
-	snap atomic.Pointer[keySnapshot]
+	snap      atomic.Pointer[keySnapshot]
+	onUnknown atomic.Pointer[func()]
 }
+
+// OnUnknownKey sets a hook that Verify calls when a token names a kid the
+// keyring does not hold (another replica, or the CLI, may just have made the
+// key); the hook loads newer keys with Replace, and Verify looks once more.
+// The hook should rate-limit itself: any caller can present a made-up kid.
+func (k *Keyring) OnUnknownKey(hook func()) { k.onUnknown.Store(&hook) }
 
 // keySnapshot is never modified after it is stored.
 type keySnapshot struct {
@@ -210,7 +217,13 @@ func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
 	}
 	key, ok := k.load().verify[kid]
 	if !ok {
-		return "", fmt.Errorf("%w: unknown kid", ErrInvalid)
+		if hook := k.onUnknown.Load(); hook != nil {
+			(*hook)()
+			key, ok = k.load().verify[kid]
+		}
+		if !ok {
+			return "", fmt.Errorf("%w: unknown kid", ErrInvalid)
+		}
 	}
 
 	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.ES256})

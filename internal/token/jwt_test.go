@@ -719,3 +719,39 @@ func ExampleKeyring_Sign() {
 	fmt.Println(err, c.Validate("https://auth.example.com", "app_1", now, true))
 	// Output: <nil> <nil>
 }
+
+// TestVerifyUnknownKidReloads: a token signed with a key the keyring does not
+// hold yet verifies once the unknown-key hook has loaded it, and the hook runs
+// only for unknown kids.
+func TestVerifyUnknownKidReloads(t *testing.T) {
+	ring, old := newRing(t)
+	newKey := mustKey(t)
+	other := NewKeyring()
+	other.Replace(newKey, nil, nil)
+	raw, err := other.Sign(TypeAccess, sampleClaims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got accessClaims
+	if _, err := ring.Verify(raw, TypeAccess, &got); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Verify before any hook = %v; want ErrInvalid", err)
+	}
+	calls := 0
+	ring.OnUnknownKey(func() {
+		calls++
+		ring.Replace(newKey, []*Key{old}, []*Key{newKey, old})
+	})
+	kid, err := ring.Verify(raw, TypeAccess, &got)
+	if err != nil || kid != newKey.ID || calls != 1 {
+		t.Fatalf("Verify after reload = %q, %v (hook calls %d); want %q, nil, 1", kid, err, calls, newKey.ID)
+	}
+	if _, err := ring.Verify(raw, TypeAccess, &got); err != nil || calls != 1 {
+		t.Errorf("second Verify = %v, hook calls %d; want nil and no new call", err, calls)
+	}
+	stranger := NewKeyring()
+	stranger.Replace(mustKey(t), nil, nil)
+	forged, _ := stranger.Sign(TypeAccess, sampleClaims())
+	if _, err := ring.Verify(forged, TypeAccess, &got); !errors.Is(err, ErrInvalid) || calls != 2 {
+		t.Errorf("Verify(unknown after reload) = %v, hook calls %d; want ErrInvalid, 2", err, calls)
+	}
+}
