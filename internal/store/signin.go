@@ -27,7 +27,6 @@ type Challenge struct {
 	ExpiresAt         time.Time
 	CompletedAt       *time.Time
 	CollectedAt       *time.Time
-	LastPollAt        *time.Time
 }
 
 // Challenge statuses.
@@ -40,27 +39,27 @@ const (
 )
 
 const challengeColumns = `id, app_id, app_user_id, purpose, method, recipient, status, secret_hash, poll_hash,
-	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at, last_poll_at`
+	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at`
 
 func scanChallenge(r row) (Challenge, error) {
 	var c Challenge
 	var poll *string
 	err := r.Scan(&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, &poll,
 		&c.RemainingAttempts, &c.WebauthnEnabled, &c.IP, &c.UserAgent, &c.CreatedAt, &c.ExpiresAt, &c.CompletedAt,
-		&c.CollectedAt, &c.LastPollAt)
+		&c.CollectedAt)
 	c.PollHash = deref(poll)
 	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
-	c.CompletedAt, c.CollectedAt, c.LastPollAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt), utcPtr(c.LastPollAt)
+	c.CompletedAt, c.CollectedAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt)
 	return c, err
 }
 
 // CreateChallenge inserts c.
 func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
 	_, err := q.w.exec(ctx, `INSERT INTO challenges (`+challengeColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		c.ID, c.AppID, c.AppUserID, c.Purpose, c.Method, c.Recipient, c.Status, c.SecretHash, nullString(c.PollHash),
 		c.RemainingAttempts, c.WebauthnEnabled, c.IP, c.UserAgent, ts(c.CreatedAt), ts(c.ExpiresAt),
-		nullTime(c.CompletedAt), nullTime(c.CollectedAt), nullTime(c.LastPollAt))
+		nullTime(c.CompletedAt), nullTime(c.CollectedAt))
 	return err
 }
 

@@ -18,8 +18,7 @@ CREATE TABLE challenges (
     created_at         TIMESTAMPTZ NOT NULL,
     expires_at         TIMESTAMPTZ NOT NULL,
     completed_at       TIMESTAMPTZ,
-    collected_at       TIMESTAMPTZ,
-    last_poll_at       TIMESTAMPTZ
+    collected_at       TIMESTAMPTZ
 );
 CREATE INDEX challenges_user ON challenges (app_user_id, status, created_at);
 CREATE INDEX challenges_expiry ON challenges (status, expires_at);

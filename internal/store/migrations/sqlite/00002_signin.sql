@@ -18,8 +18,7 @@ CREATE TABLE challenges (
     created_at         TIMESTAMP NOT NULL,
     expires_at         TIMESTAMP NOT NULL,
     completed_at       TIMESTAMP,
-    collected_at       TIMESTAMP,
-    last_poll_at       TIMESTAMP
+    collected_at       TIMESTAMP
 );
 CREATE INDEX challenges_user ON challenges (app_user_id, status, created_at);
 CREATE INDEX challenges_expiry ON challenges (status, expires_at);
