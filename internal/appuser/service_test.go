@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 const issuer = "https://auth.example.test"
@@ -46,18 +47,7 @@ func newEnv(t *testing.T, db *store.DB) *env {
 
 func newEnvWith(t *testing.T, db *store.DB, rec *couriertest.Recorder) *env {
 	t.Helper()
-	raw, err := token.GenerateMasterKey()
-	if err != nil {
-		t.Fatalf("GenerateMasterKey: %v", err)
-	}
-	master, err := token.ParseMasterKey(raw)
-	if err != nil {
-		t.Fatalf("ParseMasterKey: %v", err)
-	}
-	hashKey, err := token.DeriveKey(master, "hash")
-	if err != nil {
-		t.Fatalf("DeriveKey: %v", err)
-	}
+	_, hasher := tokentest.Keys(t)
 	key, err := token.GenerateKey()
 	if err != nil {
 		t.Fatalf("GenerateKey: %v", err)
@@ -68,7 +58,7 @@ func newEnvWith(t *testing.T, db *store.DB, rec *couriertest.Recorder) *env {
 	if err != nil {
 		t.Fatalf("LoadTemplates: %v", err)
 	}
-	e := &env{db: db, keys: keys, hasher: token.NewHasher(hashKey), rec: rec, clock: fakeclock.New(t0), ctx: context.Background()}
+	e := &env{db: db, keys: keys, hasher: hasher, rec: rec, clock: fakeclock.New(t0), ctx: context.Background()}
 	e.svc = appuser.New(appuser.Deps{DB: db, Courier: rec, Templates: templates, Keyring: keys, Hasher: e.hasher,
 		Issuer: issuer, Now: e.clock.Now})
 	return e

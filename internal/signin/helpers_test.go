@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -78,26 +79,7 @@ func newEnv(t testing.TB, db *store.DB, mods ...func(*config)) *env {
 	for _, m := range mods {
 		m(&cfg)
 	}
-	raw, err := token.GenerateMasterKey()
-	if err != nil {
-		t.Fatalf("GenerateMasterKey: %v", err)
-	}
-	master, err := token.ParseMasterKey(raw)
-	if err != nil {
-		t.Fatalf("ParseMasterKey: %v", err)
-	}
-	hashKey, err := token.DeriveKey(master, "hash")
-	if err != nil {
-		t.Fatalf("DeriveKey(hash): %v", err)
-	}
-	sealKey, err := token.DeriveKey(master, "seal")
-	if err != nil {
-		t.Fatalf("DeriveKey(seal): %v", err)
-	}
-	sealer, err := token.NewSealer(sealKey)
-	if err != nil {
-		t.Fatalf("NewSealer: %v", err)
-	}
+	sealer, hasher := tokentest.Keys(t)
 	key, err := token.GenerateKey()
 	if err != nil {
 		t.Fatalf("GenerateKey: %v", err)
@@ -118,7 +100,6 @@ func newEnv(t testing.TB, db *store.DB, mods ...func(*config)) *env {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	hasher := token.NewHasher(hashKey)
 	e.users = appuser.New(appuser.Deps{DB: db, Courier: provider, Templates: templates, Keyring: keys, Hasher: hasher,
 		Issuer: issuer, Events: cfg.events, Now: e.clock.Now, Log: log})
 	e.svc = signin.New(signin.Deps{Events: cfg.events, DB: db, Keyring: keys, Sealer: sealer, Hasher: hasher, Courier: provider,
