@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/server"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/webhookverify"
@@ -28,7 +30,7 @@ import (
 type serverProc struct {
 	cmd  *exec.Cmd
 	addr string
-	log  *syncBuffer
+	log  *servertest.LogBuffer
 	done chan struct{} // closed once the process has exited and its log is read
 }
 
@@ -42,7 +44,7 @@ func startServer(t *testing.T, args, environ []string) *serverProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serverProc{cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	p := &serverProc{cmd: cmd, log: &servertest.LogBuffer{}, done: make(chan struct{})}
 	addr := make(chan string, 1)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -298,9 +300,9 @@ func listDeliveries(t *testing.T, base, appID, hookID, secret string) []delivery
 	return out.Deliveries
 }
 
-func readBootstrap(t *testing.T, dir string) bootstrap {
+func readBootstrap(t *testing.T, dir string) server.Bootstrap {
 	t.Helper()
-	var b bootstrap
+	var b server.Bootstrap
 	raw, err := os.ReadFile(filepath.Join(dir, "bootstrap.json"))
 	if err == nil {
 		err = json.Unmarshal(raw, &b)
@@ -630,7 +632,7 @@ func TestStartupAnnouncesPrivateTargets(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			stderr := &syncBuffer{}
+			stderr := &servertest.LogBuffer{}
 			done := make(chan int, 1)
 			go func() { done <- run(ctx, args, environ, io.Discard, stderr) }()
 			if !waitFor(30*time.Second, func() bool { return strings.Contains(stderr.String(), `"msg":"gatehouse started"`) }) {

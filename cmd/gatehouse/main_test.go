@@ -11,11 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/server"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -29,30 +35,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startDev runs `gatehouse serve --dev` in-process and waits until it is
 // ready; stop shuts it down gracefully and returns its exit status.
-func startDev(t *testing.T, dir string) (b bootstrap, stdout, stderr *syncBuffer, stop func() int) {
+func startDev(t *testing.T, dir string) (b server.Bootstrap, stdout, stderr *servertest.LogBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	stdout, stderr = &servertest.LogBuffer{}, &servertest.LogBuffer{}
 	path := filepath.Join(dir, "bootstrap.json")
 	before, _ := os.ReadFile(path)
 	done := make(chan int, 1)
@@ -190,114 +178,375 @@ func TestDevQuickstart(t *testing.T) {
 	}
 }
 
-func TestStartupErrors(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		environ []string
-		want    string
-	}{
-		{"bad database url", []string{"serve", "--database-url", "mysql://x"}, nil, "database.url"},
-		{"bad env setting", []string{"serve"}, []string{"GATEHOUSE_LOG_LEVEL=loud"}, "log.level"},
-		{"bad address", []string{"serve", "--addr", "nonsense"}, nil, "http.addr"},
-		{"no master key outside dev", []string{"serve", "--data-dir", "DIR", "--addr", "127.0.0.1:0"}, nil, "master_key"},
-		{"unknown flag", []string{"serve", "--nope"}, nil, "unknown flag"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string(nil), tt.args...)
-			for i, a := range args {
-				if a == "DIR" {
-					args[i] = t.TempDir()
-				}
-			}
-			var stderr bytes.Buffer
-			code := run(context.Background(), args, tt.environ, io.Discard, &stderr)
-			if code != 2 {
-				t.Errorf("exit = %d; want 2 (stderr %q)", code, stderr.String())
-			}
-			if lines := strings.Count(strings.TrimSpace(stderr.String()), "\n"); lines != 0 || !strings.Contains(stderr.String(), tt.want) {
-				t.Errorf("stderr = %q; want one line naming %q", stderr.String(), tt.want)
-			}
-		})
-	}
+// gatehouse runs `gatehouse args...` in-process with exactly environ as its
+// environment and returns its exit status and output.
+func gatehouse(t *testing.T, environ []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, environ, &out, &errb)
+	return code, out.String(), errb.String()
 }
 
 func runJSON(t *testing.T, environ []string, args ...string) map[string]any {
 	t.Helper()
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), args, environ, &out, &errb); code != 0 {
-		t.Fatalf("gatehouse %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	code, out, errb := gatehouse(t, environ, args...)
+	if code != 0 {
+		t.Fatalf("gatehouse %s: exit %d: %s", strings.Join(args, " "), code, errb)
 	}
 	var v map[string]any
-	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
-		t.Fatalf("gatehouse %s: output is not JSON: %q", strings.Join(args, " "), out.String())
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("gatehouse %s: output is not a JSON object: %q", strings.Join(args, " "), out)
 	}
 	return v
 }
 
-func TestOperatorCommands(t *testing.T) {
-	dir := t.TempDir()
+// newMasterKey returns a fresh master key in the form GATEHOUSE_MASTER_KEY takes.
+func newMasterKey(t *testing.T) string {
+	t.Helper()
 	key, err := token.GenerateMasterKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"GATEHOUSE_MASTER_KEY=" + key, "GATEHOUSE_DATA_DIR=" + dir}
-	if m := runJSON(t, env, "migrate", "up"); len(m["migrations"].([]any)) == 0 {
-		t.Errorf("migrate up listed no migrations: %v", m)
+	return key
+}
+
+// forEachEngine runs fn once per engine (SQLite always, PostgreSQL when
+// GATEHOUSE_TEST_POSTGRES_URL is set), each with the settings of a new,
+// empty database: no table at all, not even the migrations' own. The data
+// directory is empty too (no master key in it).
+func forEachEngine(t *testing.T, fn func(t *testing.T, kind string, dbEnv []string)) {
+	t.Helper()
+	for _, kind := range storetest.Kinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			url := "sqlite:" + filepath.Join(dir, "gatehouse.db")
+			if kind == store.Postgres {
+				url = storetest.EmptyPostgresURL(t)
+			}
+			fn(t, kind, []string{"GATEHOUSE_DATA_DIR=" + dir, "GATEHOUSE_DATABASE_URL=" + url})
+		})
 	}
-	st := runJSON(t, env, "migrate", "status")
-	for _, m := range st["migrations"].([]any) {
-		if m.(map[string]any)["applied"] != true {
-			t.Errorf("migration not applied after up: %v", m)
+}
+
+// served is a `gatehouse serve` running in-process.
+type served struct {
+	url  string
+	logs *servertest.LogBuffer
+	// stop ends it gracefully and returns its exit status.
+	stop func() int
+}
+
+// serveInProcess runs `gatehouse args...` (a serve command) in-process with
+// environ and returns once it has logged "gatehouse started" and answers
+// /readyz with 200. It is stopped when the test ends.
+func serveInProcess(t *testing.T, environ []string, args ...string) *served {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{logs: &servertest.LogBuffer{}}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, environ, io.Discard, s.logs) }()
+	var once sync.Once
+	code := -1
+	s.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(20 * time.Second):
+				t.Errorf("gatehouse %s did not stop within 20s", strings.Join(args, " "))
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { s.stop() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if s.url == "" {
+			if lines := s.logs.Lines(`"msg":"gatehouse started"`); len(lines) > 0 {
+				var rec struct{ Addr string }
+				if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.Addr == "" {
+					t.Fatalf("start-up line %q has no addr (%v)", lines[0], err)
+				}
+				s.url = "http://" + rec.Addr
+			}
+		}
+		if s.url != "" {
+			if resp, err := http.Get(s.url + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return s
+				}
+			}
+		}
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("gatehouse %s exited with %d before becoming ready; log:\n%s", strings.Join(args, " "), code, s.logs.String())
+		case <-time.After(20 * time.Millisecond): // real time: the server starts in real time
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gatehouse %s not ready in 60s; log:\n%s", strings.Join(args, " "), s.logs.String())
 		}
 	}
-	ws := runJSON(t, env, "workspaces", "create", "--name", "Acme Corp", "--owner-email", "Owner@Acme.test")
-	wsID := ws["workspace"].(map[string]any)["id"].(string)
-	if ws["workspace"].(map[string]any)["slug"] != "acme-corp" || ws["owner"].(map[string]any)["email"] != "owner@acme.test" {
-		t.Errorf("workspaces create = %v", ws)
+}
+
+// keys returns the sorted keys of a JSON object.
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	app := runJSON(t, env, "apps", "create", "--workspace", wsID, "--name", "Shop", "--origin", "https://shop.acme.test")
-	appID := app["app"].(map[string]any)["id"].(string)
-	if list := runJSON(t, env, "apps", "list", "--workspace", wsID); len(list["apps"].([]any)) != 1 {
-		t.Errorf("apps list = %v", list)
+	sort.Strings(out)
+	return out
+}
+
+// checkFields fails unless obj has exactly the fields want (sorted).
+func checkFields(t *testing.T, what string, obj any, want ...string) map[string]any {
+	t.Helper()
+	m, ok := obj.(map[string]any)
+	if !ok {
+		t.Fatalf("%s = %#v; want a JSON object", what, obj)
 	}
-	sec := runJSON(t, env, "secrets", "create", "--app", appID, "--name", "ci")
-	if tok, _ := sec["api_secret"].(string); token.Peek(tok) != token.TypeAPISecret {
-		t.Errorf("secrets create returned no API secret: %v", sec)
+	sort.Strings(want)
+	if got := keys(m); !slices.Equal(got, want) {
+		t.Errorf("%s fields = %v; want %v (%v)", what, got, want, m)
 	}
-	wsec := runJSON(t, env, "secrets", "create", "--workspace", wsID)
-	if wsec["workspace_id"] != wsID || wsec["member_id"] == "" {
-		t.Errorf("workspace secret = %v", wsec)
+	return m
+}
+
+// checkTime fails unless v is an RFC 3339 time string.
+func checkTime(t *testing.T, what string, v any) {
+	t.Helper()
+	s, _ := v.(string)
+	if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+		t.Errorf("%s = %#v; want an RFC 3339 time", what, v)
 	}
-	list := runJSON(t, env, "secrets", "list", "--app", appID)
-	if raw, _ := json.Marshal(list); strings.Contains(string(raw), sec["api_secret"].(string)) || len(list["secrets"].([]any)) != 1 {
-		t.Errorf("secrets list = %s; want one entry and no secret value", raw)
+}
+
+// list returns the array under name in a command's output, failing if it is not one.
+func list(t *testing.T, out map[string]any, name string) []any {
+	t.Helper()
+	l, ok := out[name].([]any)
+	if !ok {
+		t.Fatalf("output %v has no %q array", out, name)
 	}
-	if r := runJSON(t, env, "secrets", "revoke", sec["id"].(string)); r["revoked"] != true {
-		t.Errorf("secrets revoke = %v", r)
-	}
-	before := runJSON(t, env, "keys", "list")["keys"].([]any)
-	rot := runJSON(t, env, "keys", "rotate")
-	after := runJSON(t, env, "keys", "list")["keys"].([]any)
-	if len(after) != len(before)+1 || after[0].(map[string]any)["kid"] != rot["key"].(map[string]any)["kid"] {
-		t.Errorf("keys after rotate = %v", after)
-	}
-	old := after[1].(map[string]any)
-	if old["status"] != "retired" || old["published"] != true {
-		t.Errorf("previous key = %v; want retired and still published", old)
-	}
-	if raw, _ := json.Marshal(after); strings.Contains(string(raw), `"d"`) || strings.Contains(string(raw), "sealed") {
-		t.Errorf("keys list shows private material: %s", raw)
-	}
-	var errb bytes.Buffer
-	if code := run(context.Background(), []string{"secrets", "create"}, env, io.Discard, &errb); code != 2 {
-		t.Errorf("secrets create without scope exit = %d; want 2", code)
-	}
-	var out bytes.Buffer
-	if code := run(context.Background(), []string{"version"}, nil, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "gatehouse ") {
-		t.Errorf("version = %d %q", code, out.String())
-	}
+	return l
+}
+
+// TestOperatorCommands runs every operator command against a real database
+// of each engine, migrated by `gatehouse migrate up`, checks the JSON each
+// prints field by field, and then checks that a server started on the same
+// database honours what they did (secrets issued and revoked, keys rotated).
+func TestOperatorCommands(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, kind string, dbEnv []string) {
+		env := append([]string{"GATEHOUSE_MASTER_KEY=" + newMasterKey(t)}, dbEnv...)
+		if m := runJSON(t, env, "migrate", "up"); len(list(t, m, "migrations")) == 0 {
+			t.Errorf("migrate up listed no migrations: %v", m)
+		}
+		for _, m := range list(t, runJSON(t, env, "migrate", "status"), "migrations") {
+			if m.(map[string]any)["applied"] != true {
+				t.Errorf("migration not applied after up: %v", m)
+			}
+		}
+
+		// Workspaces.
+		ws := runJSON(t, env, "workspaces", "create", "--name", "Acme Corp", "--owner-email", "Owner@Acme.test", "--owner-name", "Olive")
+		checkFields(t, "workspaces create", ws, "workspace", "owner")
+		wsObj := checkFields(t, "workspaces create .workspace", ws["workspace"], "id", "name", "slug", "created_at")
+		owner := checkFields(t, "workspaces create .owner", ws["owner"], "id", "email", "role", "created_at")
+		wsID, _ := wsObj["id"].(string)
+		ownerID, _ := owner["id"].(string)
+		if wsID == "" || wsObj["name"] != "Acme Corp" || wsObj["slug"] != "acme-corp" {
+			t.Errorf("workspaces create .workspace = %v; want an id, name Acme Corp, slug acme-corp", wsObj)
+		}
+		if ownerID == "" || owner["email"] != "owner@acme.test" || owner["role"] != "owner" {
+			t.Errorf("workspaces create .owner = %v; want an id, owner@acme.test, role owner", owner)
+		}
+		checkTime(t, "workspace created_at", wsObj["created_at"])
+		checkTime(t, "owner created_at", owner["created_at"])
+		runJSON(t, env, "workspaces", "create", "--name", "Other", "--slug", "elsewhere", "--owner-email", "o@other.test")
+		wsList := list(t, runJSON(t, env, "workspaces", "list"), "workspaces")
+		var listed map[string]any
+		slugs := map[any]bool{}
+		for i, w := range wsList {
+			m := checkFields(t, fmt.Sprintf("workspaces list [%d]", i), w, "id", "name", "slug", "created_at")
+			slugs[m["slug"]] = true
+			if m["id"] == wsID {
+				listed = m
+			}
+		}
+		if len(wsList) != 2 || !slugs["acme-corp"] || !slugs["elsewhere"] {
+			t.Errorf("workspaces list = %v; want acme-corp and elsewhere", wsList)
+		}
+		if !reflect.DeepEqual(listed, wsObj) {
+			t.Errorf("workspaces list entry for %s = %v; want what create printed, %v", wsID, listed, wsObj)
+		}
+
+		// Apps.
+		app := runJSON(t, env, "apps", "create", "--workspace", wsID, "--name", "Shop", "--origin", "https://shop.acme.test")
+		checkFields(t, "apps create", app, "app")
+		appObj := checkFields(t, "apps create .app", app["app"], "id", "workspace_id", "name", "slug", "origin", "login_url", "created_at")
+		appID, _ := appObj["id"].(string)
+		if appID == "" || appObj["workspace_id"] != wsID || appObj["name"] != "Shop" || appObj["slug"] != "shop" ||
+			appObj["origin"] != "https://shop.acme.test" || appObj["login_url"] != "" {
+			// An unset login_url stays empty: links fall back to the origin when they are made.
+			t.Errorf("apps create .app = %v; want Shop in %s with no login_url", appObj, wsID)
+		}
+		checkTime(t, "app created_at", appObj["created_at"])
+		app2 := runJSON(t, env, "apps", "create", "--workspace", wsID, "--name", "Blog", "--origin", "https://blog.acme.test",
+			"--login-url", "https://blog.acme.test/login")["app"].(map[string]any)
+		if app2["login_url"] != "https://blog.acme.test/login" {
+			t.Errorf("apps create --login-url = %v", app2)
+		}
+		otherWS := list(t, runJSON(t, env, "workspaces", "list"), "workspaces")
+		var otherID string
+		for _, w := range otherWS {
+			if w.(map[string]any)["slug"] == "elsewhere" {
+				otherID, _ = w.(map[string]any)["id"].(string)
+			}
+		}
+		runJSON(t, env, "apps", "create", "--workspace", otherID, "--name", "Elsewhere", "--origin", "https://elsewhere.test")
+		inWS := list(t, runJSON(t, env, "apps", "list", "--workspace", wsID), "apps")
+		names := map[any]bool{}
+		for i, a := range inWS {
+			m := checkFields(t, fmt.Sprintf("apps list [%d]", i), a, "id", "workspace_id", "name", "slug", "origin", "login_url", "created_at")
+			if m["workspace_id"] != wsID {
+				t.Errorf("apps list --workspace %s shows %v", wsID, m)
+			}
+			if m["id"] == appID && !reflect.DeepEqual(m, appObj) {
+				t.Errorf("apps list entry for %s = %v; want what create printed, %v", appID, m, appObj)
+			}
+			names[m["name"]] = true
+		}
+		if len(inWS) != 2 || !names["Shop"] || !names["Blog"] {
+			t.Errorf("apps list --workspace = %v; want Shop and Blog", inWS)
+		}
+		if all := list(t, runJSON(t, env, "apps", "list"), "apps"); len(all) != 3 {
+			t.Errorf("apps list = %d apps; want all 3: %v", len(all), all)
+		}
+
+		// Secrets.
+		sec := runJSON(t, env, "secrets", "create", "--app", appID, "--name", "ci")
+		checkFields(t, "secrets create --app", sec, "id", "name", "created_at", "revoked_at", "app_id", "api_secret")
+		revokedTok, _ := sec["api_secret"].(string)
+		if token.Peek(revokedTok) != token.TypeAPISecret || sec["app_id"] != appID || sec["name"] != "ci" || sec["revoked_at"] != nil || sec["id"] == "" {
+			t.Errorf("secrets create --app = %v; want an API secret for %s named ci, not revoked", sec, appID)
+		}
+		checkTime(t, "secret created_at", sec["created_at"])
+		live := runJSON(t, env, "secrets", "create", "--app", appID, "--name", "live")
+		wsec := runJSON(t, env, "secrets", "create", "--workspace", wsID)
+		checkFields(t, "secrets create --workspace", wsec, "id", "name", "created_at", "revoked_at", "workspace_id", "member_id", "api_secret")
+		if wsec["workspace_id"] != wsID || wsec["member_id"] != ownerID || token.Peek(wsec["api_secret"].(string)) != token.TypeAPISecret {
+			t.Errorf("workspace secret = %v; want one for %s acting for the first owner %s", wsec, wsID, ownerID)
+		}
+		if m := runJSON(t, env, "secrets", "create", "--workspace", wsID, "--member", "OWNER@acme.test"); m["member_id"] != ownerID {
+			t.Errorf("secrets create --member by e-mail = %v; want member %s", m, ownerID)
+		}
+		secrets := list(t, runJSON(t, env, "secrets", "list", "--app", appID), "secrets")
+		if raw, _ := json.Marshal(secrets); strings.Contains(string(raw), revokedTok) || strings.Contains(string(raw), live["api_secret"].(string)) {
+			t.Errorf("secrets list shows a secret's value: %s", raw)
+		}
+		ids := map[any]bool{}
+		for i, s := range secrets {
+			m := checkFields(t, fmt.Sprintf("secrets list --app [%d]", i), s, "id", "name", "created_at", "revoked_at", "app_id")
+			ids[m["id"]] = true
+		}
+		if len(secrets) != 2 || !ids[sec["id"]] || !ids[live["id"]] {
+			t.Errorf("secrets list --app = %v; want ci and live", secrets)
+		}
+		wsSecrets := list(t, runJSON(t, env, "secrets", "list", "--workspace", wsID), "secrets")
+		for i, s := range wsSecrets {
+			m := checkFields(t, fmt.Sprintf("secrets list --workspace [%d]", i), s, "id", "name", "created_at", "revoked_at", "workspace_id", "member_id")
+			if m["member_id"] != ownerID {
+				t.Errorf("workspace secret %v; want member %s", m, ownerID)
+			}
+		}
+		if len(wsSecrets) != 2 {
+			t.Errorf("secrets list --workspace = %v; want 2", wsSecrets)
+		}
+		if r := runJSON(t, env, "secrets", "revoke", sec["id"].(string)); len(r) != 2 || r["revoked"] != true || r["id"] != sec["id"] {
+			t.Errorf("secrets revoke = %v; want {id, revoked: true}", r)
+		}
+		for _, s := range list(t, runJSON(t, env, "secrets", "list", "--app", appID), "secrets") {
+			m := s.(map[string]any)
+			switch m["id"] {
+			case sec["id"]:
+				checkTime(t, "revoked secret's revoked_at", m["revoked_at"])
+			case live["id"]:
+				if m["revoked_at"] != nil {
+					t.Errorf("the other secret shows revoked: %v", m)
+				}
+			}
+		}
+
+		// Signing keys.
+		before := list(t, runJSON(t, env, "keys", "list"), "keys")
+		if len(before) != 1 {
+			t.Fatalf("keys list on a new database = %v; want the one key made on the first start", before)
+		}
+		first := checkFields(t, "keys list [0]", before[0], "kid", "alg", "status", "published", "created_at")
+		if first["kid"] == "" || first["alg"] == "" || first["status"] != "active" || first["published"] != true {
+			t.Errorf("first key = %v; want active and published", first)
+		}
+		checkTime(t, "key created_at", first["created_at"])
+		rot := runJSON(t, env, "keys", "rotate")
+		checkFields(t, "keys rotate", rot, "key")
+		newKey := checkFields(t, "keys rotate .key", rot["key"], "kid", "alg", "status", "published", "created_at")
+		if newKey["kid"] == first["kid"] || newKey["status"] != "active" || newKey["published"] != true || newKey["alg"] != first["alg"] {
+			t.Errorf("rotated key = %v; want a new active, published %v key", newKey, first["alg"])
+		}
+		after := list(t, runJSON(t, env, "keys", "list"), "keys")
+		if len(after) != 2 {
+			t.Fatalf("keys after rotate = %v; want 2", after)
+		}
+		if cur := checkFields(t, "keys list [0] after rotate", after[0], "kid", "alg", "status", "published", "created_at"); !reflect.DeepEqual(cur, newKey) {
+			t.Errorf("keys list [0] after rotate = %v; want the rotated key %v", cur, newKey)
+		}
+		old, _ := after[1].(map[string]any)
+		if !slices.Contains(keys(old), "retired_at") || (len(old) != 6 && len(old) != 7) {
+			t.Errorf("previous key fields = %v; want kid, alg, status, published, created_at, retired_at [, publish_until]", keys(old))
+		}
+		for _, k := range keys(old) {
+			if !slices.Contains([]string{"kid", "alg", "status", "published", "created_at", "retired_at", "publish_until"}, k) {
+				t.Errorf("previous key has field %q", k)
+			}
+		}
+		if old["kid"] != first["kid"] || old["status"] != "retired" || old["published"] != true {
+			t.Errorf("previous key = %v; want %v retired and still published", old, first["kid"])
+		}
+		checkTime(t, "retired_at", old["retired_at"])
+		if raw, _ := json.Marshal(after); strings.Contains(string(raw), `"d"`) || strings.Contains(string(raw), "sealed") || strings.Contains(string(raw), "private") {
+			t.Errorf("keys list shows private material: %s", raw)
+		}
+		after2 := runJSON(t, env, "secrets", "create", "--app", appID, "--name", "after rotation")
+
+		// A server on the same database honours all of it.
+		srv := serveInProcess(t, env, "serve", "--addr", "127.0.0.1:0")
+		for _, tt := range []struct {
+			name, secret string
+			want         int
+		}{
+			{"revoked secret", revokedTok, http.StatusUnauthorized},
+			{"secret from before the rotation", live["api_secret"].(string), http.StatusOK},
+			{"secret from after the rotation", after2["api_secret"].(string), http.StatusOK},
+		} {
+			if status, body := call(t, "GET", srv.url+"/v1/apps/"+appID+"/webhooks", tt.secret, ""); status != tt.want {
+				t.Errorf("%s: list webhooks = %d %v; want %d", tt.name, status, body, tt.want)
+			}
+		}
+		_, jwks := call(t, "GET", srv.url+"/.well-known/jwks.json", "", "")
+		published := map[any]any{}
+		for _, k := range list(t, jwks, "keys") {
+			published[k.(map[string]any)["kid"]] = k.(map[string]any)["alg"]
+		}
+		if len(published) != 2 || published[first["kid"]] != first["alg"] || published[newKey["kid"]] != newKey["alg"] {
+			t.Errorf("served JWKS kids = %v; want both keys keys list shows (%v, %v)", published, first["kid"], newKey["kid"])
+		}
+		if code := srv.stop(); code != 0 {
+			t.Errorf("serve exit = %d; want 0; log:\n%s", code, srv.logs.String())
+		}
+	})
 }
 
 // TestReplicasStartTogether starts two real server processes at the same
@@ -312,7 +561,7 @@ func TestReplicasStartTogether(t *testing.T) {
 	type proc struct {
 		cmd  *exec.Cmd
 		addr chan string
-		log  *syncBuffer
+		log  *servertest.LogBuffer
 	}
 	procs := make([]*proc, 2)
 	for i := range procs {
@@ -322,7 +571,7 @@ func TestReplicasStartTogether(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &proc{cmd: cmd, addr: make(chan string, 1), log: &syncBuffer{}}
+		p := &proc{cmd: cmd, addr: make(chan string, 1), log: &servertest.LogBuffer{}}
 		procs[i] = p
 		go func() {
 			sc := bufio.NewScanner(stderr)

@@ -3,89 +3,82 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
-// withSystem runs fn with a wired system whose schema is current.
-func (e *env) withSystem(cmd *cobra.Command, fn func(ctx context.Context, sys *system) error) error {
+// The operator commands build the system as serve does (server.New), on a
+// schema that must be current, and act as the operator: the one principal
+// with every right, since whoever runs them holds the server's settings and
+// master key. They print JSON.
+
+// withSystem runs fn with the assembled system.
+func (e *env) withSystem(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server) error) error {
 	cfg, err := e.load(cmd)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	sys, err := build(ctx, cfg, newLogger(cfg, e.stderr))
+	sys, err := server.New(ctx, cfg, server.Options{Log: newLogger(cfg, e.stderr), Schema: server.RequireSchema, Version: buildVersion()})
 	if err != nil {
 		return err
 	}
-	defer sys.db.Close()
-	if err := sys.ready(ctx); err != nil {
-		return err
-	}
+	defer sys.Close()
 	return fn(ctx, sys)
 }
 
+// operator is the principal of every command.
+var operator = access.Operator()
+
 func migrateCommand(e *env) *cobra.Command {
-	cmd := &cobra.Command{Use: "migrate", Short: "Apply or inspect database migrations"}
-	up := &cobra.Command{
-		Use: "up", Short: "Apply every pending migration", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := e.load(cmd)
-			if err != nil {
+	schema := func(cmd *cobra.Command, apply bool) error {
+		cfg, err := e.load(cmd)
+		if err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		sys, err := server.New(ctx, cfg, server.Options{Log: newLogger(cfg, e.stderr), Schema: server.SchemaOnly})
+		if err != nil {
+			return err
+		}
+		defer sys.Close()
+		if apply {
+			if err := sys.Migrate(ctx); err != nil {
 				return err
 			}
-			db, err := openStore(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if err := db.Migrate(cmd.Context()); err != nil {
-				return err
-			}
-			st, err := db.MigrationStatus(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, map[string]any{"migrations": st})
-		},
+		}
+		st, err := sys.MigrationStatus(ctx)
+		if err != nil {
+			return err
+		}
+		return printJSON(e.stdout, map[string]any{"migrations": migrationsJSON(st)})
 	}
-	status := &cobra.Command{
-		Use: "status", Short: "List migrations and whether each is applied", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := e.load(cmd)
-			if err != nil {
-				return err
-			}
-			db, err := openStore(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			st, err := db.MigrationStatus(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, map[string]any{"migrations": st})
-		},
-	}
-	cmd.AddCommand(up, status)
-	return cmd
+	return group(&cobra.Command{Use: "migrate", Short: "Apply or inspect database migrations (Gatehouse's and the job queue's)"},
+		&cobra.Command{Use: "up", Short: "Apply every pending migration", Args: args(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error { return schema(cmd, true) }},
+		&cobra.Command{Use: "status", Short: "List migrations and whether each is applied", Args: args(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error { return schema(cmd, false) }})
 }
 
 func workspacesCommand(e *env) *cobra.Command {
-	cmd := &cobra.Command{Use: "workspaces", Short: "Manage workspaces"}
 	var in tenant.WorkspaceInput
 	create := &cobra.Command{
-		Use: "create", Short: "Create a workspace and its first owner", Args: cobra.NoArgs,
+		Use: "create", Short: "Create a workspace and its first owner", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				ws, owner, err := sys.tenants.CreateWorkspace(ctx, in)
+			if err := required(cmd, "name", "owner-email"); err != nil {
+				return err
+			}
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				nw, err := sys.Tenants.CreateWorkspace(ctx, operator, in)
 				if err != nil {
 					return err
 				}
-				return printJSON(e.stdout, map[string]any{"workspace": workspaceJSON(ws), "owner": memberJSON(owner)})
+				return printJSON(e.stdout, map[string]any{"workspace": workspaceJSON(nw.Workspace), "owner": memberJSON(nw.Owner)})
 			})
 		},
 	}
@@ -93,40 +86,39 @@ func workspacesCommand(e *env) *cobra.Command {
 	create.Flags().StringVar(&in.Slug, "slug", "", "URL-friendly id (default: from the name)")
 	create.Flags().StringVar(&in.OwnerEmail, "owner-email", "", "e-mail address of the first owner (required)")
 	create.Flags().StringVar(&in.OwnerName, "owner-name", "", "name of the first owner")
-	_ = create.MarkFlagRequired("name")
-	_ = create.MarkFlagRequired("owner-email")
 	list := &cobra.Command{
-		Use: "list", Short: "List workspaces", Args: cobra.NoArgs,
+		Use: "list", Short: "List workspaces", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				wss, err := sys.tenants.ListWorkspaces(ctx)
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				views, err := sys.Tenants.ListWorkspaces(ctx, operator)
 				if err != nil {
 					return err
 				}
-				out := make([]map[string]any, 0, len(wss))
-				for _, w := range wss {
-					out = append(out, workspaceJSON(w))
+				out := make([]map[string]any, 0, len(views))
+				for _, v := range views {
+					out = append(out, workspaceJSON(v.Workspace))
 				}
 				return printJSON(e.stdout, map[string]any{"workspaces": out})
 			})
 		},
 	}
-	cmd.AddCommand(create, list)
-	return cmd
+	return group(&cobra.Command{Use: "workspaces", Short: "Manage workspaces"}, create, list)
 }
 
 func appsCommand(e *env) *cobra.Command {
-	cmd := &cobra.Command{Use: "apps", Short: "Manage apps"}
 	var workspaceID, name, origin, loginURL string
 	create := &cobra.Command{
-		Use: "create", Short: "Create an app in a workspace", Args: cobra.NoArgs,
+		Use: "create", Short: "Create an app in a workspace", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
+			if err := required(cmd, "workspace", "name", "origin"); err != nil {
+				return err
+			}
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
 				s := tenant.AppSettings{Name: &name, Origin: &origin}
 				if loginURL != "" {
 					s.LoginURL = &loginURL
 				}
-				app, err := sys.tenants.CreateApp(ctx, workspaceID, s)
+				app, err := sys.Tenants.CreateApp(ctx, operator, workspaceID, s)
 				if err != nil {
 					return err
 				}
@@ -137,16 +129,13 @@ func appsCommand(e *env) *cobra.Command {
 	create.Flags().StringVar(&workspaceID, "workspace", "", "workspace id (required)")
 	create.Flags().StringVar(&name, "name", "", "app name (required)")
 	create.Flags().StringVar(&origin, "origin", "", "the app's web origin, e.g. https://app.example.com (required)")
-	create.Flags().StringVar(&loginURL, "login-url", "", "where magic and invitation links land (default: the origin)")
-	for _, f := range []string{"workspace", "name", "origin"} {
-		_ = create.MarkFlagRequired(f)
-	}
+	create.Flags().StringVar(&loginURL, "login-url", "", "where magic and invitation links land (empty: the origin)")
 	var listWorkspace string
 	list := &cobra.Command{
-		Use: "list", Short: "List apps", Args: cobra.NoArgs,
+		Use: "list", Short: "List apps", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				apps, err := sys.tenants.ListApps(ctx, listWorkspace)
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				apps, err := sys.Tenants.ListApps(ctx, operator, listWorkspace)
 				if err != nil {
 					return err
 				}
@@ -159,27 +148,25 @@ func appsCommand(e *env) *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&listWorkspace, "workspace", "", "only this workspace's apps")
-	cmd.AddCommand(create, list)
-	return cmd
+	return group(&cobra.Command{Use: "apps", Short: "Manage apps"}, create, list)
 }
 
 func secretsCommand(e *env) *cobra.Command {
-	cmd := &cobra.Command{Use: "secrets", Short: "Manage API secrets"}
 	var appID, workspaceID, member, name string
 	create := &cobra.Command{
-		Use: "create", Short: "Issue an API secret for an app (--app) or a workspace (--workspace)", Args: cobra.NoArgs,
+		Use: "create", Short: "Issue an API secret for an app (--app) or a workspace (--workspace)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (appID == "") == (workspaceID == "") {
 				return usageError(errors.New("secrets create needs exactly one of --app ID or --workspace ID"))
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
 				var tok string
 				var rec tenant.APISecret
 				var err error
 				if appID != "" {
-					tok, rec, err = sys.tenants.CreateAppSecret(ctx, appID, name)
+					tok, rec, err = sys.Tenants.CreateAppSecret(ctx, operator, appID, name)
 				} else {
-					tok, rec, err = sys.tenants.CreateWorkspaceSecret(ctx, workspaceID, member, name)
+					tok, rec, err = sys.Tenants.CreateWorkspaceSecret(ctx, operator, workspaceID, member, name)
 				}
 				if err != nil {
 					return err
@@ -196,13 +183,13 @@ func secretsCommand(e *env) *cobra.Command {
 	create.Flags().StringVar(&name, "name", "", "a label for the secret")
 	var listApp, listWorkspace string
 	list := &cobra.Command{
-		Use: "list", Short: "List the secrets of an app or workspace (never the secrets themselves)", Args: cobra.NoArgs,
+		Use: "list", Short: "List the secrets of an app or workspace (never the secrets themselves)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (listApp == "") == (listWorkspace == "") {
 				return usageError(errors.New("secrets list needs exactly one of --app ID or --workspace ID"))
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				recs, err := sys.tenants.ListSecrets(ctx, listApp, listWorkspace)
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				recs, err := sys.Tenants.ListSecrets(ctx, operator, listApp, listWorkspace)
 				if err != nil {
 					return err
 				}
@@ -217,49 +204,52 @@ func secretsCommand(e *env) *cobra.Command {
 	list.Flags().StringVar(&listApp, "app", "", "app id")
 	list.Flags().StringVar(&listWorkspace, "workspace", "", "workspace id")
 	revoke := &cobra.Command{
-		Use: "revoke ID", Short: "Revoke an API secret; it fails on its next use", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				if err := sys.tenants.RevokeSecret(ctx, args[0]); err != nil {
+		Use: "revoke ID", Short: "Revoke an API secret; it fails on its next use", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				if err := sys.Tenants.RevokeSecret(ctx, operator, a[0]); err != nil {
 					return err
 				}
-				return printJSON(e.stdout, map[string]any{"id": args[0], "revoked": true})
+				return printJSON(e.stdout, map[string]any{"id": a[0], "revoked": true})
 			})
 		},
 	}
-	cmd.AddCommand(create, list, revoke)
-	return cmd
+	return group(&cobra.Command{Use: "secrets", Short: "Manage API secrets"}, create, list, revoke)
 }
 
 func keysCommand(e *env) *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Manage token signing keys"}
 	rotate := &cobra.Command{
-		Use: "rotate", Short: "Start signing with a new key; the old one stays published until its tokens expire", Args: cobra.NoArgs,
+		Use: "rotate", Short: "Start signing with a new key; the old one stays published until its tokens expire", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				k, err := sys.tenants.RotateSigningKey(ctx)
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				k, err := sys.Tenants.RotateSigningKey(ctx, operator)
 				if err != nil {
 					return err
 				}
-				return printJSON(e.stdout, map[string]any{"key": k})
+				return printJSON(e.stdout, map[string]any{"key": keyJSON(k)})
 			})
 		},
 	}
 	list := &cobra.Command{
-		Use: "list", Short: "List signing keys (public information only)", Args: cobra.NoArgs,
+		Use: "list", Short: "List signing keys (public information only)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *system) error {
-				keys, err := sys.tenants.ListSigningKeys(ctx)
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				keys, err := sys.Tenants.ListSigningKeys(ctx, operator)
 				if err != nil {
 					return err
 				}
-				return printJSON(e.stdout, map[string]any{"keys": keys})
+				out := make([]map[string]any, 0, len(keys))
+				for _, k := range keys {
+					out = append(out, keyJSON(k))
+				}
+				return printJSON(e.stdout, map[string]any{"keys": out})
 			})
 		},
 	}
-	cmd.AddCommand(rotate, list)
-	return cmd
+	return group(&cobra.Command{Use: "keys", Short: "Manage token signing keys"}, rotate, list)
 }
+
+// The JSON the commands print; the field names are documented in docs/cli.md.
 
 func workspaceJSON(w tenant.Workspace) map[string]any {
 	return map[string]any{"id": w.ID, "name": w.Name, "slug": w.Slug, "created_at": w.CreatedAt}
@@ -280,6 +270,29 @@ func secretJSON(s tenant.APISecret) map[string]any {
 		out["app_id"] = s.AppID
 	} else {
 		out["workspace_id"], out["member_id"] = s.WorkspaceID, s.MemberID
+	}
+	return out
+}
+
+func keyJSON(k tenant.SigningKey) map[string]any {
+	out := map[string]any{"kid": k.ID, "alg": k.Alg, "status": k.Status, "published": k.Published, "created_at": k.CreatedAt}
+	if k.RetiredAt != nil {
+		out["retired_at"] = k.RetiredAt
+	}
+	if k.PublishUntil != nil {
+		out["publish_until"] = k.PublishUntil
+	}
+	return out
+}
+
+func migrationsJSON(st []server.MigrationState) []map[string]any {
+	out := make([]map[string]any, 0, len(st))
+	for _, m := range st {
+		row := map[string]any{"set": m.Set, "version": m.Version, "name": m.Name, "applied": m.Applied}
+		if !m.AppliedAt.IsZero() {
+			row["applied_at"] = m.AppliedAt.Format(time.RFC3339Nano)
+		}
+		out = append(out, row)
 	}
 	return out
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -41,13 +39,14 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// usageError makes start-up stop with status 2 and a one-line message.
+// usageError makes the command stop with status 2 and a one-line message:
+// the command line or a setting is wrong, not the system.
 func usageError(err error) error { return &exitError{code: 2, err: err} }
 
 // run is the whole program: it parses args, runs one command and returns the
 // exit status. Tests call it directly.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
-	root := newRootCommand(ctx, environ, stdout, stderr)
+	root := newRootCommand(environ, stdout, stderr)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -57,11 +56,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	code := 1
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var bad *config.SettingError
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
-	} else if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
-		strings.Contains(err.Error(), "flag needs an argument") || strings.Contains(err.Error(), "invalid argument") ||
-		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "required flag") {
+	case errors.As(err, &bad):
 		code = 2
 	}
 	fmt.Fprintf(stderr, "gatehouse: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
@@ -70,33 +69,66 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 // env holds what every command needs from the outside world.
 type env struct {
-	ctx        context.Context
 	environ    []string
 	stdout     io.Writer
 	stderr     io.Writer
 	configFile string
 }
 
-func newRootCommand(ctx context.Context, environ []string, stdout, stderr io.Writer) *cobra.Command {
-	e := &env{ctx: ctx, environ: environ, stdout: stdout, stderr: stderr}
-	root := &cobra.Command{
-		Use:           "gatehouse",
-		Short:         "Self-hosted passwordless authentication and user management",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+func newRootCommand(environ []string, stdout, stderr io.Writer) *cobra.Command {
+	e := &env{environ: environ, stdout: stdout, stderr: stderr}
+	root := group(&cobra.Command{Use: "gatehouse", Short: "Self-hosted passwordless authentication and user management",
+		Version: buildVersion(), SilenceUsage: true, SilenceErrors: true},
+		serveCommand(e), migrateCommand(e), versionCommand(e), workspacesCommand(e), appsCommand(e),
+		secretsCommand(e), keysCommand(e))
+	root.SetVersionTemplate("gatehouse {{.Version}}\n")
+	// Every wrong flag (unknown, missing its value, not parsing) is a usage error.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.PersistentFlags().StringVar(&e.configFile, "config", "", "path of a YAML configuration file")
 	config.AddFlags(root.PersistentFlags())
-	root.AddCommand(
-		serveCommand(e),
-		migrateCommand(e),
-		versionCommand(e),
-		workspacesCommand(e),
-		appsCommand(e),
-		secretsCommand(e),
-		keysCommand(e),
-	)
 	return root
+}
+
+// group makes cmd a command of subcommands: run without one it shows its
+// help; run with an unknown one it is a usage error.
+func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		return usageError(errors.New(msg))
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
+// args wraps a positional-argument rule so that breaking it is a usage error.
+func args(rule cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := rule(cmd, a); err != nil {
+			return usageError(err)
+		}
+		return nil
+	}
+}
+
+// required checks that each named flag was given; a missing one is a usage error.
+func required(cmd *cobra.Command, names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if !cmd.Flags().Changed(n) {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(missing) > 0 {
+		return usageError(fmt.Errorf("%s needs %s", cmd.CommandPath(), strings.Join(missing, ", ")))
+	}
+	return nil
 }
 
 // load reads the configuration for a command; a bad setting is status 2.
@@ -128,37 +160,10 @@ func versionCommand(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(e.stdout, "gatehouse", buildVersion())
 			return err
 		},
 	}
-}
-
-// masterKey finds the master key: the setting, the file setting, the data
-// directory's master.key, or (dev mode only) a newly generated one.
-func masterKey(cfg config.Config) ([]byte, error) {
-	if cfg.MasterKey != "" {
-		return config.DecodeMasterKey(cfg.MasterKey)
-	}
-	path := cfg.MasterKeyFile
-	if path == "" {
-		path = filepath.Join(cfg.DataDir, "master.key")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if !cfg.Dev {
-				return nil, usageError(errors.New("invalid setting master_key (GATEHOUSE_MASTER_KEY): no master key; set master_key or master_key_file, or use --dev"))
-			}
-			return generateMasterKey(path)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("invalid setting master_key_file (GATEHOUSE_MASTER_KEY_FILE): %w", err))
-	}
-	k, err := config.DecodeMasterKey(string(b))
-	if err != nil {
-		return nil, usageError(fmt.Errorf("invalid setting master_key_file (GATEHOUSE_MASTER_KEY_FILE): %s does not hold a base64 32-byte key", path))
-	}
-	return k, nil
 }

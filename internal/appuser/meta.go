@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 )
 
 // FieldType is the type of a user_meta field, as named in the client SDK's schema.
@@ -36,7 +38,8 @@ func (t FieldType) valid() bool {
 	return false
 }
 
-// MetaField declares one user_meta key.
+// MetaField declares one user_meta key. Its JSON form is how a schema is
+// stored with its app; the API's shape is httpapi's own.
 type MetaField struct {
 	ID                  string    `json:"id"`
 	Name                string    `json:"name"`       // label shown to users
@@ -71,36 +74,29 @@ const (
 // over MaxMetaBytes.
 var ErrMetaTooLarge = errors.New("user_meta is too large")
 
-// SchemaError reports the first problem ValidateSchema found.
-type SchemaError struct {
-	Index  int    // position of the offending field in the schema
-	Reason string // short, human, lower case
-}
-
-// Error returns a one-line description.
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("user meta schema field %d: %s", e.Index, e.Reason)
-}
+// schemaField names field i of a schema the way an app's settings do, for errors.
+func schemaField(i int) string { return fmt.Sprintf("user_meta_data_schema[%d]", i) }
 
 // ValidateSchema checks a schema an operator submits. Every field needs a non-blank name, a
 // field_name matching ^[a-z][a-z0-9_]{0,63}$ that no other field uses, and a known field_type; there
-// may be at most MaxSchemaFields fields. The first problem is returned as a *SchemaError; when there
-// are too many fields, its Index is that of the first field over the limit.
+// may be at most MaxSchemaFields fields. The first problem is returned as an *errs.Invalid naming the
+// field by its position (user_meta_data_schema[i]); when there are too many fields, the position is
+// that of the first field over the limit.
 func ValidateSchema(s Schema) error {
 	if len(s) > MaxSchemaFields {
-		return &SchemaError{Index: MaxSchemaFields, Reason: fmt.Sprintf("too many fields (at most %d)", MaxSchemaFields)}
+		return errs.Invalidf(schemaField(MaxSchemaFields), "is one too many (at most %d fields)", MaxSchemaFields)
 	}
 	seen := make(map[string]bool, len(s))
 	for i, f := range s {
 		switch {
 		case !validFieldName(f.FieldName):
-			return &SchemaError{Index: i, Reason: "field_name must start with a-z and contain only a-z, 0-9 and _ (at most 64 characters)"}
+			return errs.Invalidf(schemaField(i), "field_name must start with a-z and contain only a-z, 0-9 and _ (at most 64 characters)")
 		case seen[f.FieldName]:
-			return &SchemaError{Index: i, Reason: fmt.Sprintf("field_name %q is declared twice", f.FieldName)}
+			return errs.Invalidf(schemaField(i), "field_name %q is declared twice", f.FieldName)
 		case !f.FieldType.valid():
-			return &SchemaError{Index: i, Reason: "unknown field_type"}
+			return errs.Invalidf(schemaField(i), "has an unknown field_type")
 		case strings.TrimSpace(f.Name) == "":
-			return &SchemaError{Index: i, Reason: "name is required"}
+			return errs.Invalidf(schemaField(i), "name is required")
 		}
 		seen[f.FieldName] = true
 	}
@@ -353,8 +349,8 @@ func (s Schema) Complete(meta map[string]any) bool {
 
 // RequiredField is one entry of the SDK's required_fields list.
 type RequiredField struct {
-	Field    string `json:"field"`
-	Required bool   `json:"required"`
+	Field    string
+	Required bool
 }
 
 // RequiredFields lists, in schema order, the Required fields that are missing, nil or blank in meta,

@@ -3,10 +3,13 @@ package appuser
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 )
 
 func testSchema() Schema {
@@ -64,13 +67,13 @@ func TestValidateSchema(t *testing.T) {
 			}
 			continue
 		}
-		var se *SchemaError
-		if !errors.As(err, &se) {
-			t.Errorf("%s: ValidateSchema = %v; want a *SchemaError", tt.name, err)
+		var inv *errs.Invalid
+		if !errors.As(err, &inv) {
+			t.Errorf("%s: ValidateSchema = %v; want an *errs.Invalid", tt.name, err)
 			continue
 		}
-		if se.Index != tt.wantIndex || se.Reason == "" || strings.Contains(se.Error(), "\n") {
-			t.Errorf("%s: ValidateSchema = %#v (%q); want Index %d and a one-line reason", tt.name, se, se.Error(), tt.wantIndex)
+		if want := fmt.Sprintf("user_meta_data_schema[%d]", tt.wantIndex); inv.Field != want || inv.Reason == "" || strings.Contains(inv.Error(), "\n") {
+			t.Errorf("%s: ValidateSchema = %#v (%q); want field %s and a one-line reason", tt.name, inv, inv.Error(), want)
 		}
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -27,7 +29,20 @@ var (
 	ErrIdentifierNotAllowed = errors.New("identifier type not allowed for this app")
 	// ErrInvalidStatus is an unknown status, as a filter or a new status.
 	ErrInvalidStatus = errors.New("invalid status")
+	// ErrInvitationNotFound is an unknown, expired, used or forged invitation token.
+	ErrInvitationNotFound = errors.New("invitation not found or expired")
 )
+
+// User statuses.
+const (
+	StatusActive   = store.StatusActive
+	StatusPending  = store.StatusPending
+	StatusInactive = store.StatusInactive
+	StatusImported = store.StatusImported
+)
+
+// Filter narrows List; zero fields do not filter.
+type Filter = store.UserFilter
 
 // MetaInvalidError refuses an update whose user_meta breaks the app's schema.
 type MetaInvalidError struct{ Errors MetaErrors }
@@ -43,7 +58,10 @@ type User struct {
 	Meta map[string]any
 }
 
-// Service manages the users of apps.
+// Service manages the users of apps, and is the only writer of their rows.
+// Methods an administrator calls take the caller's access.Principal; sign-up
+// and a user's changes to their own metadata come from signin, which has
+// authenticated the user.
 type Service struct {
 	db        *store.DB
 	courier   courier.Provider
@@ -156,20 +174,40 @@ func contacts(app store.App, in CreateInput) (email, phone string, err error) {
 	return email, phone, nil
 }
 
-// Create adds an active user. Metadata keys the app does not declare, or of
-// the wrong type, are dropped and reported.
-func (s *Service) Create(ctx context.Context, app store.App, in CreateInput) (User, MetaErrors, error) {
-	return s.create(ctx, app, in, store.StatusActive)
+// Create adds an active user for an administrator (Write access to the app).
+// Metadata keys the app does not declare, or of the wrong type, are dropped
+// and reported.
+func (s *Service) Create(ctx context.Context, p access.Principal, app store.App, in CreateInput) (_ User, _ MetaErrors, err error) {
+	defer errs.Wrap(&err, "create user")
+	return s.create(ctx, &p, app, in, store.StatusActive)
 }
 
-func (s *Service) create(ctx context.Context, app store.App, in CreateInput, status string) (User, MetaErrors, error) {
+// SignUp adds an active user who is signing themselves up with identifier
+// (signin has checked that the app allows it), as Create does.
+func (s *Service) SignUp(ctx context.Context, app store.App, identifier string, meta map[string]any) (_ User, _ MetaErrors, err error) {
+	defer errs.Wrap(&err, "sign up")
+	return s.create(ctx, nil, app, CreateInput{Identifier: identifier, Meta: meta}, store.StatusActive)
+}
+
+// allowed checks, in q, that p may act on the app at level need. A nil p is
+// the user acting on their own account, which signin has authenticated.
+func allowed(ctx context.Context, q store.Queries, p *access.Principal, appID string, need access.Level) error {
+	if p == nil {
+		return nil
+	}
+	return access.App(ctx, q, *p, appID, need)
+}
+
+// newUser validates a create request into the row to store. Metadata keys
+// the schema refuses are dropped and reported.
+func (s *Service) newUser(app store.App, in CreateInput, status string) (store.AppUser, MetaErrors, error) {
 	email, phone, err := contacts(app, in)
 	if err != nil {
-		return User{}, nil, err
+		return store.AppUser{}, nil, err
 	}
 	clean, metaErrs, err := SchemaOf(app).Clean(in.Meta, true)
 	if err != nil {
-		return User{}, nil, err
+		return store.AppUser{}, nil, err
 	}
 	for k, v := range clean {
 		if v == nil {
@@ -178,11 +216,27 @@ func (s *Service) create(ctx context.Context, app store.App, in CreateInput, sta
 	}
 	meta, err := json.Marshal(clean)
 	if err != nil {
-		return User{}, nil, err
+		return store.AppUser{}, nil, err
 	}
 	now := s.clock()
-	u := store.AppUser{ID: newID(), AppID: app.ID, Status: status, Email: email, Phone: phone, Meta: meta, CreatedAt: now, UpdatedAt: now}
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	return store.AppUser{ID: newID(), AppID: app.ID, Status: status, Email: email, Phone: phone, Meta: meta,
+		CreatedAt: now, UpdatedAt: now}, metaErrs, nil
+}
+
+func (s *Service) create(ctx context.Context, p *access.Principal, app store.App, in CreateInput, status string) (User, MetaErrors, error) {
+	var u store.AppUser
+	var metaErrs MetaErrors
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		// Access first: a caller that may not create users learns nothing
+		// from how its input would have been judged.
+		if err := allowed(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+			return err
+		}
+		var err error
+		if u, metaErrs, err = s.newUser(app, in, status); err != nil {
+			return err
+		}
+		email, phone, now := u.Email, u.Phone, u.CreatedAt
 		if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
 			return ErrUserExists
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -250,9 +304,11 @@ func unclaimed(ctx context.Context, tx *store.Tx, base store.BaseUser, email, ph
 }
 
 // Invite adds a pending user and sends an invitation whose link carries a
-// single-use token. Inviting a still-pending user again sends a new invitation.
-func (s *Service) Invite(ctx context.Context, app store.App, in CreateInput) (User, MetaErrors, error) {
-	u, metaErrs, err := s.create(ctx, app, in, store.StatusPending)
+// single-use token (Write access). Inviting a still-pending user again sends
+// a new invitation.
+func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App, in CreateInput) (_ User, _ MetaErrors, err error) {
+	defer errs.Wrap(&err, "invite user")
+	u, metaErrs, err := s.create(ctx, &p, app, in, store.StatusPending)
 	if errors.Is(err, ErrUserExists) {
 		email, phone, cerr := contacts(app, in)
 		if cerr != nil {
@@ -322,6 +378,69 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 	return nil
 }
 
+// AcceptInvitation spends an invitation inside signin's transaction, which
+// then starts the user's session: it checks the token (signature, app,
+// expiry, single use), stores the metadata the user gave (keys the schema
+// does not accept are dropped), marks the invited contact verified,
+// activates the user and emits user.updated. Anything wrong with the token,
+// or a deactivated user, is ErrInvitationNotFound.
+func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.App, tok string, meta map[string]any) (_ store.AppUser, err error) {
+	defer errs.Wrap(&err, "accept invitation")
+	var c invitationClaims
+	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
+		return store.AppUser{}, ErrInvitationNotFound
+	}
+	if err := c.Validate(s.issuer, app.ID, s.now(), true); err != nil || c.Purpose != "invitation" {
+		return store.AppUser{}, ErrInvitationNotFound
+	}
+	clean, _, err := SchemaOf(app).Clean(meta, false)
+	if err != nil {
+		return store.AppUser{}, err
+	}
+	inv, err := tx.GetInvitationByHash(ctx, s.hasher.Hash("invitation", tok))
+	if err != nil || inv.AppID != app.ID || inv.AppUserID != c.UUID {
+		return store.AppUser{}, invitationNotFound(err)
+	}
+	now := s.clock()
+	won, err := tx.UseInvitation(ctx, inv.ID, now)
+	if err != nil {
+		return store.AppUser{}, err
+	}
+	if !won {
+		return store.AppUser{}, ErrInvitationNotFound
+	}
+	u, err := tx.GetAppUser(ctx, app.ID, inv.AppUserID)
+	if err != nil || u.Status == store.StatusInactive {
+		return store.AppUser{}, invitationNotFound(err)
+	}
+	if len(clean) > 0 {
+		if u.Meta, err = MergeMeta(u.Meta, clean); err != nil {
+			return store.AppUser{}, err
+		}
+		u.UpdatedAt = now
+		if u, err = tx.UpdateAppUser(ctx, u); err != nil {
+			return store.AppUser{}, err
+		}
+	}
+	// Accepting proves control of the contact the invitation was sent to (the
+	// e-mail address when there was one, else the phone), and only while the
+	// user still has it: a contact changed since is not proven by the old link.
+	email := c.Email != "" && c.Email == u.Email
+	phone := c.Email == "" && c.Phone != "" && c.Phone == u.Phone
+	u, err = tx.MarkUserVerified(ctx, app.ID, u.ID, email, phone, now)
+	if err != nil {
+		return store.AppUser{}, err
+	}
+	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(u))
+}
+
+func invitationNotFound(err error) error {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		return ErrInvitationNotFound
+	}
+	return err
+}
+
 // AppLink builds a link to the app's login page (or origin) carrying a query parameter.
 func AppLink(app store.App, param, value string) string {
 	base := app.LoginURL
@@ -338,8 +457,16 @@ func AppLink(app store.App, param, value string) string {
 	return u.String()
 }
 
-// Get returns one user of the app.
-func (s *Service) Get(ctx context.Context, app store.App, id string) (User, error) {
+// Get returns one user of the app (Read access).
+func (s *Service) Get(ctx context.Context, p access.Principal, app store.App, id string) (_ User, err error) {
+	defer errs.Wrap(&err, "get user")
+	if err := access.App(ctx, s.db.Queries, p, app.ID, access.Read); err != nil {
+		return User{}, err
+	}
+	return s.get(ctx, app, id)
+}
+
+func (s *Service) get(ctx context.Context, app store.App, id string) (User, error) {
 	u, err := s.db.GetAppUser(ctx, app.ID, id)
 	if err != nil {
 		return User{}, notFound(err)
@@ -355,8 +482,10 @@ func notFound(err error) error {
 }
 
 // Lookup finds a user by e-mail or phone; nil (and no error) when unknown or
-// when the identifier cannot be valid.
-func (s *Service) Lookup(ctx context.Context, app store.App, identifier string) (*User, error) {
+// when the identifier cannot be valid. Signing in needs it before anyone is
+// authenticated; the caller limits how often.
+func (s *Service) Lookup(ctx context.Context, app store.App, identifier string) (_ *User, err error) {
+	defer errs.Wrap(&err, "look up user")
 	id, err := ParseIdentifier(identifier)
 	if err != nil {
 		return nil, nil
@@ -378,9 +507,11 @@ func (s *Service) Lookup(ctx context.Context, app store.App, identifier string) 
 	return &d, nil
 }
 
-// LookupByID finds a user by id; nil (and no error) when unknown.
-func (s *Service) LookupByID(ctx context.Context, app store.App, id string) (*User, error) {
-	u, err := s.Get(ctx, app, id)
+// LookupByID finds a user by id; nil (and no error) when unknown. Like
+// Lookup, it serves signing in.
+func (s *Service) LookupByID(ctx context.Context, app store.App, id string) (_ *User, err error) {
+	defer errs.Wrap(&err, "look up user by id")
+	u, err := s.get(ctx, app, id)
 	if errors.Is(err, ErrUserNotFound) {
 		return nil, nil
 	}
@@ -405,8 +536,12 @@ const (
 	MaxPerPage     = 100
 )
 
-// List returns one page (1-based) of the app's users, newest first.
-func (s *Service) List(ctx context.Context, app store.App, f store.UserFilter, page, perPage int) (Page, error) {
+// List returns one page (1-based) of the app's users, newest first (Read access).
+func (s *Service) List(ctx context.Context, p access.Principal, app store.App, f Filter, page, perPage int) (_ Page, err error) {
+	defer errs.Wrap(&err, "list users")
+	if err := access.App(ctx, s.db.Queries, p, app.ID, access.Read); err != nil {
+		return Page{}, err
+	}
 	switch f.Status {
 	case "", store.StatusActive, store.StatusPending, store.StatusInactive, store.StatusImported:
 	default:
@@ -438,21 +573,45 @@ type UpdateInput struct {
 	Phone *string
 }
 
-// Update changes a user. Metadata that breaks the schema is refused whole.
-func (s *Service) Update(ctx context.Context, app store.App, id string, in UpdateInput) (User, error) {
-	var patch map[string]any
-	if in.Meta != nil {
-		clean, errs, err := SchemaOf(app).Clean(in.Meta, false)
-		if err != nil {
-			return User{}, err
-		}
-		if len(errs) > 0 {
-			return User{}, &MetaInvalidError{Errors: errs}
-		}
-		patch = clean
+// Update changes a user for an administrator (Write access). Metadata that
+// breaks the schema is refused whole.
+func (s *Service) Update(ctx context.Context, p access.Principal, app store.App, id string, in UpdateInput) (_ User, err error) {
+	defer errs.Wrap(&err, "update user")
+	return s.update(ctx, &p, app, id, in)
+}
+
+// UpdateOwnMeta changes the metadata of the signed-in user id, as Update does.
+func (s *Service) UpdateOwnMeta(ctx context.Context, app store.App, id string, meta map[string]any) (_ User, err error) {
+	defer errs.Wrap(&err, "update own metadata")
+	return s.update(ctx, nil, app, id, UpdateInput{Meta: meta})
+}
+
+// metaPatch checks a metadata update against the app's schema: nil for no
+// update, refused whole when any key breaks the schema.
+func metaPatch(app store.App, meta map[string]any) (map[string]any, error) {
+	if meta == nil {
+		return nil, nil
 	}
+	clean, problems, err := SchemaOf(app).Clean(meta, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, &MetaInvalidError{Errors: problems}
+	}
+	return clean, nil
+}
+
+func (s *Service) update(ctx context.Context, p *access.Principal, app store.App, id string, in UpdateInput) (User, error) {
 	var out store.AppUser
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := allowed(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+			return err
+		}
+		patch, err := metaPatch(app, in.Meta)
+		if err != nil {
+			return err
+		}
 		u, err := tx.GetAppUser(ctx, app.ID, id)
 		if err != nil {
 			return notFound(err)
@@ -524,16 +683,20 @@ func (s *Service) Update(ctx context.Context, app store.App, id string, in Updat
 	return decode(out), nil
 }
 
-// SetStatus activates or deactivates a user. An unknown status is
-// ErrInvalidStatus rather than a value no other code understands.
-func (s *Service) SetStatus(ctx context.Context, app store.App, id, status string) (User, error) {
-	switch status {
-	case store.StatusActive, store.StatusInactive, store.StatusPending, store.StatusImported:
-	default:
-		return User{}, ErrInvalidStatus
-	}
+// SetStatus activates or deactivates a user (Write access). An unknown
+// status is ErrInvalidStatus rather than a value no other code understands.
+func (s *Service) SetStatus(ctx context.Context, p access.Principal, app store.App, id, status string) (_ User, err error) {
+	defer errs.Wrap(&err, "set user status")
 	var u store.AppUser
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+			return err
+		}
+		switch status {
+		case store.StatusActive, store.StatusInactive, store.StatusPending, store.StatusImported:
+		default:
+			return ErrInvalidStatus
+		}
 		now := s.clock()
 		var err error
 		if u, err = tx.SetAppUserStatus(ctx, app.ID, id, status, now); err != nil {
@@ -553,9 +716,35 @@ func (s *Service) SetStatus(ctx context.Context, app store.App, id, status strin
 	return decode(u), nil
 }
 
-// Delete removes a user of the app.
-func (s *Service) Delete(ctx context.Context, app store.App, id string) error {
-	return notFound(s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAppUser(ctx, app.ID, id) }))
+// Delete removes a user of the app (Write access).
+func (s *Service) Delete(ctx context.Context, p access.Principal, app store.App, id string) (err error) {
+	defer errs.Wrap(&err, "delete user")
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+			return err
+		}
+		return notFound(tx.DeleteAppUser(ctx, app.ID, id))
+	})
+}
+
+// MetaComplete reports whether a user has filled in every metadata field the
+// app requires. The client SDK asks it while signing in.
+func (s *Service) MetaComplete(ctx context.Context, app store.App, id string) (_ bool, err error) {
+	defer errs.Wrap(&err, "check user metadata")
+	u, err := s.get(ctx, app, id)
+	if err != nil {
+		return false, err
+	}
+	return SchemaOf(app).Complete(u.Meta), nil
+}
+
+// MarkVerified records, inside signin's transaction, that a user proved
+// control of their e-mail address or phone number, and activates a pending
+// or imported user. It emits no event: the verification event says it.
+func (s *Service) MarkVerified(ctx context.Context, tx *store.Tx, app store.App, id string, email, phone bool) (_ store.AppUser, err error) {
+	defer errs.Wrap(&err, "mark user verified")
+	u, err := tx.MarkUserVerified(ctx, app.ID, id, email, phone, s.clock())
+	return u, notFound(err)
 }
 
 // MergeMeta applies a cleaned metadata patch to stored metadata: a key set

@@ -34,10 +34,10 @@ func TestOutboxStoresAllFields(t *testing.T) {
 		AppID:   "app_1",
 	}
 	var saved []Message
-	o := NewOutbox(func(_ context.Context, m Message) (string, error) {
+	o := NewOutbox(saveFunc(func(_ context.Context, m Message) (string, error) {
 		saved = append(saved, m)
 		return "outbox-7", nil
-	})
+	}))
 	id, err := o.Send(context.Background(), want)
 	if err != nil {
 		t.Fatalf("Send() error = %v; want nil", err)
@@ -50,9 +50,15 @@ func TestOutboxStoresAllFields(t *testing.T) {
 	}
 }
 
+// saveFunc is an OutboxStore that saves with a function and lists nothing.
+type saveFunc func(context.Context, Message) (string, error)
+
+func (f saveFunc) Save(ctx context.Context, m Message) (string, error) { return f(ctx, m) }
+func (saveFunc) List(context.Context, string, int) ([]Kept, error)     { return nil, nil }
+
 func TestOutboxSaveError(t *testing.T) {
 	dbErr := errors.New("disk full")
-	o := NewOutbox(func(context.Context, Message) (string, error) { return "", dbErr })
+	o := NewOutbox(saveFunc(func(context.Context, Message) (string, error) { return "", dbErr }))
 	_, err := o.Send(context.Background(), Message{Channel: ChannelSMS, To: "+14155552671"})
 	if !errors.Is(err, ErrDelivery) || !errors.Is(err, dbErr) {
 		t.Errorf("Send() error = %v; want wrapping ErrDelivery and the save error", err)

@@ -4,28 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
-// Outbox is the development provider: it hands every message to save (which persists it) and never sends anything.
-// It is the only provider that keeps Code and Link, so that a developer can read them back.
+// Outbox is the development provider: it keeps every message where a
+// developer can read it back (the dev server's /dev/outbox) and never sends
+// anything. It is the only provider that keeps Code and Link.
 type Outbox struct {
-	save func(ctx context.Context, m Message) (id string, err error)
+	keep OutboxStore
 }
 
-// NewOutbox returns an Outbox that persists messages with save; the id save returns becomes the provider id.
-func NewOutbox(save func(ctx context.Context, m Message) (string, error)) *Outbox {
-	return &Outbox{save: save}
+// OutboxStore is where the Outbox keeps messages.
+type OutboxStore interface {
+	// Save keeps m and returns its id.
+	Save(ctx context.Context, m Message) (id string, err error)
+	// List returns the newest kept messages, only those to one recipient when to is set.
+	List(ctx context.Context, to string, limit int) ([]Kept, error)
 }
 
-// Send stores m through the save function.
+// Kept is a message the Outbox kept.
+type Kept struct {
+	ID string
+	Message
+	CreatedAt time.Time
+}
+
+// NewOutbox returns an Outbox that keeps messages in keep; the id Save
+// returns becomes the provider id.
+func NewOutbox(keep OutboxStore) *Outbox {
+	return &Outbox{keep: keep}
+}
+
+// Send keeps m.
 func (o *Outbox) Send(ctx context.Context, m Message) (string, error) {
-	if o == nil || o.save == nil {
-		return "", fmt.Errorf("%w: outbox has no save function", ErrDelivery)
+	if o == nil || o.keep == nil {
+		return "", fmt.Errorf("%w: outbox has no store", ErrDelivery)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("%w: outbox: %w", ErrDelivery, err)
 	}
-	id, err := o.save(ctx, m)
+	id, err := o.keep.Save(ctx, m)
 	if err != nil {
 		if errors.Is(err, ErrDelivery) {
 			return "", err
@@ -33,4 +51,9 @@ func (o *Outbox) Send(ctx context.Context, m Message) (string, error) {
 		return "", fmt.Errorf("%w: outbox save: %w", ErrDelivery, err)
 	}
 	return id, nil
+}
+
+// List returns the newest kept messages, to one recipient when to is set.
+func (o *Outbox) List(ctx context.Context, to string, limit int) ([]Kept, error) {
+	return o.keep.List(ctx, to, limit)
 }

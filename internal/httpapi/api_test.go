@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -18,8 +19,8 @@ import (
 // TestAPI runs every scenario group against one server per engine, then
 // scans the server's logs for the secrets the groups handed out.
 func TestAPI(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, true)
+	servertest.ForEach(t, servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_DEV": "true"}}, func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "Acme")
 		groups := []struct {
 			name string
 			fn   func(t *testing.T, e *env)
@@ -182,45 +183,41 @@ func testCredentials(t *testing.T, e *env) {
 	users := "/v1/" + e.app.ID + "/users"
 	other := e.createApp(t, e.ws.ID, "Other", nil)
 	otherSecret := e.appSecretFor(t, other.ID)
-	otherKey, _, err := e.tenants.CreateAPIKey(ctx, other.ID, "other")
+	otherKey, _, err := e.Tenants.CreateAPIKey(ctx, servertest.Operator, other.ID, "other")
 	if err != nil {
 		t.Fatalf("CreateAPIKey() error = %v", err)
 	}
 	e.remember(otherKey)
-	ownKey, _, err := e.tenants.CreateAPIKey(ctx, e.app.ID, "own")
+	ownKey, _, err := e.Tenants.CreateAPIKey(ctx, servertest.Operator, e.app.ID, "own")
 	if err != nil {
 		t.Fatalf("CreateAPIKey() error = %v", err)
 	}
 	e.remember(ownKey)
 
-	otherWS, _, err := e.tenants.CreateWorkspace(ctx, tenant.WorkspaceInput{Name: "Elsewhere", OwnerEmail: "boss@elsewhere.test"})
-	if err != nil {
-		t.Fatalf("CreateWorkspace() error = %v", err)
-	}
+	otherWS, _ := e.Workspace(t, "Elsewhere")
 	otherWSSecret := e.workspaceSecret(t, otherWS.ID, "")
-	viewer, err := e.tenants.AddMember(ctx, tenant.Principal{Kind: tenant.KindWorkspaceSecret, WorkspaceID: e.ws.ID, Role: tenant.RoleOwner},
-		e.ws.ID, "viewer@acme.test", "Viewer", tenant.RoleMember)
+	viewer, err := e.Tenants.AddMember(ctx, servertest.Operator, e.ws.ID, "viewer@acme.test", "Viewer", access.RoleMember)
 	if err != nil {
 		t.Fatalf("AddMember() error = %v", err)
 	}
 	viewerSecret := e.workspaceSecret(t, e.ws.ID, viewer.ID)
 
 	now := time.Now()
-	access, err := e.keyring.Sign(token.TypeAccess, token.Claims{Issuer: "http://gatehouse.test", Subject: "someone",
+	accessTok, err := e.Keyring().Sign(token.TypeAccess, token.Claims{Issuer: e.Config.Tokens.Issuer, Subject: "someone",
 		Audience: token.Audience{e.app.ID}, IssuedAt: now.Unix(), Expiry: now.Add(time.Hour).Unix(), ID: "at-1"})
 	if err != nil {
 		t.Fatalf("Sign(at+jwt) error = %v", err)
 	}
-	e.remember(access)
+	e.remember(accessTok)
 
-	magic, err := e.keyring.Sign(token.TypeMagic, token.Claims{Issuer: "http://gatehouse.test", Subject: "someone",
+	magic, err := e.Keyring().Sign(token.TypeMagic, token.Claims{Issuer: e.Config.Tokens.Issuer, Subject: "someone",
 		Audience: token.Audience{e.app.ID}, IssuedAt: now.Unix(), Expiry: now.Add(time.Hour).Unix(), ID: "mg-1"})
 	if err != nil {
 		t.Fatalf("Sign(magic+jwt) error = %v", err)
 	}
 	e.remember(magic)
 
-	revocable, rec, err := e.tenants.CreateAppSecret(ctx, e.app.ID, "soon revoked")
+	revocable, rec, err := e.Tenants.CreateAppSecret(ctx, servertest.Operator, e.app.ID, "soon revoked")
 	if err != nil {
 		t.Fatalf("CreateAppSecret() error = %v", err)
 	}
@@ -244,14 +241,14 @@ func testCredentials(t *testing.T, e *env) {
 			wantStatus: 401},
 		{name: "secret under Basic scheme", method: "GET", path: users, headers: map[string]string{"Authorization": "Basic " + e.appSecret},
 			wantStatus: 401},
-		{name: "access token in Authorization", method: "GET", path: users, headers: bearer(access), wantStatus: 401},
+		{name: "access token in Authorization", method: "GET", path: users, headers: bearer(accessTok), wantStatus: 401},
 		{name: "magic-link token in Authorization", method: "GET", path: users, headers: bearer(magic), wantStatus: 401},
 		{name: "API secret in X-Authorization is no user token", method: "GET", path: "/v1/auth/" + e.app.ID + "/sessions",
 			headers: map[string]string{"X-Authorization": e.appSecret}, wantStatus: 401},
 		{name: "API secret as X-Authorization Bearer is no user token", method: "GET", path: "/v1/auth/" + e.app.ID + "/sessions",
 			headers: map[string]string{"X-Authorization": "Bearer " + e.appSecret}, wantStatus: 401},
 		{name: "access token in X-Authorization only", method: "GET", path: users,
-			headers: map[string]string{"X-Authorization": access}, wantStatus: 401},
+			headers: map[string]string{"X-Authorization": accessTok}, wantStatus: 401},
 		{name: "another app's secret", method: "POST", path: users, headers: bearer(otherSecret), body: create("c1@example.com"),
 			wantStatus: 403},
 		{name: "another app's API key", method: "POST", path: users, headers: bearer(otherKey), body: create("c1@example.com"),
@@ -268,7 +265,7 @@ func testCredentials(t *testing.T, e *env) {
 			body: create("byviewer@example.com"), wantStatus: 403},
 		{name: "secret before revocation", method: "GET", path: users, headers: bearer(revocable), wantStatus: 200},
 	})
-	if err := e.tenants.RevokeSecret(ctx, rec.ID); err != nil {
+	if err := e.Tenants.RevokeSecret(ctx, servertest.Operator, rec.ID); err != nil {
 		t.Fatalf("RevokeSecret() error = %v", err)
 	}
 	runScenarios(t, e, []scenario{
@@ -348,6 +345,7 @@ func testListUsers(t *testing.T, e *env) {
 	secret := e.appSecretFor(t, app.ID)
 	var made []map[string]any
 	for _, email := range []string{"one@list.test", "two@list.test", "three@list.test"} {
+		e.Clock.Advance(time.Second) // distinct creation times, for created_before
 		made = append(made, e.createUser(t, app.ID, secret, map[string]any{"identifier": email}))
 	}
 	e.do(t, "POST", "/v1/"+app.ID+"/users/"+made[2]["id"].(string)+"/deactivate", bearer(secret), nil)
@@ -514,7 +512,7 @@ func testInvite(t *testing.T, e *env) {
 				t.Errorf("user_meta_errors = %s; want shoe", r.raw)
 			}
 		}}.run(t, e)
-	msg, ok := e.courier.Last("invitee@example.com")
+	msg, ok := e.Mail.Last("invitee@example.com")
 	if !ok {
 		t.Fatalf("no message recorded to invitee@example.com")
 	}
@@ -541,7 +539,7 @@ func testInvite(t *testing.T, e *env) {
 	if !strings.Contains(msg.Text, msg.Link) {
 		t.Errorf("invitation text does not carry the link")
 	}
-	before := len(e.courier.Messages())
+	before := len(e.Mail.Messages())
 	runScenarios(t, e, []scenario{
 		{name: "invite a pending user again resends", method: "POST", path: path, headers: auth,
 			body: map[string]any{"identifier": "invitee@example.com"}, wantStatus: 200,
@@ -549,10 +547,10 @@ func testInvite(t *testing.T, e *env) {
 				if u := userOf(t, r); u["id"] != invited["id"] || u["status"] != "pending" {
 					t.Errorf("re-invited user = %v; want the same pending user", u)
 				}
-				if got := len(e.courier.Messages()); got != before+1 {
+				if got := len(e.Mail.Messages()); got != before+1 {
 					t.Errorf("messages after re-invite = %d; want %d", got, before+1)
 				}
-				if m, _ := e.courier.Last("invitee@example.com"); m.Link != "" {
+				if m, _ := e.Mail.Last("invitee@example.com"); m.Link != "" {
 					e.remember(m.Link)
 					if u, err := url.Parse(m.Link); err == nil {
 						e.remember(u.Query().Get("sct_magic"))
@@ -562,7 +560,7 @@ func testInvite(t *testing.T, e *env) {
 		{name: "invite by phone sends an SMS", method: "POST", path: path, headers: auth,
 			body: map[string]any{"identifier": "+1 415 555 2673"}, wantStatus: 200,
 			check: func(t *testing.T, r response) {
-				m, ok := e.courier.Last("+14155552673")
+				m, ok := e.Mail.Last("+14155552673")
 				if !ok || m.Channel != "sms" || !strings.Contains(m.Link, "sct_magic=") || !strings.Contains(m.Text, m.Link) {
 					t.Fatalf("SMS invitation = %+v, %v; want an SMS carrying the link", m, ok)
 				}
@@ -603,7 +601,7 @@ func testLookup(t *testing.T, e *env) {
 		{ID: "company", Name: "Company", FieldName: "company", FieldType: appuser.FieldString, Required: true, VisibleRegistration: true},
 		{ID: "nick", Name: "Nick", FieldName: "nick", FieldType: appuser.FieldString},
 	}
-	if _, err := e.tenants.UpdateApp(ctx, e.ws.ID, req.ID, tenant.AppSettings{MetaSchema: &schema}); err != nil {
+	if _, err := e.Tenants.UpdateApp(ctx, servertest.Operator, e.ws.ID, req.ID, tenant.AppSettings{MetaSchema: &schema}); err != nil {
 		t.Fatalf("UpdateApp() error = %v", err)
 	}
 	reqSecret := e.appSecretFor(t, req.ID)
@@ -678,8 +676,7 @@ func testLookup(t *testing.T, e *env) {
 func testAPIKeys(t *testing.T, e *env) {
 	keysPath := "/v1/apps/" + e.app.ID + "/api_keys"
 	users := "/v1/" + e.app.ID + "/users"
-	member, err := e.tenants.AddMember(context.Background(), tenant.Principal{Kind: tenant.KindWorkspaceSecret, WorkspaceID: e.ws.ID,
-		Role: tenant.RoleOwner}, e.ws.ID, "keyless@acme.test", "", tenant.RoleMember)
+	member, err := e.Tenants.AddMember(context.Background(), servertest.Operator, e.ws.ID, "keyless@acme.test", "", access.RoleMember)
 	if err != nil {
 		t.Fatalf("AddMember() error = %v", err)
 	}
@@ -770,10 +767,11 @@ func testAPIKeys(t *testing.T, e *env) {
 
 func testWorkspaces(t *testing.T, e *env) {
 	ctx := context.Background()
-	ws, owner, err := e.tenants.CreateWorkspace(ctx, tenant.WorkspaceInput{Name: "Team", OwnerEmail: "owner@team.test"})
+	nw, err := e.Tenants.CreateWorkspace(ctx, servertest.Operator, tenant.WorkspaceInput{Name: "Team", OwnerEmail: "owner@team.test"})
 	if err != nil {
 		t.Fatalf("CreateWorkspace() error = %v", err)
 	}
+	ws, owner := nw.Workspace, nw.Owner
 	ownerSecret := e.workspaceSecret(t, ws.ID, owner.ID)
 	wsPath := "/v1/workspaces/" + ws.ID
 	members := wsPath + "/members"
@@ -918,13 +916,9 @@ func testWorkspaces(t *testing.T, e *env) {
 }
 
 func testWorkspaceApps(t *testing.T, e *env) {
-	ctx := context.Background()
 	apps := "/v1/workspaces/" + e.ws.ID + "/apps"
 	auth := bearer(e.wsSecret)
-	otherWS, _, err := e.tenants.CreateWorkspace(ctx, tenant.WorkspaceInput{Name: "Rival", OwnerEmail: "boss@rival.test"})
-	if err != nil {
-		t.Fatalf("CreateWorkspace() error = %v", err)
-	}
+	otherWS, _ := e.Workspace(t, "Rival")
 	rivalSecret := e.workspaceSecret(t, otherWS.ID, "")
 	rivalApp := e.createApp(t, otherWS.ID, "Rival App", nil)
 
@@ -1041,7 +1035,7 @@ func testCORS(t *testing.T, e *env) {
 			"Access-Control-Request-Headers": "content-type,x-authorization,x-refresh-token,x-fingerprint"}
 	}
 	extra := "https://extra.example.com"
-	withExtra, err := e.tenants.CreateApp(context.Background(), e.ws.ID, tenant.AppSettings{Name: ptr("Extra"), Origin: ptr(appOrigin),
+	withExtra, err := e.Tenants.CreateApp(context.Background(), servertest.Operator, e.ws.ID, tenant.AppSettings{Name: ptr("Extra"), Origin: ptr(appOrigin),
 		AllowedOrigins: &[]string{extra}})
 	if err != nil {
 		t.Fatalf("CreateApp() error = %v", err)
@@ -1124,10 +1118,10 @@ func testOperations(t *testing.T, e *env) {
 			if k["alg"] != "ES256" {
 				t.Errorf("JWKS key alg = %v; want ES256", k["alg"])
 			}
-			found = found || k["kid"] == e.keyring.SignerID()
+			found = found || k["kid"] == e.Keyring().SignerID()
 		}
 		if !found {
-			t.Errorf("JWKS = %s; want the signing key %s", r.raw, e.keyring.SignerID())
+			t.Errorf("JWKS = %s; want the signing key %s", r.raw, e.Keyring().SignerID())
 		}
 	}
 	runScenarios(t, e, []scenario{
@@ -1165,7 +1159,7 @@ func testDevOutbox(t *testing.T, e *env) {
 			CreatedAt: t0.Add(2 * time.Second)},
 	} {
 		m.AppID = e.app.ID
-		if err := e.db.InsertOutboxMessage(ctx, m); err != nil {
+		if err := e.DB.InsertOutboxMessage(ctx, m); err != nil {
 			t.Fatalf("InsertOutboxMessage(%d) error = %v", i, err)
 		}
 	}
@@ -1199,7 +1193,7 @@ func testDevOutbox(t *testing.T, e *env) {
 // testLogScan runs last: no credential, API key or invitation issued during
 // the groups may appear in the server's logs.
 func testLogScan(t *testing.T, e *env) {
-	logs := e.logs.String()
+	logs := e.Logs.String()
 	if !strings.Contains(logs, `"msg":"request"`) {
 		t.Fatalf("captured logs have no request lines; the scan would prove nothing")
 	}

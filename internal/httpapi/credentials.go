@@ -3,11 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -27,29 +27,28 @@ const (
 	authNone auth = iota
 	// authPublicApp: no credential; the path's app must exist.
 	authPublicApp
-	// authApp: an API secret or API key for the path's app, at the operation's access level.
+	// authApp: an API secret or API key; the path's app must exist. The
+	// domain method decides what the credential may do with the app.
 	authApp
-	// authWorkspace: a workspace API secret; the service checks the role.
+	// authWorkspace: an API secret; the domain method decides.
 	authWorkspace
 	// authUser: a user's access token in X-Authorization, for the path's app.
 	authUser
 )
 
-const (
-	metaAuth   = "gatehouse.auth"
-	metaAccess = "gatehouse.access"
-)
+const metaAuth = "gatehouse.auth"
 
-// credentials is the huma middleware that resolves the caller and the app.
-// Each header accepts only its own token type: Authorization carries API
-// secrets and API keys (and nothing else); user tokens use X-Authorization.
+// credentials is the huma middleware that finds out who is calling and for
+// which app; it decides nothing else. Each header accepts only its own token
+// type: Authorization carries API secrets and API keys (and nothing else);
+// user tokens use X-Authorization.
 func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 	op := hctx.Operation()
 	kind, _ := op.Metadata[metaAuth].(auth)
 	ctx := hctx.Context()
 	switch kind {
 	case authPublicApp:
-		app, err := s.apps.get(ctx, appParam(hctx))
+		app, err := s.Tenants.App(ctx, appParam(hctx))
 		if err != nil {
 			s.writeError(hctx, err)
 			return
@@ -61,13 +60,9 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 			s.writeError(hctx, err)
 			return
 		}
-		need, _ := op.Metadata[metaAccess].(tenant.Access)
-		app, err := s.apps.get(ctx, appParam(hctx))
+		app, err := s.Tenants.App(ctx, appParam(hctx))
 		if errors.Is(err, tenant.ErrAppNotFound) {
-			err = tenant.ErrForbidden // no probing for ids: same answer as another tenant's app
-		}
-		if err == nil {
-			err = p.AuthorizeApp(app, need)
+			err = access.ErrForbidden // no probing for ids: same answer as another tenant's app
 		}
 		if err != nil {
 			s.writeError(hctx, err)
@@ -76,16 +71,13 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 		hctx = huma.WithValue(huma.WithValue(hctx, keyPrincipal, p), keyApp, app)
 	case authWorkspace:
 		p, err := s.principal(ctx, hctx.Header("Authorization"))
-		if err == nil && p.Kind != tenant.KindWorkspaceSecret {
-			err = tenant.ErrForbidden
-		}
 		if err != nil {
 			s.writeError(hctx, err)
 			return
 		}
 		hctx = huma.WithValue(hctx, keyPrincipal, p)
 	case authUser:
-		app, err := s.apps.get(ctx, appParam(hctx))
+		app, err := s.Tenants.App(ctx, appParam(hctx))
 		if err == nil {
 			var caller signin.Caller
 			caller, err = s.SignIn.Authenticate(ctx, app, strings.TrimSpace(hctx.Header("X-Authorization")))
@@ -107,32 +99,16 @@ func appParam(hctx huma.Context) string {
 }
 
 // principal authenticates "Authorization: Bearer <credential>".
-func (s *Server) principal(ctx context.Context, header string) (tenant.Principal, error) {
+func (s *Server) principal(ctx context.Context, header string) (access.Principal, error) {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(cred) == "" {
-		return tenant.Principal{}, tenant.ErrUnauthorized
+		return access.Principal{}, tenant.ErrUnauthorized
 	}
 	return s.Tenants.Authenticate(ctx, strings.TrimSpace(cred))
 }
 
-func (s *Server) writeError(hctx huma.Context, err error) {
-	var ae *apiError
-	if !errors.As(s.fail(hctx.Context(), err), &ae) {
-		ae = newAPIError(http.StatusInternalServerError, "", "internal error")
-	}
-	b, _ := jsonMarshal(ae.ErrorBody)
-	for k, vs := range ae.header {
-		for _, v := range vs {
-			hctx.AppendHeader(k, v)
-		}
-	}
-	hctx.SetHeader("Content-Type", "application/json")
-	hctx.SetStatus(ae.status)
-	_, _ = hctx.BodyWriter().Write(b)
-}
-
-func principalFrom(ctx context.Context) tenant.Principal {
-	p, _ := ctx.Value(keyPrincipal).(tenant.Principal)
+func principalFrom(ctx context.Context) access.Principal {
+	p, _ := ctx.Value(keyPrincipal).(access.Principal)
 	return p
 }
 

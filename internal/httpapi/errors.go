@@ -5,16 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -22,9 +22,9 @@ import (
 // ErrorBody is the interface's error shape: {error, error_code?}, plus
 // user_meta_errors where a user's metadata was refused.
 type ErrorBody struct {
-	Error          string            `json:"error"`
-	Code           string            `json:"error_code,omitempty"`
-	UserMetaErrors map[string]string `json:"user_meta_errors,omitempty"`
+	Error          string            `json:"error" doc:"What went wrong, for people."`
+	Code           string            `json:"error_code,omitempty" doc:"What went wrong, for programs; absent on 401 and 403."`
+	UserMetaErrors map[string]string `json:"user_meta_errors,omitempty" doc:"Why each refused user_meta key was refused (422 invalid_user_meta)."`
 }
 
 // apiError is an error with its HTTP status and body; huma writes it as is.
@@ -44,8 +44,9 @@ func newAPIError(status int, code, msg string) *apiError {
 	return &apiError{status: status, ErrorBody: ErrorBody{Error: msg, Code: code}}
 }
 
-// errorTable is the one place domain errors become responses. 401 and 403
-// carry only {error}, as the interface shows them.
+// errorTable is the one place domain errors become responses: sentinels
+// matched with errors.Is, then the typed errors. 401 and 403 carry only
+// {error}, as the interface shows them.
 var errorTable = []struct {
 	target error
 	status int
@@ -53,7 +54,7 @@ var errorTable = []struct {
 	msg    string
 }{
 	{tenant.ErrUnauthorized, http.StatusUnauthorized, "", "Unauthorized"},
-	{tenant.ErrForbidden, http.StatusForbidden, "", "Forbidden"},
+	{access.ErrForbidden, http.StatusForbidden, "", "Forbidden"},
 	{tenant.ErrAppNotFound, http.StatusNotFound, "app_not_found", "App not found"},
 	{tenant.ErrWorkspaceNotFound, http.StatusNotFound, "workspace_not_found", "Workspace not found"},
 	{tenant.ErrMemberNotFound, http.StatusNotFound, "member_not_found", "Member not found"},
@@ -81,38 +82,42 @@ var errorTable = []struct {
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
 	// 503 is retried by the client SDK, which is right for an outage and
 	// never used for an application error.
-	{store.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},
+	{errs.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},
+}
+
+// typedErrors are the errors that carry details of their own.
+var typedErrors = []func(error) *apiError{
+	as(func(e *errs.Invalid) *apiError {
+		return newAPIError(http.StatusBadRequest, "invalid_request", e.Field+" "+e.Reason)
+	}),
+	as(func(e *signin.RateLimitedError) *apiError {
+		ae := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many requests: slow down")
+		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
+		return ae
+	}),
+	as(func(e *appuser.MetaInvalidError) *apiError {
+		ae := newAPIError(http.StatusUnprocessableEntity, "invalid_user_meta", "user_meta does not match the app's schema")
+		ae.UserMetaErrors = e.Errors
+		return ae
+	}),
+}
+
+// as matches errors of type T with errors.As and builds their response.
+func as[T error](build func(T) *apiError) func(error) *apiError {
+	return func(err error) *apiError {
+		var t T
+		if errors.As(err, &t) {
+			return build(t)
+		}
+		return nil
+	}
 }
 
 var errDevOnly = errors.New("development mode only")
 
 // fail turns err into the response error; unknown errors are logged once
 // with the request id and become a bare 500.
-func (s *Server) fail(ctx context.Context, err error) error {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae
-	}
-	var inv *tenant.InvalidError
-	if errors.As(err, &inv) {
-		return newAPIError(http.StatusBadRequest, "invalid_request", inv.Error())
-	}
-	var limited *signin.RateLimitedError
-	if errors.As(err, &limited) {
-		e := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many requests: slow down")
-		e.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(limited.RetryAfter))}}
-		return e
-	}
-	var hookInv *webhook.InvalidError
-	if errors.As(err, &hookInv) {
-		return newAPIError(http.StatusBadRequest, "invalid_request", hookInv.Error())
-	}
-	var meta *appuser.MetaInvalidError
-	if errors.As(err, &meta) {
-		e := newAPIError(http.StatusUnprocessableEntity, "invalid_user_meta", "user_meta does not match the app's schema")
-		e.UserMetaErrors = meta.Errors
-		return e
-	}
+func (s *Server) fail(ctx context.Context, err error) *apiError {
 	for _, row := range errorTable {
 		if errors.Is(err, row.target) {
 			if row.status >= 500 {
@@ -125,6 +130,11 @@ func (s *Server) fail(ctx context.Context, err error) error {
 			return e
 		}
 	}
+	for _, typed := range typedErrors {
+		if e := typed(err); e != nil {
+			return e
+		}
+	}
 	if errors.Is(err, context.Canceled) {
 		return newAPIError(499, "", "Client closed request")
 	}
@@ -132,46 +142,129 @@ func (s *Server) fail(ctx context.Context, err error) error {
 	return newAPIError(http.StatusInternalServerError, "", "internal error")
 }
 
-// useErrorShape makes huma's own errors (malformed JSON, failed validation,
-// oversize or wrongly typed bodies) use the interface's shape. huma keeps this
-// hook in a package variable; setting it again is harmless.
-func useErrorShape() {
-	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		var details []string
-		for _, e := range errs {
-			var d *huma.ErrorDetail
-			if errors.As(e, &d) {
-				// Never echo d.Value: it is the caller's input.
-				loc := strings.TrimPrefix(d.Location, "body.")
-				details = append(details, strings.TrimSpace(loc+" "+d.Message))
-			}
+// writeError writes err's response from a huma middleware (before the operation runs).
+func (s *Server) writeError(hctx huma.Context, err error) {
+	ae := s.fail(hctx.Context(), err)
+	b, _ := jsonMarshal(ae.ErrorBody)
+	for k, vs := range ae.header {
+		for _, v := range vs {
+			hctx.AppendHeader(k, v)
 		}
-		code := ""
-		switch status {
-		case http.StatusUnprocessableEntity:
-			status, code = http.StatusBadRequest, "invalid_request"
-		case http.StatusBadRequest:
-			code = "invalid_request"
-			switch {
-			case slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, errBadText) || strings.Contains(e.Error(), msgBadText) }):
-				msg, details = "Request body: "+msgBadText, nil
-			case len(details) > 0 && strings.HasPrefix(details[0], "body ") || strings.Contains(strings.ToLower(msg), "unmarshal"):
-				msg, details = "Malformed JSON body", nil
-			}
-		case http.StatusRequestEntityTooLarge:
-			code, msg, details = "body_too_large", "Request body too large (at most 1 MiB)", nil
-		case http.StatusUnsupportedMediaType:
-			code, msg, details = "unsupported_media_type", "Content-Type must be application/json", nil
-		}
-		if status >= 500 {
-			msg, details = "internal error", nil
-		}
-		if len(details) > 0 {
-			msg = fmt.Sprintf("%s: %s", strings.TrimSuffix(msg, "."), strings.Join(details, "; "))
-		}
-		if msg != "" {
-			msg = strings.ToUpper(msg[:1]) + msg[1:]
-		}
-		return &apiError{status: status, ErrorBody: ErrorBody{Error: msg, Code: code}}
 	}
+	hctx.SetHeader("Content-Type", "application/json")
+	hctx.SetStatus(ae.status)
+	_, _ = hctx.BodyWriter().Write(b)
+}
+
+// huma writes its own errors (malformed JSON, failed validation, oversize or
+// wrongly typed bodies) as RFC 9457 problem documents, built by a hook that
+// is global to the process. Rather than replace that hook, each Server
+// reshapes them on the way out: shapeErrors gives every operation a context
+// that keeps the JSON content type and takes the status the reshaped body
+// asks for, and reshapeError (a response transformer of this API) turns the
+// problem document into ErrorBody.
+
+// errorContext is the huma.Context operations run with.
+type errorContext struct {
+	humaContext
+	status *int // set by reshapeError: the status of the reshaped error
+}
+
+// humaContext lets errorContext embed huma.Context, whose Context method
+// would clash with a field named Context.
+type humaContext = huma.Context
+
+func (c *errorContext) SetStatus(code int) {
+	if *c.status != 0 {
+		code = *c.status
+	}
+	c.humaContext.SetStatus(code)
+}
+
+// WithContext keeps the wrapper when a middleware adds a value (huma.WithValue).
+func (c *errorContext) WithContext(ctx context.Context) huma.Context {
+	return &errorContext{humaContext: huma.WithContext(c.humaContext, ctx), status: c.status}
+}
+
+func (c *errorContext) SetHeader(name, value string) {
+	if strings.EqualFold(name, "Content-Type") && value == "application/problem+json" {
+		value = "application/json"
+	}
+	c.humaContext.SetHeader(name, value)
+}
+
+// shapeErrors is the first huma middleware.
+func shapeErrors(hctx huma.Context, next func(huma.Context)) {
+	next(&errorContext{humaContext: hctx, status: new(int)})
+}
+
+// reshapeError is a response transformer: it turns huma's problem documents
+// into ErrorBody and leaves every other body alone.
+func reshapeError(hctx huma.Context, _ string, v any) (any, error) {
+	m, ok := v.(*huma.ErrorModel)
+	if !ok {
+		return v, nil
+	}
+	status, body := humaErrorBody(m)
+	if c, ok := hctx.(*errorContext); ok {
+		*c.status = status
+	}
+	return body, nil
+}
+
+// humaErrorBody is the status and body for one of huma's own errors. The
+// caller's input (ErrorDetail.Value) is never echoed.
+func humaErrorBody(m *huma.ErrorModel) (int, ErrorBody) {
+	var details []string
+	body := false // the body did not parse as JSON
+	for _, d := range m.Errors {
+		if d == nil {
+			continue
+		}
+		if d.Location == "body" {
+			body = true
+		}
+		loc := strings.TrimPrefix(d.Location, "body.")
+		details = append(details, strings.TrimSpace(loc+" "+d.Message))
+	}
+	status, code, msg := m.Status, "", m.Detail
+	switch status {
+	case http.StatusUnprocessableEntity:
+		status, code = http.StatusBadRequest, "invalid_request"
+	case http.StatusBadRequest:
+		code = "invalid_request"
+		switch {
+		case body && nulInBody(m.Errors):
+			msg, details = "Request body: "+msgBadText, nil
+		case body:
+			msg, details = "Malformed JSON body", nil
+		}
+	case http.StatusRequestEntityTooLarge:
+		code, msg, details = "body_too_large", "Request body too large (at most 1 MiB)", nil
+	case http.StatusUnsupportedMediaType:
+		code, msg, details = "unsupported_media_type", "Content-Type must be application/json", nil
+	}
+	if status >= 500 {
+		msg, details = "internal error", nil
+	}
+	if len(details) > 0 {
+		msg = fmt.Sprintf("%s: %s", strings.TrimSuffix(msg, "."), strings.Join(details, "; "))
+	}
+	if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return status, ErrorBody{Error: msg, Code: code}
+}
+
+// nulInBody reports whether the body that failed to parse held a NUL escape,
+// which unmarshalJSON refuses: judged from the body itself, not the error's text.
+func nulInBody(details []*huma.ErrorDetail) bool {
+	for _, d := range details {
+		if d != nil && d.Location == "body" {
+			if s, ok := d.Value.(string); ok && nulEscape([]byte(s)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
 
 // openAPIDoc is the part of the document these tests read.
@@ -31,7 +30,7 @@ type openAPIOperation struct {
 // fetchOpenAPI serves the document of a development server and decodes it.
 func fetchOpenAPI(t *testing.T) (*env, openAPIDoc) {
 	t.Helper()
-	e := newEnv(t, storetest.Open(t, store.SQLite), true)
+	e := newEnv(t, store.SQLite, true)
 	r := scenario{method: "GET", path: "/v1/openapi.json", wantStatus: 200}.run(t, e)
 	var doc openAPIDoc
 	if err := json.Unmarshal(r.raw, &doc); err != nil {
@@ -54,7 +53,7 @@ func TestOpenAPIVersion(t *testing.T) {
 // documented operation is served.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
 	e, doc := fetchOpenAPI(t)
-	routes := e.api.Routes()
+	routes := e.API().Routes()
 	if len(routes) < 30 {
 		t.Fatalf("Routes() has %d routes; want the whole API", len(routes))
 	}
@@ -89,7 +88,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 func TestRoutesAreServed(t *testing.T) {
 	e, _ := fetchOpenAPI(t)
 	param := regexp.MustCompile(`\{[^}]+\}`)
-	for _, rt := range e.api.Routes() {
+	for _, rt := range e.API().Routes() {
 		path := param.ReplaceAllStringFunc(rt.Path, func(p string) string {
 			if p == "{asset}" {
 				return "style.css" // a docs asset that exists

@@ -43,7 +43,7 @@ func (s *Server) createAPIKey(ctx context.Context, in *createAPIKeyInput) (*apiK
 	if in.Body != nil {
 		nickname = in.Body.Nickname
 	}
-	tok, rec, err := s.Tenants.CreateAPIKey(ctx, appFrom(ctx).ID, nickname)
+	tok, rec, err := s.Tenants.CreateAPIKey(ctx, principalFrom(ctx), appFrom(ctx).ID, nickname)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ type apiKeysOutput struct {
 }
 
 func (s *Server) listAPIKeys(ctx context.Context, _ *appIDInput) (*apiKeysOutput, error) {
-	keys, err := s.Tenants.ListAPIKeys(ctx, appFrom(ctx).ID)
+	keys, err := s.Tenants.ListAPIKeys(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ type okOutput struct {
 }
 
 func (s *Server) revokeAPIKey(ctx context.Context, in *appChildInput) (*okOutput, error) {
-	if _, err := s.Tenants.RevokeAPIKey(ctx, appFrom(ctx).ID, in.ID); err != nil {
+	if _, err := s.Tenants.RevokeAPIKey(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID); err != nil {
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
@@ -89,26 +89,26 @@ func (s *Server) revokeAPIKey(ctx context.Context, in *appChildInput) (*okOutput
 
 // AppSettingsBody is the writable part of an app. Omitted fields keep their value.
 type AppSettingsBody struct {
-	Name                *string         `json:"name,omitempty" maxLength:"100"`
-	Slug                *string         `json:"slug,omitempty" maxLength:"64"`
-	Origin              *string         `json:"origin,omitempty" doc:"The app's web origin, e.g. https://app.example.com. Required on create."`
-	AllowedOrigins      *[]string       `json:"allowed_origins,omitempty" doc:"More origins allowed to call the API from a browser."`
-	LoginURL            *string         `json:"login_url,omitempty" doc:"Where magic and invitation links land; defaults to origin."`
-	CallbackURL         *string         `json:"callback_url,omitempty"`
-	Logo                *string         `json:"logo,omitempty"`
-	LogoDark            *string         `json:"logo_dark,omitempty"`
-	PublicSignup        *bool           `json:"public_signup,omitempty"`
-	ProfileManagement   *bool           `json:"profile_management,omitempty"`
-	ServiceBranding     *bool           `json:"service_branding,omitempty"`
-	ScuteBranding       *bool           `json:"scute_branding,omitempty" doc:"Same as service_branding."`
-	EmailAuthType       *string         `json:"email_auth_type,omitempty" enum:"magic,otp"`
-	AutoRefresh         *bool           `json:"auto_refresh,omitempty"`
-	AccessExpiration    *int64          `json:"access_expiration,omitempty" minimum:"60" maximum:"3600" doc:"Seconds."`
-	RefreshExpiration   *int64          `json:"refresh_expiration,omitempty" minimum:"300" maximum:"2592000" doc:"Seconds."`
-	MagicLinkExpiration *int64          `json:"magic_link_expiration,omitempty" minimum:"60" maximum:"600" doc:"Seconds."`
-	AllowedIdentifiers  *[]string       `json:"allowed_identifiers,omitempty"`
-	RequiredIdentifiers *[]string       `json:"required_identifiers,omitempty"`
-	UserMetaDataSchema  *appuser.Schema `json:"user_meta_data_schema,omitempty"`
+	Name                *string      `json:"name,omitempty" maxLength:"100"`
+	Slug                *string      `json:"slug,omitempty" maxLength:"64"`
+	Origin              *string      `json:"origin,omitempty" doc:"The app's web origin, e.g. https://app.example.com. Required on create."`
+	AllowedOrigins      *[]string    `json:"allowed_origins,omitempty" doc:"More origins allowed to call the API from a browser."`
+	LoginURL            *string      `json:"login_url,omitempty" doc:"Where magic and invitation links land; defaults to origin."`
+	CallbackURL         *string      `json:"callback_url,omitempty"`
+	Logo                *string      `json:"logo,omitempty"`
+	LogoDark            *string      `json:"logo_dark,omitempty"`
+	PublicSignup        *bool        `json:"public_signup,omitempty"`
+	ProfileManagement   *bool        `json:"profile_management,omitempty"`
+	ServiceBranding     *bool        `json:"service_branding,omitempty"`
+	ScuteBranding       *bool        `json:"scute_branding,omitempty" doc:"Same as service_branding."`
+	EmailAuthType       *string      `json:"email_auth_type,omitempty" enum:"magic,otp"`
+	AutoRefresh         *bool        `json:"auto_refresh,omitempty"`
+	AccessExpiration    *int64       `json:"access_expiration,omitempty" minimum:"60" maximum:"3600" doc:"Seconds."`
+	RefreshExpiration   *int64       `json:"refresh_expiration,omitempty" minimum:"300" maximum:"2592000" doc:"Seconds."`
+	MagicLinkExpiration *int64       `json:"magic_link_expiration,omitempty" minimum:"60" maximum:"600" doc:"Seconds."`
+	AllowedIdentifiers  *[]string    `json:"allowed_identifiers,omitempty"`
+	RequiredIdentifiers *[]string    `json:"required_identifiers,omitempty"`
+	UserMetaDataSchema  *[]MetaField `json:"user_meta_data_schema,omitempty"`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -116,10 +116,15 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 	if branding == nil {
 		branding = b.ScuteBranding
 	}
+	var schema *appuser.Schema
+	if b.UserMetaDataSchema != nil {
+		s := schemaIn(*b.UserMetaDataSchema)
+		schema = &s
+	}
 	return tenant.AppSettings{Name: b.Name, Slug: b.Slug, Origin: b.Origin, AllowedOrigins: b.AllowedOrigins,
 		LoginURL: b.LoginURL, CallbackURL: b.CallbackURL, Logo: b.Logo, LogoDark: b.LogoDark, PublicSignup: b.PublicSignup,
 		ProfileManagement: b.ProfileManagement, ServiceBranding: branding, EmailAuthType: b.EmailAuthType,
 		AutoRefresh: b.AutoRefresh, AccessExpiration: b.AccessExpiration, RefreshExpiration: b.RefreshExpiration,
 		MagicLinkExpiration: b.MagicLinkExpiration, AllowedIdentifiers: b.AllowedIdentifiers,
-		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: b.UserMetaDataSchema}
+		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: schema}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
 // Sign-in routes take no credentials (the client SDK sends none): the
@@ -62,16 +61,34 @@ type verifyOTPInput struct {
 	}
 }
 
-type tokenSetOutput struct {
-	Body signin.TokenSet
+// TokenSet is what a successful sign-in or refresh returns (interface §2.8).
+type TokenSet struct {
+	Access           string    `json:"access" doc:"The access token (JWT, ES256): send it as X-Authorization."`
+	Refresh          string    `json:"refresh" doc:"The refresh token (JWT): send it as X-Refresh-Token to rotate the set. Spent on use."`
+	CSRF             string    `json:"csrf"`
+	AccessExpiresAt  time.Time `json:"access_expires_at"`
+	RefreshExpiresAt time.Time `json:"refresh_expires_at"`
+	UserID           string    `json:"user_id"`
+	KeyID            string    `json:"key_id" doc:"The kid of the key that signed the access token."`
+	Message          string    `json:"message" example:"ok"`
 }
 
-func (s *Server) verifyOTP(ctx context.Context, in *verifyOTPInput) (*tokenSetOutput, error) {
-	set, err := s.SignIn.VerifyOTP(ctx, appFrom(ctx), strings.TrimSpace(in.Body.UserID), strings.TrimSpace(in.Body.OTP), client(ctx, in.UserAgent))
+type tokenSetOutput struct {
+	Body TokenSet
+}
+
+// tokens answers a token set, or the error that stopped it.
+func tokens(set signin.TokenSet, err error) (*tokenSetOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tokenSetOutput{Body: set}, nil
+	return &tokenSetOutput{Body: TokenSet{Access: set.Access, Refresh: set.Refresh, CSRF: set.CSRF,
+		AccessExpiresAt: set.AccessExpiresAt, RefreshExpiresAt: set.RefreshExpiresAt, UserID: set.UserID,
+		KeyID: set.KeyID, Message: "ok"}}, nil
+}
+
+func (s *Server) verifyOTP(ctx context.Context, in *verifyOTPInput) (*tokenSetOutput, error) {
+	return tokens(s.SignIn.VerifyOTP(ctx, appFrom(ctx), strings.TrimSpace(in.Body.UserID), strings.TrimSpace(in.Body.OTP), client(ctx, in.UserAgent)))
 }
 
 type magicLinkOutput struct {
@@ -104,11 +121,7 @@ type magicTokenInput struct {
 }
 
 func (s *Server) authenticateMagicLink(ctx context.Context, in *magicTokenInput) (*tokenSetOutput, error) {
-	set, err := s.SignIn.AuthenticateMagicLink(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), client(ctx, in.UserAgent))
-	if err != nil {
-		return nil, err
-	}
-	return &tokenSetOutput{Body: set}, nil
+	return tokens(s.SignIn.AuthenticateMagicLink(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), client(ctx, in.UserAgent)))
 }
 
 type magicStatusInput struct {
@@ -121,11 +134,7 @@ type magicStatusInput struct {
 }
 
 func (s *Server) magicLinkStatus(ctx context.Context, in *magicStatusInput) (*tokenSetOutput, error) {
-	set, err := s.SignIn.MagicLinkStatus(ctx, appFrom(ctx), strings.TrimSpace(in.Body.ID), client(ctx, in.UserAgent))
-	if err != nil {
-		return nil, err
-	}
-	return &tokenSetOutput{Body: set}, nil
+	return tokens(s.SignIn.MagicLinkStatus(ctx, appFrom(ctx), strings.TrimSpace(in.Body.ID), client(ctx, in.UserAgent)))
 }
 
 type confirmInviteInput struct {
@@ -139,11 +148,7 @@ type confirmInviteInput struct {
 }
 
 func (s *Server) confirmInvite(ctx context.Context, in *confirmInviteInput) (*tokenSetOutput, error) {
-	set, err := s.SignIn.ConfirmInvite(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), in.Body.UserMeta, client(ctx, in.UserAgent))
-	if err != nil {
-		return nil, err
-	}
-	return &tokenSetOutput{Body: set}, nil
+	return tokens(s.SignIn.ConfirmInvite(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), in.Body.UserMeta, client(ctx, in.UserAgent)))
 }
 
 type refreshInput struct {
@@ -152,11 +157,7 @@ type refreshInput struct {
 }
 
 func (s *Server) refreshTokens(ctx context.Context, in *refreshInput) (*tokenSetOutput, error) {
-	set, err := s.SignIn.Refresh(ctx, appFrom(ctx), strings.TrimSpace(in.Refresh))
-	if err != nil {
-		return nil, err
-	}
-	return &tokenSetOutput{Body: set}, nil
+	return tokens(s.SignIn.Refresh(ctx, appFrom(ctx), strings.TrimSpace(in.Refresh)))
 }
 
 type rotateAccessInput struct {
@@ -165,11 +166,7 @@ type rotateAccessInput struct {
 }
 
 func (s *Server) rotateAccess(ctx context.Context, in *rotateAccessInput) (*tokenSetOutput, error) {
-	set, err := s.SignIn.RotateAccess(ctx, appFrom(ctx), strings.TrimSpace(in.Access))
-	if err != nil {
-		return nil, err
-	}
-	return &tokenSetOutput{Body: set}, nil
+	return tokens(s.SignIn.RotateAccess(ctx, appFrom(ctx), strings.TrimSpace(in.Access)))
 }
 
 type verifyRefreshInput struct {
@@ -275,7 +272,7 @@ type bareSessionsOutput struct {
 }
 
 func (s *Server) userSessions(ctx context.Context, in *userIDInput) (*bareSessionsOutput, error) {
-	list, err := s.SignIn.UserSessions(ctx, appFrom(ctx), in.ID)
+	list, err := s.SignIn.UserSessions(ctx, principalFrom(ctx), appFrom(ctx), in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +286,7 @@ type userSessionInput struct {
 }
 
 func (s *Server) revokeUserSession(ctx context.Context, in *userSessionInput) (*okOutput, error) {
-	if err := s.SignIn.RevokeUserSession(ctx, appFrom(ctx), in.ID, in.SessionID); err != nil {
+	if err := s.SignIn.RevokeUserSession(ctx, principalFrom(ctx), appFrom(ctx), in.ID, in.SessionID); err != nil {
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
@@ -334,7 +331,7 @@ type Session struct {
 	LastUsedAt         time.Time `json:"last_used_at"`
 }
 
-func sessionList(list []store.Session, current string) []Session {
+func sessionList(list []signin.Session, current string) []Session {
 	out := make([]Session, 0, len(list))
 	for _, ss := range list {
 		browser, platform := signin.DescribeUserAgent(ss.UserAgent)

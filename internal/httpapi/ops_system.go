@@ -28,9 +28,9 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.DB.Ping(ctx); err != nil {
+	if err := s.Ready(ctx); err != nil {
 		s.Log.WarnContext(ctx, "not ready", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: "database unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: "not ready: the database is unavailable or its schema is not current"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -121,21 +121,21 @@ type devOutboxOutput struct {
 // devOutbox exists only in development mode: it hands codes and links to
 // tests and to a developer without a mail server.
 func (s *Server) devOutbox(ctx context.Context, in *devOutboxInput) (*devOutboxOutput, error) {
-	if !s.Dev {
+	if !s.Dev || s.Outbox == nil {
 		return nil, errDevOnly
 	}
 	to := strings.TrimSpace(in.To)
 	if strings.Contains(to, "@") {
 		to = strings.ToLower(to)
 	}
-	msgs, err := s.DB.ListOutboxMessages(ctx, to, in.Limit)
+	msgs, err := s.Outbox.List(ctx, to, in.Limit)
 	if err != nil {
 		return nil, err
 	}
 	out := &devOutboxOutput{}
 	out.Body.Messages = make([]OutboxMessage, 0, len(msgs))
 	for _, m := range msgs {
-		out.Body.Messages = append(out.Body.Messages, OutboxMessage{ID: m.ID, Channel: m.Channel, To: m.Recipient,
+		out.Body.Messages = append(out.Body.Messages, OutboxMessage{ID: m.ID, Channel: string(m.Channel), To: m.To,
 			Subject: m.Subject, Text: m.Text, HTML: m.HTML, Code: m.Code, Link: m.Link, CreatedAt: m.CreatedAt})
 	}
 	return out, nil

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -40,7 +40,7 @@ type userWithErrorsOutput struct {
 
 func (s *Server) createUser(ctx context.Context, in *createUserInput) (*userWithErrorsOutput, error) {
 	app := appFrom(ctx)
-	u, metaErrs, err := s.Users.Create(ctx, app, in.Body.input())
+	u, metaErrs, err := s.Users.Create(ctx, principalFrom(ctx), app, in.Body.input())
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (s *Server) createUser(ctx context.Context, in *createUserInput) (*userWith
 
 func (s *Server) inviteUser(ctx context.Context, in *createUserInput) (*userWithErrorsOutput, error) {
 	app := appFrom(ctx)
-	u, metaErrs, err := s.Users.Invite(ctx, app, in.Body.input())
+	u, metaErrs, err := s.Users.Invite(ctx, principalFrom(ctx), app, in.Body.input())
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func intParam(name, v string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > maxQueryInt {
-		return 0, newAPIError(400, "invalid_request", name+" must be a whole number up to "+strconv.Itoa(maxQueryInt))
+		return 0, errs.Invalidf(name, "must be a whole number up to %d", maxQueryInt)
 	}
 	return n, nil
 }
@@ -118,15 +118,15 @@ func (s *Server) listUsers(ctx context.Context, in *listUsersInput) (*listUsersO
 	if err != nil {
 		return nil, err
 	}
-	f := store.UserFilter{ID: present(in.ID), Email: present(in.Email), Phone: present(in.Phone), Status: present(in.Status)}
+	f := appuser.Filter{ID: present(in.ID), Email: present(in.Email), Phone: present(in.Phone), Status: present(in.Status)}
 	if v := present(in.CreatedBefore); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
-			return nil, newAPIError(400, "invalid_request", "created_before must be an RFC 3339 time")
+			return nil, errs.Invalidf("created_before", "must be an RFC 3339 time")
 		}
 		f.CreatedBefore = &t
 	}
-	p, err := s.Users.List(ctx, app, f, page, limit)
+	p, err := s.Users.List(ctx, principalFrom(ctx), app, f, page, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func userResult(app tenant.App, u appuser.User) *userOutput {
 
 func (s *Server) getUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)
-	u, err := s.Users.Get(ctx, app, in.ID)
+	u, err := s.Users.Get(ctx, principalFrom(ctx), app, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ type updateUserInput struct {
 
 func (s *Server) updateUser(ctx context.Context, in *updateUserInput) (*userOutput, error) {
 	app := appFrom(ctx)
-	u, err := s.Users.Update(ctx, app, in.ID, appuser.UpdateInput{Meta: in.Body.UserMeta, Email: in.Body.Email, Phone: in.Body.Phone})
+	u, err := s.Users.Update(ctx, principalFrom(ctx), app, in.ID, appuser.UpdateInput{Meta: in.Body.UserMeta, Email: in.Body.Email, Phone: in.Body.Phone})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Server) updateUser(ctx context.Context, in *updateUserInput) (*userOutp
 
 func (s *Server) activateUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)
-	u, err := s.Users.SetStatus(ctx, app, in.ID, store.StatusActive)
+	u, err := s.Users.SetStatus(ctx, principalFrom(ctx), app, in.ID, appuser.StatusActive)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (s *Server) activateUser(ctx context.Context, in *userIDInput) (*userOutput
 
 func (s *Server) deactivateUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)
-	u, err := s.Users.SetStatus(ctx, app, in.ID, store.StatusInactive)
+	u, err := s.Users.SetStatus(ctx, principalFrom(ctx), app, in.ID, appuser.StatusInactive)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (s *Server) deactivateUser(ctx context.Context, in *userIDInput) (*userOutp
 }
 
 func (s *Server) deleteUser(ctx context.Context, in *userIDInput) (*okOutput, error) {
-	if err := s.Users.Delete(ctx, appFrom(ctx), in.ID); err != nil {
+	if err := s.Users.Delete(ctx, principalFrom(ctx), appFrom(ctx), in.ID); err != nil {
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
@@ -243,7 +243,7 @@ func (s *Server) lookupUser(ctx context.Context, in *lookupUserInput) (*lookupUs
 	case present(in.UserID) != "":
 		u, err = s.Users.LookupByID(ctx, app, in.UserID)
 	default:
-		return nil, newAPIError(400, "invalid_request", "identifier or user_id is required")
+		return nil, errs.Invalidf("identifier", "or user_id is required")
 	}
 	if err != nil {
 		return nil, err
@@ -265,12 +265,11 @@ type metafieldsOutput struct {
 }
 
 func (s *Server) userMetafields(ctx context.Context, in *metafieldsInput) (*metafieldsOutput, error) {
-	app := appFrom(ctx)
-	u, err := s.Users.Get(ctx, app, in.UserID)
+	complete, err := s.Users.MetaComplete(ctx, appFrom(ctx), in.UserID)
 	if err != nil {
 		return nil, err
 	}
 	out := &metafieldsOutput{}
-	out.Body.Meta = appuser.SchemaOf(app).Complete(u.Meta)
+	out.Body.Meta = complete
 	return out, nil
 }

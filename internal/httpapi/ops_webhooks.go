@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -72,7 +71,7 @@ func webhookResult(e webhook.Endpoint) *webhookOutput {
 }
 
 func (s *Server) createWebhook(ctx context.Context, in *webhookWriteInput) (*webhookOutput, error) {
-	e, err := s.Webhooks.Create(ctx, appFrom(ctx).ID, in.Body.Webhook.input())
+	e, err := s.Webhooks.Create(ctx, principalFrom(ctx), appFrom(ctx).ID, in.Body.Webhook.input())
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +85,7 @@ type webhooksOutput struct {
 }
 
 func (s *Server) listWebhooks(ctx context.Context, _ *appIDInput) (*webhooksOutput, error) {
-	list, err := s.Webhooks.List(ctx, appFrom(ctx).ID)
+	list, err := s.Webhooks.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +98,7 @@ func (s *Server) listWebhooks(ctx context.Context, _ *appIDInput) (*webhooksOutp
 }
 
 func (s *Server) getWebhook(ctx context.Context, in *appChildInput) (*webhookOutput, error) {
-	e, err := s.Webhooks.Get(ctx, appFrom(ctx).ID, in.ID)
+	e, err := s.Webhooks.Get(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +114,7 @@ type webhookUpdateInput struct {
 }
 
 func (s *Server) updateWebhook(ctx context.Context, in *webhookUpdateInput) (*webhookOutput, error) {
-	e, err := s.Webhooks.Update(ctx, appFrom(ctx).ID, in.ID, in.Body.Webhook.input())
+	e, err := s.Webhooks.Update(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID, in.Body.Webhook.input())
 	if err != nil {
 		return nil, err
 	}
@@ -123,14 +122,14 @@ func (s *Server) updateWebhook(ctx context.Context, in *webhookUpdateInput) (*we
 }
 
 func (s *Server) deleteWebhook(ctx context.Context, in *appChildInput) (*okOutput, error) {
-	if err := s.Webhooks.Delete(ctx, appFrom(ctx).ID, in.ID); err != nil {
+	if err := s.Webhooks.Delete(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID); err != nil {
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
 }
 
 func (s *Server) rotateWebhookSecret(ctx context.Context, in *appChildInput) (*webhookOutput, error) {
-	e, err := s.Webhooks.RotateSecret(ctx, appFrom(ctx).ID, in.ID)
+	e, err := s.Webhooks.RotateSecret(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +162,7 @@ type Attempt struct {
 	Error          string    `json:"error"`
 }
 
-func deliveryOut(d store.WebhookDelivery, attempts []store.WebhookAttempt) Delivery {
+func deliveryOut(d webhook.Delivery, attempts []webhook.Attempt) Delivery {
 	out := Delivery{ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, AttemptCount: d.Attempts,
 		MaxAttempts: d.MaxAttempts, NextAttemptAt: d.NextAttemptAt, LastError: d.LastError, CreatedAt: d.CreatedAt,
 		UpdatedAt: d.UpdatedAt, DeliveredAt: d.DeliveredAt, Attempts: make([]Attempt, 0, len(attempts))}
@@ -181,7 +180,7 @@ type deliveryOutput struct {
 }
 
 func (s *Server) testWebhook(ctx context.Context, in *appChildInput) (*deliveryOutput, error) {
-	d, err := s.Webhooks.Test(ctx, appFrom(ctx).ID, in.ID)
+	d, err := s.Webhooks.Test(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +215,7 @@ func (s *Server) listDeliveries(ctx context.Context, in *deliveriesInput) (*deli
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.Webhooks.Deliveries(ctx, appFrom(ctx).ID, in.ID, page, limit)
+	p, err := s.Webhooks.Deliveries(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID, page, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +237,7 @@ type redeliverInput struct {
 }
 
 func (s *Server) redeliver(ctx context.Context, in *redeliverInput) (*deliveryOutput, error) {
-	d, err := s.Webhooks.Redeliver(ctx, appFrom(ctx).ID, in.ID, in.DeliveryID)
+	d, err := s.Webhooks.Redeliver(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID, in.DeliveryID)
 	if err != nil {
 		return nil, err
 	}
@@ -253,8 +252,12 @@ type eventTypesOutput struct {
 	}
 }
 
-func (s *Server) webhookEventTypes(context.Context, *appIDInput) (*eventTypesOutput, error) {
+func (s *Server) webhookEventTypes(ctx context.Context, _ *appIDInput) (*eventTypesOutput, error) {
+	types, err := s.Webhooks.EventTypes(ctx, principalFrom(ctx), appFrom(ctx).ID)
+	if err != nil {
+		return nil, err
+	}
 	out := &eventTypesOutput{}
-	out.Body.EventTypes = webhook.EventTypes()
+	out.Body.EventTypes = types
 	return out, nil
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -19,23 +18,16 @@ type workspacesOutput struct {
 	}
 }
 
-// membership reads the calling member, for the workspace's membership field.
-func (s *Server) membership(ctx context.Context, p tenant.Principal) *store.Member {
-	m, err := s.Tenants.GetMember(ctx, p, p.WorkspaceID, p.MemberID)
-	if err != nil {
-		return nil
-	}
-	return &m
-}
-
 func (s *Server) listWorkspaces(ctx context.Context, _ *struct{}) (*workspacesOutput, error) {
-	p := principalFrom(ctx)
-	ws, err := s.Tenants.GetWorkspace(ctx, p.WorkspaceID)
+	views, err := s.Tenants.ListWorkspaces(ctx, principalFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
 	out := &workspacesOutput{}
-	out.Body.Workspaces = []Workspace{workspaceOut(ws, s.membership(ctx, p))}
+	out.Body.Workspaces = make([]Workspace, 0, len(views))
+	for _, v := range views {
+		out.Body.Workspaces = append(out.Body.Workspaces, workspaceOut(v))
+	}
 	return out, nil
 }
 
@@ -56,21 +48,13 @@ type createWorkspaceOutput struct {
 // createWorkspace makes a new workspace owned by the calling member's e-mail
 // address, and hands back a secret for it (a secret is scoped to one workspace).
 func (s *Server) createWorkspace(ctx context.Context, in *createWorkspaceInput) (*createWorkspaceOutput, error) {
-	p := principalFrom(ctx)
-	me, err := s.Tenants.GetMember(ctx, p, p.WorkspaceID, p.MemberID)
-	if err != nil {
-		return nil, err
-	}
-	ws, owner, err := s.Tenants.CreateWorkspace(ctx, tenant.WorkspaceInput{Name: in.Body.Name, Slug: in.Body.Slug, OwnerEmail: me.Email, OwnerName: me.Name})
-	if err != nil {
-		return nil, err
-	}
-	tok, _, err := s.Tenants.CreateWorkspaceSecret(ctx, ws.ID, owner.ID, "created by API")
+	nw, err := s.Tenants.CreateWorkspace(ctx, principalFrom(ctx), tenant.WorkspaceInput{Name: in.Body.Name, Slug: in.Body.Slug})
 	if err != nil {
 		return nil, err
 	}
 	out := &createWorkspaceOutput{}
-	out.Body.Workspace, out.Body.APISecret = workspaceOut(ws, &owner), tok
+	out.Body.Workspace = workspaceOut(tenant.WorkspaceView{Workspace: nw.Workspace, Membership: &nw.Owner})
+	out.Body.APISecret = nw.Secret
 	return out, nil
 }
 
@@ -79,16 +63,12 @@ type workspaceIDInput struct {
 }
 
 func (s *Server) getWorkspace(ctx context.Context, in *workspaceIDInput) (*workspaceOutput, error) {
-	p := principalFrom(ctx)
-	if err := p.Require(in.WorkspaceID, tenant.RoleMember); err != nil {
-		return nil, err
-	}
-	ws, err := s.Tenants.GetWorkspace(ctx, in.WorkspaceID)
+	v, err := s.Tenants.GetWorkspace(ctx, principalFrom(ctx), in.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
 	out := &workspaceOutput{}
-	out.Body.Workspace = workspaceOut(ws, s.membership(ctx, p))
+	out.Body.Workspace = workspaceOut(v)
 	return out, nil
 }
 
@@ -105,15 +85,14 @@ type updateWorkspaceInput struct {
 }
 
 func (s *Server) updateWorkspace(ctx context.Context, in *updateWorkspaceInput) (*workspaceOutput, error) {
-	p := principalFrom(ctx)
 	b := in.Body
-	ws, err := s.Tenants.UpdateWorkspace(ctx, p, in.WorkspaceID, tenant.WorkspacePatch{Name: b.Name, Slug: b.Slug,
+	v, err := s.Tenants.UpdateWorkspace(ctx, principalFrom(ctx), in.WorkspaceID, tenant.WorkspacePatch{Name: b.Name, Slug: b.Slug,
 		Settings: b.Settings, PublicSignup: b.PublicSignup, UserInfoRequirement: b.UserInfoRequirement, LogoURL: b.LogoURL})
 	if err != nil {
 		return nil, err
 	}
 	out := &workspaceOutput{}
-	out.Body.Workspace = workspaceOut(ws, s.membership(ctx, p))
+	out.Body.Workspace = workspaceOut(v)
 	return out, nil
 }
 
@@ -198,10 +177,7 @@ type appsOutput struct {
 }
 
 func (s *Server) listWorkspaceApps(ctx context.Context, in *workspaceIDInput) (*appsOutput, error) {
-	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleMember); err != nil {
-		return nil, err
-	}
-	apps, err := s.Tenants.ListApps(ctx, in.WorkspaceID)
+	apps, err := s.Tenants.ListApps(ctx, principalFrom(ctx), in.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -225,10 +201,7 @@ type createWorkspaceAppInput struct {
 }
 
 func (s *Server) createWorkspaceApp(ctx context.Context, in *createWorkspaceAppInput) (*appFullOutput, error) {
-	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleAdmin); err != nil {
-		return nil, err
-	}
-	a, err := s.Tenants.CreateApp(ctx, in.WorkspaceID, in.Body.settings())
+	a, err := s.Tenants.CreateApp(ctx, principalFrom(ctx), in.WorkspaceID, in.Body.settings())
 	if err != nil {
 		return nil, err
 	}
@@ -243,15 +216,9 @@ type workspaceAppInput struct {
 }
 
 func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*appFullOutput, error) {
-	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleMember); err != nil {
-		return nil, err
-	}
-	a, err := s.Tenants.GetApp(ctx, in.AppID)
+	a, err := s.Tenants.WorkspaceApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID)
 	if err != nil {
-		return nil, err // ErrAppNotFound, or an outage that must not read as 404
-	}
-	if a.WorkspaceID != in.WorkspaceID {
-		return nil, tenant.ErrAppNotFound
+		return nil, err
 	}
 	out := &appFullOutput{}
 	out.Body.App = appFull(a)
@@ -265,26 +232,18 @@ type updateWorkspaceAppInput struct {
 }
 
 func (s *Server) updateWorkspaceApp(ctx context.Context, in *updateWorkspaceAppInput) (*appFullOutput, error) {
-	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleAdmin); err != nil {
-		return nil, err
-	}
-	a, err := s.Tenants.UpdateApp(ctx, in.WorkspaceID, in.AppID, in.Body.settings())
+	a, err := s.Tenants.UpdateApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID, in.Body.settings())
 	if err != nil {
 		return nil, err
 	}
-	s.apps.forget(a.ID)
 	out := &appFullOutput{}
 	out.Body.App = appFull(a)
 	return out, nil
 }
 
 func (s *Server) deleteWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*okOutput, error) {
-	if err := principalFrom(ctx).Require(in.WorkspaceID, tenant.RoleAdmin); err != nil {
+	if err := s.Tenants.DeleteApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID); err != nil {
 		return nil, err
 	}
-	if err := s.Tenants.DeleteApp(ctx, in.WorkspaceID, in.AppID); err != nil {
-		return nil, err
-	}
-	s.apps.forget(in.AppID)
 	return &okOutput{Body: okBody}, nil
 }

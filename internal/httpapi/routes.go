@@ -3,17 +3,15 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // registerRoutes is the whole API surface, one line per route.
 func (s *Server) registerRoutes() {
-	const read, write, manage = tenant.AccessRead, tenant.AccessWrite, tenant.AccessManage
-
 	// Operations and discovery.
 	s.plain(plainOp("health", "GET", "/healthz", "Liveness", "Operations", "application/json",
 		"Answers 200 `{\"status\":\"ok\"}` while the process serves requests."), s.health)
@@ -35,76 +33,76 @@ func (s *Server) registerRoutes() {
 	s.plain(plainOp("docsAsset", "GET", "/v1/docs/{asset}", "API documentation assets", "Operations", "text/css",
 		"The documentation page's script and stylesheet."), docs.ServeHTTP)
 	if s.Dev {
-		register(s, op("devOutbox", "GET", "/dev/outbox", "Read the development outbox", "Development"), authNone, 0, s.devOutbox)
+		register(s, op("devOutbox", "GET", "/dev/outbox", "Read the development outbox", "Development"), authNone, s.devOutbox)
 	}
 
 	// Apps (interface §4.3, §4.4).
-	register(s, op("getApp", "GET", "/v1/apps/{id}", "Show an app's public configuration", "Apps"), authPublicApp, 0, s.getApp)
-	register(s, op("createApiKey", "POST", "/v1/apps/{app_id}/api_keys", "Create an API key", "Apps"), authApp, manage, s.createAPIKey)
-	register(s, op("listApiKeys", "GET", "/v1/apps/{app_id}/api_keys", "List API keys", "Apps"), authApp, manage, s.listAPIKeys)
-	register(s, op("revokeApiKey", "DELETE", "/v1/apps/{app_id}/api_keys/{id}", "Revoke an API key", "Apps"), authApp, manage, s.revokeAPIKey)
+	register(s, op("getApp", "GET", "/v1/apps/{id}", "Show an app's public configuration", "Apps"), authPublicApp, s.getApp)
+	register(s, op("createApiKey", "POST", "/v1/apps/{app_id}/api_keys", "Create an API key", "Apps"), authApp, s.createAPIKey)
+	register(s, op("listApiKeys", "GET", "/v1/apps/{app_id}/api_keys", "List API keys", "Apps"), authApp, s.listAPIKeys)
+	register(s, op("revokeApiKey", "DELETE", "/v1/apps/{app_id}/api_keys/{id}", "Revoke an API key", "Apps"), authApp, s.revokeAPIKey)
 
 	// Workspaces, members and their apps.
-	register(s, op("listWorkspaces", "GET", "/v1/workspaces", "List the caller's workspaces", "Workspaces"), authWorkspace, 0, s.listWorkspaces)
-	register(s, op("createWorkspace", "POST", "/v1/workspaces", "Create a workspace", "Workspaces"), authWorkspace, 0, s.createWorkspace)
-	register(s, op("getWorkspace", "GET", "/v1/workspaces/{workspace_id}", "Get a workspace", "Workspaces"), authWorkspace, 0, s.getWorkspace)
-	register(s, op("updateWorkspace", "PATCH", "/v1/workspaces/{workspace_id}", "Update a workspace", "Workspaces"), authWorkspace, 0, s.updateWorkspace)
-	register(s, op("listMembers", "GET", "/v1/workspaces/{workspace_id}/members", "List members", "Workspaces"), authWorkspace, 0, s.listMembers)
-	register(s, op("addMember", "POST", "/v1/workspaces/{workspace_id}/members", "Add a member", "Workspaces"), authWorkspace, 0, s.addMember)
-	register(s, op("updateMember", "PATCH", "/v1/workspaces/{workspace_id}/members/{member_id}", "Change a member's role", "Workspaces"), authWorkspace, 0, s.updateMember)
-	register(s, op("removeMember", "DELETE", "/v1/workspaces/{workspace_id}/members/{member_id}", "Remove a member", "Workspaces"), authWorkspace, 0, s.removeMember)
-	register(s, op("listWorkspaceApps", "GET", "/v1/workspaces/{workspace_id}/apps", "List a workspace's apps", "Workspaces"), authWorkspace, 0, s.listWorkspaceApps)
-	register(s, op("createWorkspaceApp", "POST", "/v1/workspaces/{workspace_id}/apps", "Create an app", "Workspaces"), authWorkspace, 0, s.createWorkspaceApp)
-	register(s, op("getWorkspaceApp", "GET", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Get an app with its private settings", "Workspaces"), authWorkspace, 0, s.getWorkspaceApp)
-	register(s, op("updateWorkspaceApp", "PATCH", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Update an app", "Workspaces"), authWorkspace, 0, s.updateWorkspaceApp)
-	register(s, op("deleteWorkspaceApp", "DELETE", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Delete an app", "Workspaces"), authWorkspace, 0, s.deleteWorkspaceApp)
+	register(s, op("listWorkspaces", "GET", "/v1/workspaces", "List the caller's workspaces", "Workspaces"), authWorkspace, s.listWorkspaces)
+	register(s, op("createWorkspace", "POST", "/v1/workspaces", "Create a workspace", "Workspaces"), authWorkspace, s.createWorkspace)
+	register(s, op("getWorkspace", "GET", "/v1/workspaces/{workspace_id}", "Get a workspace", "Workspaces"), authWorkspace, s.getWorkspace)
+	register(s, op("updateWorkspace", "PATCH", "/v1/workspaces/{workspace_id}", "Update a workspace", "Workspaces"), authWorkspace, s.updateWorkspace)
+	register(s, op("listMembers", "GET", "/v1/workspaces/{workspace_id}/members", "List members", "Workspaces"), authWorkspace, s.listMembers)
+	register(s, op("addMember", "POST", "/v1/workspaces/{workspace_id}/members", "Add a member", "Workspaces"), authWorkspace, s.addMember)
+	register(s, op("updateMember", "PATCH", "/v1/workspaces/{workspace_id}/members/{member_id}", "Change a member's role", "Workspaces"), authWorkspace, s.updateMember)
+	register(s, op("removeMember", "DELETE", "/v1/workspaces/{workspace_id}/members/{member_id}", "Remove a member", "Workspaces"), authWorkspace, s.removeMember)
+	register(s, op("listWorkspaceApps", "GET", "/v1/workspaces/{workspace_id}/apps", "List a workspace's apps", "Workspaces"), authWorkspace, s.listWorkspaceApps)
+	register(s, op("createWorkspaceApp", "POST", "/v1/workspaces/{workspace_id}/apps", "Create an app", "Workspaces"), authWorkspace, s.createWorkspaceApp)
+	register(s, op("getWorkspaceApp", "GET", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Get an app with its private settings", "Workspaces"), authWorkspace, s.getWorkspaceApp)
+	register(s, op("updateWorkspaceApp", "PATCH", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Update an app", "Workspaces"), authWorkspace, s.updateWorkspaceApp)
+	register(s, op("deleteWorkspaceApp", "DELETE", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Delete an app", "Workspaces"), authWorkspace, s.deleteWorkspaceApp)
 
 	// Users of apps (interface §4.1, §4.2; client-compat A2–A11, C1).
-	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, write, s.createUser)
-	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, write, s.createUser)
-	register(s, op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users"), authApp, write, s.inviteUser)
-	register(s, op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), authApp, read, s.listUsers)
-	register(s, op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), authApp, read, s.getUser)
-	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, write, s.updateUser)
-	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, write, s.activateUser)
-	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, write, s.deactivateUser)
-	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, write, s.deleteUser)
-	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, 0, s.lookupUser)
-	register(s, op("listUserSessions", "GET", "/v1/apps/{app_id}/users/{id}/sessions", "List a user's sessions", "Sessions"), authApp, read, s.userSessions)
-	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, read, s.userSessions)
-	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, write, s.revokeUserSession)
+	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, s.createUser)
+	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, s.createUser)
+	register(s, op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users"), authApp, s.inviteUser)
+	register(s, op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), authApp, s.listUsers)
+	register(s, op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), authApp, s.getUser)
+	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser)
+	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, s.activateUser)
+	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, s.deactivateUser)
+	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, s.deleteUser)
+	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, s.lookupUser)
+	register(s, op("listUserSessions", "GET", "/v1/apps/{app_id}/users/{id}/sessions", "List a user's sessions", "Sessions"), authApp, s.userSessions)
+	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, s.userSessions)
+	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, s.revokeUserSession)
 
 	// Webhooks (interface §4.14), with an app API key or secret.
-	register(s, op("createWebhook", "POST", "/v1/apps/{app_id}/webhooks", "Create a webhook endpoint", "Webhooks"), authApp, write, s.createWebhook)
-	register(s, op("listWebhooks", "GET", "/v1/apps/{app_id}/webhooks", "List webhook endpoints", "Webhooks"), authApp, read, s.listWebhooks)
-	register(s, op("webhookEventTypes", "GET", "/v1/apps/{app_id}/webhooks/event_types", "List the event types", "Webhooks"), authApp, read, s.webhookEventTypes)
-	register(s, op("getWebhook", "GET", "/v1/apps/{app_id}/webhooks/{id}", "Get a webhook endpoint", "Webhooks"), authApp, read, s.getWebhook)
-	register(s, op("updateWebhook", "PATCH", "/v1/apps/{app_id}/webhooks/{id}", "Update a webhook endpoint", "Webhooks"), authApp, write, s.updateWebhook)
-	register(s, op("deleteWebhook", "DELETE", "/v1/apps/{app_id}/webhooks/{id}", "Delete a webhook endpoint", "Webhooks"), authApp, write, s.deleteWebhook)
-	register(s, op("testWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/test", "Send a webhook.test event", "Webhooks"), authApp, write, s.testWebhook)
-	register(s, op("listWebhookDeliveries", "GET", "/v1/apps/{app_id}/webhooks/{id}/deliveries", "List deliveries, newest first", "Webhooks"), authApp, read, s.listDeliveries)
-	register(s, op("redeliverWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/deliveries/{delivery_id}/redeliver", "Deliver an event again", "Webhooks"), authApp, write, s.redeliver)
-	register(s, op("rotateWebhookSecret", "POST", "/v1/apps/{app_id}/webhooks/{id}/rotate_secret", "Rotate the signing secret", "Webhooks"), authApp, write, s.rotateWebhookSecret)
+	register(s, op("createWebhook", "POST", "/v1/apps/{app_id}/webhooks", "Create a webhook endpoint", "Webhooks"), authApp, s.createWebhook)
+	register(s, op("listWebhooks", "GET", "/v1/apps/{app_id}/webhooks", "List webhook endpoints", "Webhooks"), authApp, s.listWebhooks)
+	register(s, op("webhookEventTypes", "GET", "/v1/apps/{app_id}/webhooks/event_types", "List the event types", "Webhooks"), authApp, s.webhookEventTypes)
+	register(s, op("getWebhook", "GET", "/v1/apps/{app_id}/webhooks/{id}", "Get a webhook endpoint", "Webhooks"), authApp, s.getWebhook)
+	register(s, op("updateWebhook", "PATCH", "/v1/apps/{app_id}/webhooks/{id}", "Update a webhook endpoint", "Webhooks"), authApp, s.updateWebhook)
+	register(s, op("deleteWebhook", "DELETE", "/v1/apps/{app_id}/webhooks/{id}", "Delete a webhook endpoint", "Webhooks"), authApp, s.deleteWebhook)
+	register(s, op("testWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/test", "Send a webhook.test event", "Webhooks"), authApp, s.testWebhook)
+	register(s, op("listWebhookDeliveries", "GET", "/v1/apps/{app_id}/webhooks/{id}/deliveries", "List deliveries, newest first", "Webhooks"), authApp, s.listDeliveries)
+	register(s, op("redeliverWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/deliveries/{delivery_id}/redeliver", "Deliver an event again", "Webhooks"), authApp, s.redeliver)
+	register(s, op("rotateWebhookSecret", "POST", "/v1/apps/{app_id}/webhooks/{id}/rotate_secret", "Rotate the signing secret", "Webhooks"), authApp, s.rotateWebhookSecret)
 
 	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
-	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, 0, s.sendOTP)
-	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, 0, s.verifyOTP)
-	register(s, op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in"), authPublicApp, 0, s.sendMagicLink)
-	register(s, op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in"), authPublicApp, 0, s.sendMagicLink)
-	register(s, op("authenticateMagicLink", "PATCH", "/v1/auth/{app_id}/magic_links/authenticate", "Sign in the device that opened a magic link", "Sign-in"), authPublicApp, 0, s.authenticateMagicLink)
-	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, 0, s.magicLinkStatus)
-	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, 0, s.confirmInvite)
-	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, 0, s.refreshTokens)
-	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, 0, s.refreshTokens)
-	register(s, op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), authPublicApp, 0, s.rotateAccess)
-	register(s, op("verifyRefresh", "POST", "/v1/auth/{app_id}/tokens/verify/refresh", "Check a refresh token without using it", "Tokens"), authPublicApp, 0, s.verifyRefresh)
-	register(s, op("currentUser", "GET", "/v1/auth/{app_id}/current_user", "The signed-in user", "Sessions"), authUser, 0, s.currentUser)
-	register(s, op("updateCurrentUserMeta", "PATCH", "/v1/auth/{app_id}/current_user/meta", "Update the signed-in user's metadata", "Sessions"), authUser, 0, s.updateCurrentUserMeta)
-	register(s, op("signOut", "DELETE", "/v1/auth/{app_id}/current_user", "Sign out (end this session)", "Sessions"), authUser, 0, s.signOut)
-	register(s, op("listSessions", "GET", "/v1/auth/{app_id}/sessions", "List the signed-in user's sessions", "Sessions"), authUser, 0, s.listSessions)
-	register(s, op("revokeSession", "DELETE", "/v1/auth/{app_id}/sessions/{id}", "End one of the signed-in user's sessions", "Sessions"), authUser, 0, s.revokeSession)
-	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, 0, s.reportError)
-	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, 0, s.userMetafields)
+	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, s.sendOTP)
+	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, s.verifyOTP)
+	register(s, op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in"), authPublicApp, s.sendMagicLink)
+	register(s, op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in"), authPublicApp, s.sendMagicLink)
+	register(s, op("authenticateMagicLink", "PATCH", "/v1/auth/{app_id}/magic_links/authenticate", "Sign in the device that opened a magic link", "Sign-in"), authPublicApp, s.authenticateMagicLink)
+	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, s.magicLinkStatus)
+	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, s.confirmInvite)
+	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, s.refreshTokens)
+	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, s.refreshTokens)
+	register(s, op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), authPublicApp, s.rotateAccess)
+	register(s, op("verifyRefresh", "POST", "/v1/auth/{app_id}/tokens/verify/refresh", "Check a refresh token without using it", "Tokens"), authPublicApp, s.verifyRefresh)
+	register(s, op("currentUser", "GET", "/v1/auth/{app_id}/current_user", "The signed-in user", "Sessions"), authUser, s.currentUser)
+	register(s, op("updateCurrentUserMeta", "PATCH", "/v1/auth/{app_id}/current_user/meta", "Update the signed-in user's metadata", "Sessions"), authUser, s.updateCurrentUserMeta)
+	register(s, op("signOut", "DELETE", "/v1/auth/{app_id}/current_user", "Sign out (end this session)", "Sessions"), authUser, s.signOut)
+	register(s, op("listSessions", "GET", "/v1/auth/{app_id}/sessions", "List the signed-in user's sessions", "Sessions"), authUser, s.listSessions)
+	register(s, op("revokeSession", "DELETE", "/v1/auth/{app_id}/sessions/{id}", "End one of the signed-in user's sessions", "Sessions"), authUser, s.revokeSession)
+	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, s.reportError)
+	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields)
 }
 
 // op starts an operation description.
@@ -114,20 +112,22 @@ func op(id, method, path, summary, tag string) huma.Operation {
 
 // register adds a huma operation: its credential rule goes into the metadata
 // read by credentials(), and every error it returns goes through fail().
-func register[I, O any](s *Server, o huma.Operation, a auth, need tenant.Access, h func(context.Context, *I) (*O, error)) {
-	o.Metadata = map[string]any{metaAuth: a, metaAccess: need}
+func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Context, *I) (*O, error)) {
+	o.Metadata = map[string]any{metaAuth: a}
+	var codes []int
 	switch a {
 	case authApp, authWorkspace:
 		o.Security = []map[string][]string{{schemeAPISecret: {}}}
-		o.Errors = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	case authUser:
 		o.Security = []map[string][]string{{schemeUserAccess: {}}}
-		o.Errors = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound}
+		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound}
 	case authPublicApp:
-		o.Errors = []int{http.StatusBadRequest, http.StatusNotFound}
+		codes = []int{http.StatusBadRequest, http.StatusNotFound}
 	default:
-		o.Errors = []int{http.StatusBadRequest}
+		codes = []int{http.StatusBadRequest}
 	}
+	o.Responses = s.errorResponses(codes...)
 	s.routes = append(s.routes, Route{Method: o.Method, Path: o.Path})
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := h(ctx, in)
@@ -136,6 +136,17 @@ func register[I, O any](s *Server, o huma.Operation, a auth, need tenant.Access,
 		}
 		return out, nil
 	})
+}
+
+// errorResponses documents error answers with the one error shape.
+func (s *Server) errorResponses(codes ...int) map[string]*huma.Response {
+	schema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[ErrorBody](), true, "Error")
+	out := make(map[string]*huma.Response, len(codes))
+	for _, c := range codes {
+		out[strconv.Itoa(c)] = &huma.Response{Description: http.StatusText(c),
+			Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
+	}
+	return out
 }
 
 // plain adds a route served by a plain handler (health, metrics, JWKS, the

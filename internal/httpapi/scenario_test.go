@@ -1,15 +1,21 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // scenario is one request and what its answer must be, in the style of
-// PocketBase's ApiScenario.
+// PocketBase's ApiScenario (ExpectedEvents included).
 type scenario struct {
 	name       string
 	method     string
@@ -21,14 +27,28 @@ type scenario struct {
 	wantBody   map[string]any // top-level fields the body must have, compared as JSON
 	notJSON    bool           // a 2xx body that is not JSON is fine (metrics, docs)
 	check      func(t *testing.T, r response)
+	// events are the webhook event types the request must emit, each as
+	// often as listed, in any order, and nothing else. Checked when the env
+	// records events (recordEvents); nil then means none.
+	events []string
 }
 
 // run sends s, checks it and the rules every answer follows, and returns the answer.
 func (s scenario) run(t *testing.T, e *env) response {
 	t.Helper()
+	if e.events != nil {
+		e.events.take(t) // what earlier requests emitted is not this one's
+	}
 	r := e.do(t, s.method, s.path, s.headers, s.body)
 	if r.status != s.wantStatus {
 		t.Fatalf("%s %s = %d %s; want %d", s.method, s.path, r.status, r.raw, s.wantStatus)
+	}
+	if e.events != nil {
+		got, want := e.events.take(t), slices.Clone(s.events)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s %s emitted %v; want %v", s.method, s.path, got, want)
+		}
 	}
 	checkInvariants(t, s.method, s.notJSON, r)
 	if s.wantCode != "" {
@@ -122,4 +142,48 @@ func jsonEqual(got, want any) bool {
 		got = nil
 	}
 	return reflect.DeepEqual(got, w)
+}
+
+// eventLog sees the events of one app through a webhook endpoint subscribed
+// to every event type: each event is recorded as a delivery to it in the
+// transaction that emits it, so once a response is in, its events are too.
+type eventLog struct {
+	sys        *servertest.System
+	appID      string
+	endpointID string
+	mu         sync.Mutex
+	seen       map[string]bool // delivery ids already taken
+}
+
+// recordEvents makes every later scenario check the events it emits on the
+// env's app. The endpoint points at a local receiver that answers 204.
+func (e *env) recordEvents(t *testing.T) {
+	t.Helper()
+	url := newReceiver(t).URL + "/events"
+	ep, err := e.Webhooks.Create(context.Background(), servertest.Operator, e.app.ID, webhook.Input{URL: &url})
+	if err != nil {
+		t.Fatalf("create the recording endpoint: %v", err)
+	}
+	e.events = &eventLog{sys: e.System, appID: e.app.ID, endpointID: ep.ID, seen: map[string]bool{}}
+	e.events.take(t)
+}
+
+// take returns the types of the events emitted since the last take, sorted.
+func (l *eventLog) take(t *testing.T) []string {
+	t.Helper()
+	page, err := l.sys.Webhooks.Deliveries(context.Background(), servertest.Operator, l.appID, l.endpointID, 1, 100)
+	if err != nil {
+		t.Fatalf("read the recorded events: %v", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := []string{}
+	for _, d := range page.Deliveries {
+		if !l.seen[d.ID] {
+			l.seen[d.ID] = true
+			got = append(got, d.EventType)
+		}
+	}
+	slices.Sort(got)
+	return got
 }

@@ -1,44 +1,51 @@
 // Package httpapi serves Gatehouse's JSON API on huma: routes.go registers
 // every route, errors.go turns every error into a response, credentials.go
-// decides who is calling.
+// finds out who is calling. What a caller may do is decided by the domain
+// method it reaches, never here. The other files hold the request path's
+// concerns: observe.go (request id, client IP, access log, metrics),
+// cors.go, input.go (body limit and text rules) and one file per area of
+// operations.
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
-// Deps are what the API needs; run() builds them.
+// Deps are what the API needs; the server package builds them.
 type Deps struct {
-	DB             *store.DB
-	Tenants        *tenant.Service
-	Users          *appuser.Service
-	SignIn         *signin.Service
-	Webhooks       *webhook.Service
-	Keyring        *token.Keyring
+	Tenants  *tenant.Service
+	Users    *appuser.Service
+	SignIn   *signin.Service
+	Webhooks *webhook.Service
+	Keyring  *token.Keyring
+	// Ready reports whether the server can serve: the database answers and
+	// its schema is current. /readyz answers 503 with its error.
+	Ready func(ctx context.Context) error
+	// Outbox is the development outbox (nil outside development mode).
+	Outbox         *courier.Outbox
 	Log            *slog.Logger
 	Registry       *prometheus.Registry
 	Dev            bool
 	BaseURL        string
 	Version        string
 	TrustedProxies []netip.Prefix
-	Now            func() time.Time
 }
 
 // Server is the HTTP API.
@@ -48,7 +55,6 @@ type Server struct {
 	router  *router
 	routes  []Route
 	metrics *metrics
-	apps    *appCache
 
 	specOnce sync.Once
 	spec     []byte
@@ -65,20 +71,16 @@ func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{Deps: d, router: newRouter()}
 	s.metrics = newMetrics(d.Registry)
-	s.apps = newAppCache(d.Tenants, 2*time.Second, d.Now)
-	useErrorShape()
 
 	cfg := huma.DefaultConfig("Gatehouse API", d.Version)
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
 	cfg.CreateHooks = nil // no "$schema" in bodies: responses keep the interface's exact shapes
+	cfg.Transformers = append(cfg.Transformers, reshapeError)
 	jsonFormat := huma.DefaultJSONFormat
 	jsonFormat.Unmarshal = unmarshalJSON
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
@@ -94,10 +96,40 @@ func New(d Deps) *Server {
 			Description: "A user's access token (raw JWT, no `Bearer ` prefix)."},
 	}
 	s.api = humago.New(s.router, cfg)
-	s.api.UseMiddleware(s.credentials)
+	s.api.UseMiddleware(shapeErrors, s.credentials)
 	s.registerRoutes()
 	s.router.fallback(s.notFound)
 	return s
+}
+
+// Handler returns the API with its middleware: recovery, request id, client
+// IP, access log and metrics, CORS, the body limit and the text rules.
+func (s *Server) Handler() http.Handler {
+	return s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		}
+		if !cleanText(r.URL.Path) || !cleanQuery(r.URL.RawQuery) {
+			writeJSON(w, http.StatusBadRequest, ErrorBody{Error: "Request path or query: " + msgBadText, Code: "invalid_request"})
+			return
+		}
+		s.router.ServeHTTP(w, r)
+	}))))
+}
+
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.Log.ErrorContext(r.Context(), "panic", "request_id", requestID(r.Context()), "panic", p)
+				writeJSON(w, http.StatusInternalServerError, ErrorBody{Error: "internal error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Routes lists every registered route.

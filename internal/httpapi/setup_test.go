@@ -6,57 +6,26 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/courier/couriertest"
-	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
-	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
-	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
-	"github.com/gatehouse-auth/gatehouse/internal/token"
-	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 // appOrigin is the origin of the fixture app, for CORS checks.
 const appOrigin = "https://app.example.com"
 
-// lockedBuffer collects the server's log lines; the server writes from many goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// env is one running server with a workspace, an app and their secrets,
-// wired the way cmd/gatehouse does it.
+// env is the assembled system serving HTTP (servertest), with a workspace,
+// an app and their secrets.
 type env struct {
-	db      *store.DB
-	api     *httpapi.Server
-	srv     *httptest.Server
-	tenants *tenant.Service
-	users   *appuser.Service
-	keyring *token.Keyring
-	courier *couriertest.Recorder
-	logs    *lockedBuffer
+	*servertest.System
+	client *http.Client
 
 	ws          tenant.Workspace
 	owner       tenant.Member
@@ -67,89 +36,62 @@ type env struct {
 
 	mu      sync.Mutex
 	secrets []string // every credential and link handed out, for the log scan
+
+	events *eventLog // when set, scenarios check the events they emit
 }
 
-// newEnv builds the services on db, bootstraps a workspace with one app and
-// starts the API in front of them.
-func newEnv(t *testing.T, db *store.DB, dev bool) *env {
+// newEnv serves the system on a fresh database of kind (in development mode
+// when dev) and bootstraps a workspace with one app.
+func newEnv(t *testing.T, kind string, dev bool) *env {
 	t.Helper()
-	ctx := context.Background()
-	sealer, hasher := tokentest.Keys(t)
-	templates, err := courier.LoadTemplates()
-	if err != nil {
-		t.Fatalf("LoadTemplates() error = %v", err)
-	}
-	logs := &lockedBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	const issuer = "http://gatehouse.test"
-	e := &env{db: db, keyring: token.NewKeyring(), courier: &couriertest.Recorder{}, logs: logs}
-	e.tenants = tenant.New(tenant.Deps{DB: db, Keyring: e.keyring, Sealer: sealer, Hasher: hasher, Issuer: issuer, Log: log})
-	e.users = appuser.New(appuser.Deps{DB: db, Courier: e.courier, Templates: templates, Keyring: e.keyring,
-		Hasher: hasher, Issuer: issuer, Log: log})
-	if err := e.tenants.EnsureSigningKey(ctx); err != nil {
-		t.Fatalf("EnsureSigningKey() error = %v", err)
-	}
-	if err := e.tenants.LoadKeys(ctx); err != nil {
-		t.Fatalf("LoadKeys() error = %v", err)
-	}
+	return envOf(t, servertest.New(t, kind, servertest.Options{Serve: true,
+		Settings: map[string]string{"GATEHOUSE_DEV": strconv.FormatBool(dev)}}), "Acme")
+}
 
-	e.ws, e.owner, err = e.tenants.CreateWorkspace(ctx, tenant.WorkspaceInput{Name: "Acme", OwnerEmail: "owner@acme.test", OwnerName: "Olive"})
-	if err != nil {
-		t.Fatalf("CreateWorkspace() error = %v", err)
-	}
+// envOf bootstraps a workspace (named workspace) with one app on a served system.
+func envOf(t *testing.T, sys *servertest.System, workspace string) *env {
+	t.Helper()
+	e := &env{System: sys, client: &http.Client{Timeout: 30 * time.Second}}
+	e.ws, e.owner = sys.Workspace(t, workspace)
 	e.app = e.createApp(t, e.ws.ID, "Demo", appuser.Schema{
 		{ID: "first_name", Name: "First name", FieldName: "first_name", FieldType: appuser.FieldString, VisibleRegistration: true},
 		{ID: "age", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger},
 	})
 	var rec tenant.APISecret
-	e.appSecret, rec, err = e.tenants.CreateAppSecret(ctx, e.app.ID, "tests")
+	var err error
+	e.appSecret, rec, err = sys.Tenants.CreateAppSecret(context.Background(), servertest.Operator, e.app.ID, "tests")
 	if err != nil {
 		t.Fatalf("CreateAppSecret() error = %v", err)
 	}
 	e.appSecretID = rec.ID
 	e.remember(e.appSecret)
 	e.wsSecret = e.workspaceSecret(t, e.ws.ID, e.owner.ID)
-
-	// Sign-in is wired too so that every registered route has its service.
-	signIn := signin.New(signin.Deps{DB: db, Keyring: e.keyring, Sealer: sealer, Hasher: hasher, Courier: e.courier,
-		Templates: templates, Users: e.users, Limiter: ratelimit.NewMemory(nil), Limits: signin.DefaultLimits(),
-		Settings: signin.Settings{Issuer: issuer}, Log: log})
-	e.api = httpapi.New(httpapi.Deps{DB: db, Tenants: e.tenants, Users: e.users, SignIn: signIn, Keyring: e.keyring,
-		Log: log, Dev: dev, BaseURL: "http://gatehouse.test", Version: "test"})
-	e.srv = httptest.NewServer(e.api.Handler())
-	t.Cleanup(e.srv.Close)
 	return e
 }
 
-// createApp creates an app through the service, with appOrigin as its origin.
+// createApp creates an app with appOrigin as its origin.
 func (e *env) createApp(t *testing.T, workspaceID, name string, schema appuser.Schema) tenant.App {
 	t.Helper()
-	origin := appOrigin
-	a, err := e.tenants.CreateApp(context.Background(), workspaceID, tenant.AppSettings{Name: &name, Origin: &origin, MetaSchema: &schema})
-	if err != nil {
-		t.Fatalf("CreateApp(%q) error = %v", name, err)
-	}
-	return a
+	return e.App(t, workspaceID, name, func(s *tenant.AppSettings) {
+		s.Origin = ptr(appOrigin)
+		if schema != nil {
+			s.MetaSchema = &schema
+		}
+	})
 }
 
 // appSecretFor issues an app API secret for appID.
 func (e *env) appSecretFor(t *testing.T, appID string) string {
 	t.Helper()
-	tok, _, err := e.tenants.CreateAppSecret(context.Background(), appID, "tests")
-	if err != nil {
-		t.Fatalf("CreateAppSecret(%s) error = %v", appID, err)
-	}
+	tok := e.AppSecret(t, appID)
 	e.remember(tok)
 	return tok
 }
 
-// workspaceSecret issues a workspace API secret acting for memberID.
-func (e *env) workspaceSecret(t *testing.T, workspaceID, memberID string) string {
+// workspaceSecret issues a workspace API secret acting for member.
+func (e *env) workspaceSecret(t *testing.T, workspaceID, member string) string {
 	t.Helper()
-	tok, _, err := e.tenants.CreateWorkspaceSecret(context.Background(), workspaceID, memberID, "tests")
-	if err != nil {
-		t.Fatalf("CreateWorkspaceSecret(%s) error = %v", workspaceID, err)
-	}
+	tok := e.WorkspaceSecret(t, workspaceID, member)
 	e.remember(tok)
 	return tok
 }
@@ -209,7 +151,7 @@ func (e *env) do(t *testing.T, method, path string, headers map[string]string, b
 		}
 		rd = bytes.NewReader(j)
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	req, err := http.NewRequest(method, e.URL+path, rd)
 	if err != nil {
 		t.Fatalf("NewRequest(%s %s) error = %v", method, path, err)
 	}
@@ -219,7 +161,7 @@ func (e *env) do(t *testing.T, method, path string, headers map[string]string, b
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	res, err := e.srv.Client().Do(req)
+	res, err := e.client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s error = %v", method, path, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -33,7 +32,7 @@ type AppPublic struct {
 	RefreshPayload      bool            `json:"refresh_payload" doc:"Token sets include the refresh token (always true)."`
 	AllowedIdentifiers  []string        `json:"allowed_identifiers"`
 	RequiredIdentifiers []string        `json:"required_identifiers"`
-	UserMetaDataSchema  appuser.Schema  `json:"user_meta_data_schema"`
+	UserMetaDataSchema  []MetaField     `json:"user_meta_data_schema"`
 	OAuthProviders      []OAuthProvider `json:"oauth_providers"`
 	CreatedAt           time.Time       `json:"created_at"`
 	UpdatedAt           time.Time       `json:"updated_at"`
@@ -53,11 +52,52 @@ type AppFull struct {
 	AllowedOrigins []string `json:"allowed_origins" doc:"Origins, besides origin, allowed to call the API from a browser with credentials."`
 }
 
-func appPublic(a tenant.App) AppPublic {
-	schema := appuser.SchemaOf(a)
-	if schema == nil {
-		schema = appuser.Schema{}
+// MetaField declares one user_meta key of an app (client-compat §3.7).
+type MetaField struct {
+	ID                  string `json:"id"`
+	Name                string `json:"name" doc:"The label shown to users."`
+	FieldName           string `json:"field_name" doc:"The user_meta key: a-z first, then a-z, 0-9 and _."`
+	FieldType           string `json:"field_type" enum:"string,text,boolean,integer,date,phone,email,url"`
+	VisibleProfile      bool   `json:"visible_profile"`
+	VisibleRegistration bool   `json:"visible_registration"`
+	Required            bool   `json:"required"`
+}
+
+func metaFieldsOut(s appuser.Schema) []MetaField {
+	out := make([]MetaField, 0, len(s))
+	for _, f := range s {
+		out = append(out, MetaField{ID: f.ID, Name: f.Name, FieldName: f.FieldName, FieldType: string(f.FieldType),
+			VisibleProfile: f.VisibleProfile, VisibleRegistration: f.VisibleRegistration, Required: f.Required})
 	}
+	return out
+}
+
+func schemaIn(fields []MetaField) appuser.Schema {
+	out := make(appuser.Schema, 0, len(fields))
+	for _, f := range fields {
+		out = append(out, appuser.MetaField{ID: f.ID, Name: f.Name, FieldName: f.FieldName, FieldType: appuser.FieldType(f.FieldType),
+			VisibleProfile: f.VisibleProfile, VisibleRegistration: f.VisibleRegistration, Required: f.Required})
+	}
+	return out
+}
+
+// RequiredField is a required user_meta field the user has not filled in yet.
+type RequiredField struct {
+	Field    string `json:"field" doc:"The user_meta key."`
+	Required bool   `json:"required"`
+}
+
+func requiredOut(app tenant.App, meta map[string]any) []RequiredField {
+	missing := appuser.SchemaOf(app).RequiredFields(meta)
+	out := make([]RequiredField, 0, len(missing))
+	for _, f := range missing {
+		out = append(out, RequiredField{Field: f.Field, Required: f.Required})
+	}
+	return out
+}
+
+func appPublic(a tenant.App) AppPublic {
+	schema := metaFieldsOut(appuser.SchemaOf(a))
 	return AppPublic{ID: a.ID, Name: a.Name, Slug: a.Slug, Origin: a.Origin, Logo: a.Logo, LogoDark: a.LogoDark,
 		LoginURL: a.LoginURL, CallbackURL: a.CallbackURL, PublicSignup: a.PublicSignup, ServiceBranding: a.ServiceBranding,
 		ScuteBranding: a.ServiceBranding, ProfileManagement: a.ProfileManagement, EmailAuthType: a.EmailAuthType,
@@ -80,24 +120,24 @@ func nonNil(s []string) []string {
 
 // User is a user as the API returns it (interface §2.1 with client-compat §3.5).
 type User struct {
-	ID              string                  `json:"id" doc:"App-user id; the uuid claim of the user's access tokens."`
-	AppID           string                  `json:"app_id"`
-	UserID          string                  `json:"user_id" doc:"Base user id: one person across the apps of a workspace."`
-	Status          string                  `json:"status" enum:"active,pending,inactive,imported"`
-	Email           *string                 `json:"email"`
-	EmailVerified   bool                    `json:"email_verified"`
-	Phone           *string                 `json:"phone"`
-	PhoneVerified   bool                    `json:"phone_verified"`
-	WebauthnEnabled bool                    `json:"webauthn_enabled"`
-	WebauthnTypes   []string                `json:"webauthn_types"`
-	Meta            map[string]any          `json:"meta" doc:"Same as user_meta (client SDK name)."`
-	UserMeta        map[string]any          `json:"user_meta"`
-	RequiredFields  []appuser.RequiredField `json:"required_fields"`
-	Sessions        []Session               `json:"sessions" doc:"The user's live sessions (listed for browser user agents)."`
-	SignupDate      time.Time               `json:"signup_date"`
-	LastUsedAt      *time.Time              `json:"last_used_at"`
-	CreatedAt       time.Time               `json:"created_at"`
-	UpdatedAt       time.Time               `json:"updated_at"`
+	ID              string          `json:"id" doc:"App-user id; the uuid claim of the user's access tokens."`
+	AppID           string          `json:"app_id"`
+	UserID          string          `json:"user_id" doc:"Base user id: one person across the apps of a workspace."`
+	Status          string          `json:"status" enum:"active,pending,inactive,imported"`
+	Email           *string         `json:"email"`
+	EmailVerified   bool            `json:"email_verified"`
+	Phone           *string         `json:"phone"`
+	PhoneVerified   bool            `json:"phone_verified"`
+	WebauthnEnabled bool            `json:"webauthn_enabled"`
+	WebauthnTypes   []string        `json:"webauthn_types"`
+	Meta            map[string]any  `json:"meta" doc:"Same as user_meta (client SDK name)."`
+	UserMeta        map[string]any  `json:"user_meta"`
+	RequiredFields  []RequiredField `json:"required_fields"`
+	Sessions        []Session       `json:"sessions" doc:"The user's live sessions (listed for browser user agents)."`
+	SignupDate      time.Time       `json:"signup_date"`
+	LastUsedAt      *time.Time      `json:"last_used_at"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
 }
 
 func optional(s string) *string {
@@ -115,21 +155,21 @@ func userOut(app tenant.App, u appuser.User) User {
 	return User{ID: u.ID, AppID: u.AppID, UserID: u.UserID, Status: u.Status, Email: optional(u.Email),
 		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
 		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: []string{}, Meta: meta, UserMeta: meta,
-		RequiredFields: appuser.SchemaOf(app).RequiredFields(meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
+		RequiredFields: requiredOut(app, meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
 		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
 // LookupUser is what an anonymous identifier lookup reveals (client-compat §3.4):
 // enough to route a sign-in, no metadata.
 type LookupUser struct {
-	ID              string                  `json:"id"`
-	Status          string                  `json:"status"`
-	Email           *string                 `json:"email"`
-	EmailVerified   bool                    `json:"email_verified"`
-	Phone           *string                 `json:"phone"`
-	PhoneVerified   bool                    `json:"phone_verified"`
-	WebauthnEnabled bool                    `json:"webauthn_enabled"`
-	RequiredFields  []appuser.RequiredField `json:"required_fields"`
+	ID              string          `json:"id"`
+	Status          string          `json:"status"`
+	Email           *string         `json:"email"`
+	EmailVerified   bool            `json:"email_verified"`
+	Phone           *string         `json:"phone"`
+	PhoneVerified   bool            `json:"phone_verified"`
+	WebauthnEnabled bool            `json:"webauthn_enabled"`
+	RequiredFields  []RequiredField `json:"required_fields"`
 }
 
 func lookupOut(app tenant.App, u *appuser.User) *LookupUser {
@@ -138,7 +178,7 @@ func lookupOut(app tenant.App, u *appuser.User) *LookupUser {
 	}
 	return &LookupUser{ID: u.ID, Status: u.Status, Email: optional(u.Email), EmailVerified: u.EmailVerified,
 		Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified, WebauthnEnabled: u.WebauthnEnabled,
-		RequiredFields: appuser.SchemaOf(app).RequiredFields(u.Meta)}
+		RequiredFields: requiredOut(app, u.Meta)}
 }
 
 // Workspace is a workspace with the caller's membership (interface §2.5).
@@ -163,13 +203,13 @@ type Membership struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func workspaceOut(w store.Workspace, m *store.Member) Workspace {
+func workspaceOut(v tenant.WorkspaceView) Workspace {
 	settings := map[string]any{}
-	_ = jsonUnmarshal(w.Settings, &settings)
-	out := Workspace{ID: w.ID, Name: w.Name, Slug: w.Slug, Personal: w.Personal, Settings: settings, IsPro: w.IsPro,
-		PublicSignup: w.PublicSignup, UserInfoRequirement: w.UserInfoRequirement, LogoURL: w.LogoURL,
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
-	if m != nil {
+	_ = jsonUnmarshal(v.Settings, &settings)
+	out := Workspace{ID: v.ID, Name: v.Name, Slug: v.Slug, Personal: v.Personal, Settings: settings, IsPro: v.IsPro,
+		PublicSignup: v.PublicSignup, UserInfoRequirement: v.UserInfoRequirement, LogoURL: v.LogoURL,
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	if m := v.Membership; m != nil {
 		out.Membership = &Membership{Role: m.Role, CreatedAt: m.CreatedAt}
 	}
 	return out
@@ -185,7 +225,7 @@ type Member struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func memberOut(m store.Member) Member {
+func memberOut(m tenant.Member) Member {
 	return Member{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
@@ -199,7 +239,7 @@ type APIKey struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
-func apiKeyOut(k store.APIKey, tok string) APIKey {
+func apiKeyOut(k tenant.APIKey, tok string) APIKey {
 	return APIKey{ID: k.ID, Nickname: k.Nickname, Token: tok, Last4: k.Last4, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
 }
 

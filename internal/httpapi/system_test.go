@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
 
 // TestReadyzFollowsTheStore: /readyz answers 503 once the database is gone,
 // while /healthz still answers 200.
 func TestReadyzFollowsTheStore(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, true)
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "Acme")
 		scenario{method: "GET", path: "/readyz", wantStatus: 200, wantBody: map[string]any{"status": "ready"}}.run(t, e)
-		if err := db.Close(); err != nil {
+		if err := e.DB.Close(); err != nil {
 			t.Fatalf("Close() error = %v", err)
 		}
 		r := scenario{method: "GET", path: "/readyz", wantStatus: 503}.run(t, e)
@@ -28,17 +28,17 @@ func TestReadyzFollowsTheStore(t *testing.T) {
 // TestDevOutboxNeedsDevMode: without development mode the outbox route does
 // not exist at all.
 func TestDevOutboxNeedsDevMode(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, store.SQLite), false)
+	e := newEnv(t, store.SQLite, false)
 	runScenarios(t, e, []scenario{
 		{name: "outbox", method: "GET", path: "/dev/outbox", wantStatus: 404, wantCode: "not_found"},
 		{name: "outbox for one address", method: "GET", path: "/dev/outbox?to=dev%40example.com", wantStatus: 404, wantCode: "not_found"},
 	})
-	for _, rt := range e.api.Routes() {
+	for _, rt := range e.API().Routes() {
 		if strings.HasPrefix(rt.Path, "/dev/") {
 			t.Errorf("Routes() has %s %s without development mode", rt.Method, rt.Path)
 		}
 	}
-	if _, ok := e.api.OpenAPI().Paths["/dev/outbox"]; ok {
+	if _, ok := e.API().OpenAPI().Paths["/dev/outbox"]; ok {
 		t.Errorf("the OpenAPI document lists /dev/outbox without development mode")
 	}
 }

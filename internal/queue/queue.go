@@ -1,6 +1,11 @@
 // Package queue runs durable background jobs (webhook deliveries, expiry
 // sweeps) with River on either database. Jobs are inserted in the same
 // transaction as the change that causes them, so both commit or neither.
+// River's schema is migrated with the store's (store.DB.Migrate).
+//
+// A Queue built without workers only inserts: the services that enqueue jobs
+// hold one, and the workers (which need those services) get their own, built
+// after them, so nothing is wired after construction.
 package queue
 
 import (
@@ -15,32 +20,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
-
-// Migrate applies River's own schema migrations (under the migration lock on PostgreSQL).
-func Migrate(ctx context.Context, db *store.DB, log *slog.Logger) error {
-	return db.WithMigrationLock(ctx, func() error {
-		var err error
-		if db.Pool() != nil {
-			var m *rivermigrate.Migrator[pgx.Tx]
-			if m, err = rivermigrate.New(riverpgxv5.New(db.Pool()), &rivermigrate.Config{Logger: log}); err == nil {
-				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-			}
-		} else {
-			var m *rivermigrate.Migrator[*sql.Tx]
-			if m, err = rivermigrate.New(riversqlite.New(db.Writer()), &rivermigrate.Config{Logger: log}); err == nil {
-				_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("queue: migrate: %w", err)
-		}
-		return nil
-	})
-}
 
 // Config tunes the queue.
 type Config struct {

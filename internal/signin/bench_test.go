@@ -6,26 +6,24 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
 
 // benchSessions is how many sessions a benchmark spreads its calls over.
 const benchSessions = 32
 
-// forEachKind runs a benchmark on SQLite and, when configured, PostgreSQL.
-func forEachKind(b *testing.B, fn func(b *testing.B, db *store.DB)) {
-	for _, kind := range storetest.Kinds(b) {
-		b.Run(kind, func(b *testing.B) { fn(b, storetest.Open(b, kind)) })
-	}
-}
-
-// benchEnv is an env without rate limits, which would measure the limiter.
-func benchEnv(b *testing.B, db *store.DB) *env {
-	return newEnv(b, db, func(c *config) {
-		c.limits.SendPerIdentifier, c.limits.SendPerIP, c.limits.VerifyPerIP = ratelimit.Rule{}, ratelimit.Rule{}, ratelimit.Rule{}
+// forEachKind runs a benchmark on SQLite and, when configured, PostgreSQL,
+// each on a system of its own without rate limits, which would measure the
+// limiter.
+func forEachKind(b *testing.B, fn func(b *testing.B, e *env)) {
+	opts := options(func(o *servertest.Options) {
+		o.Limits.SendPerIdentifier, o.Limits.SendPerIP, o.Limits.VerifyPerIP = ratelimit.Rule{}, ratelimit.Rule{}, ratelimit.Rule{}
 	})
+	for _, kind := range storetest.Kinds(b) {
+		b.Run(kind, func(b *testing.B) { fn(b, newEnv(b, servertest.New(b, kind, opts), nil)) })
+	}
 }
 
 // benchTokens signs in benchSessions users and returns their token sets.
@@ -38,13 +36,13 @@ func benchTokens(b *testing.B, e *env) []signin.TokenSet {
 }
 
 func BenchmarkRefresh(b *testing.B) {
-	forEachKind(b, func(b *testing.B, db *store.DB) {
-		e := benchEnv(b, db)
+	forEachKind(b, func(b *testing.B, e *env) {
+		ctx := b.Context()
 		sets := benchTokens(b, e)
 		i := 0
 		for b.Loop() {
 			k := i % len(sets)
-			next, err := e.svc.Refresh(e.ctx, e.app, sets[k].Refresh)
+			next, err := e.SignIn.Refresh(ctx, e.app, sets[k].Refresh)
 			if err != nil {
 				b.Fatalf("Refresh: %v", err)
 			}
@@ -55,12 +53,12 @@ func BenchmarkRefresh(b *testing.B) {
 }
 
 func BenchmarkAuthenticate(b *testing.B) {
-	forEachKind(b, func(b *testing.B, db *store.DB) {
-		e := benchEnv(b, db)
+	forEachKind(b, func(b *testing.B, e *env) {
+		ctx := b.Context()
 		sets := benchTokens(b, e)
 		i := 0
 		for b.Loop() {
-			if _, err := e.svc.Authenticate(e.ctx, e.app, sets[i%len(sets)].Access); err != nil {
+			if _, err := e.SignIn.Authenticate(ctx, e.app, sets[i%len(sets)].Access); err != nil {
 				b.Fatalf("Authenticate: %v", err)
 			}
 			i++
@@ -71,14 +69,14 @@ func BenchmarkAuthenticate(b *testing.B) {
 // BenchmarkAuthenticateParallel measures the per-request check under load
 // from every core at once.
 func BenchmarkAuthenticateParallel(b *testing.B) {
-	forEachKind(b, func(b *testing.B, db *store.DB) {
-		e := benchEnv(b, db)
+	forEachKind(b, func(b *testing.B, e *env) {
+		ctx := b.Context()
 		sets := benchTokens(b, e)
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
-				if _, err := e.svc.Authenticate(e.ctx, e.app, sets[i%len(sets)].Access); err != nil {
+				if _, err := e.SignIn.Authenticate(ctx, e.app, sets[i%len(sets)].Access); err != nil {
 					b.Errorf("Authenticate: %v", err)
 					return
 				}
@@ -91,8 +89,8 @@ func BenchmarkAuthenticateParallel(b *testing.B) {
 // BenchmarkVerifyOTP times the verification of a correct code; sending it
 // is left out of the measurement.
 func BenchmarkVerifyOTP(b *testing.B) {
-	forEachKind(b, func(b *testing.B, db *store.DB) {
-		e := benchEnv(b, db)
+	forEachKind(b, func(b *testing.B, e *env) {
+		ctx := b.Context()
 		users := make([]string, benchSessions)
 		for i := range users {
 			users[i] = e.user(b, fmt.Sprintf("user%d@example.com", i)).ID
@@ -100,10 +98,10 @@ func BenchmarkVerifyOTP(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			b.StopTimer()
-			e.clock.Advance(time.Second)
+			e.Clock.Advance(time.Second)
 			_, code := e.sendCode(b, fmt.Sprintf("user%d@example.com", i%len(users)))
 			b.StartTimer()
-			if _, err := e.svc.VerifyOTP(e.ctx, e.app, users[i%len(users)], code, e.client); err != nil {
+			if _, err := e.SignIn.VerifyOTP(ctx, e.app, users[i%len(users)], code, e.client); err != nil {
 				b.Fatalf("VerifyOTP: %v", err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -74,7 +75,8 @@ func (s *Service) deliveryFailed(ctx context.Context, ch store.Challenge) {
 // ExpireChallenges closes every pending challenge whose time ran out and
 // emits verification.{channel}.expired for each, in the same transaction, so
 // the event fires even when a link is never opened and survives restarts.
-func (s *Service) ExpireChallenges(ctx context.Context) error {
+func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
+	defer errs.Wrap(&err, "expire challenges")
 	const batch = 200
 	for {
 		var n int
@@ -106,12 +108,15 @@ func (ExpiryArgs) Kind() string { return "challenge_expiry" }
 // ExpiryWorker runs ExpireChallenges.
 type ExpiryWorker struct {
 	river.WorkerDefaults[ExpiryArgs]
-	S *Service
+	s *Service
 }
+
+// NewExpiryWorker returns the worker of the expiry sweep.
+func NewExpiryWorker(s *Service) *ExpiryWorker { return &ExpiryWorker{s: s} }
 
 // Work expires what is due.
 func (w *ExpiryWorker) Work(ctx context.Context, _ *river.Job[ExpiryArgs]) error {
-	return w.S.ExpireChallenges(ctx)
+	return w.s.ExpireChallenges(ctx)
 }
 
 // ExpiryJob runs the sweep every interval on the elected leader.

@@ -1,163 +1,118 @@
 package signin_test
 
 import (
-	"bytes"
-	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/courier/couriertest"
-	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
-	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/token"
-	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 const issuer = "https://auth.example.test"
 
-// start is the fake clock's first reading; it has sub-second digits on
-// purpose, so truncation and rounding bugs show.
-func start() time.Time { return time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC) }
-
-// config tunes newEnv.
-type config struct {
-	limits   signin.Limits
-	settings signin.Settings
-	log      *slog.Logger
-	// wrap, when set, wraps the recording courier (to make deliveries fail).
-	wrap func(courier.Provider) courier.Provider
-	// app changes the env's app before it is stored.
-	app func(*store.App)
-	// events, when set, receives the services' webhook events.
-	events *webhook.Emitter
+// options are the test system's options: servertest's loose limits (the
+// security bar's, loosened only where a test would otherwise trip over a
+// limit it does not test), a known issuer and a refresh grace of 10 s, which
+// the tests count on; mods change them.
+func options(mods ...func(*servertest.Options)) servertest.Options {
+	l := servertest.LooseLimits()
+	o := servertest.Options{Limits: &l, Settings: map[string]string{
+		"GATEHOUSE_TOKENS_ISSUER":        issuer,
+		"GATEHOUSE_TOKENS_REFRESH_GRACE": "10s",
+	}}
+	for _, m := range mods {
+		m(&o)
+	}
+	return o
 }
 
-// defaultConfig is the security bar's limits, loosened only where a test
-// would otherwise trip over a limit it does not test.
-func defaultConfig() config {
-	l := signin.DefaultLimits()
-	l.SendPerIdentifier = ratelimit.Rule{Limit: 50, Period: 10 * time.Minute}
-	l.SendPerIP = ratelimit.Rule{Limit: 1000, Period: 10 * time.Minute}
-	l.VerifyPerIP = ratelimit.Rule{Limit: 1000, Period: 10 * time.Minute}
-	l.PollInterval = 2 * time.Second
-	return config{limits: l, settings: signin.Settings{Issuer: issuer, RefreshGrace: 10 * time.Second}}
-}
-
-// env is a sign-in service on a real store, with a recording courier, a
-// fake clock shared by the service, the user service and the rate limiter.
+// env is an assembled system (the sign-in service on a real store, with its
+// fake clock, recording courier and log buffer) with a workspace and an app.
 type env struct {
-	ctx    context.Context
-	db     *store.DB
-	clock  *fakeclock.Clock
-	rec    *couriertest.Recorder
-	keys   *token.Keyring
-	users  *appuser.Service
-	svc    *signin.Service
-	ws     store.Workspace
+	*servertest.System
+	ws     tenant.Workspace
+	owner  tenant.Member // the workspace's first owner
 	app    store.App
 	client signin.Client
 }
 
-func newEnv(t testing.TB, db *store.DB, mods ...func(*config)) *env {
+// newEnv creates the workspace Acme and its app Shop in sys; mod may change
+// the app's settings.
+func newEnv(t testing.TB, sys *servertest.System, mod func(*tenant.AppSettings)) *env {
 	t.Helper()
-	cfg := defaultConfig()
-	for _, m := range mods {
-		m(&cfg)
-	}
-	sealer, hasher := tokentest.Keys(t)
-	key, err := token.GenerateKey()
-	if err != nil {
-		t.Fatalf("GenerateKey: %v", err)
-	}
-	keys := token.NewKeyring()
-	keys.Replace(key, nil, []*token.Key{key})
-	templates, err := courier.LoadTemplates()
-	if err != nil {
-		t.Fatalf("LoadTemplates: %v", err)
-	}
-	e := &env{ctx: context.Background(), db: db, clock: fakeclock.New(start()), rec: &couriertest.Recorder{}, keys: keys,
-		client: signin.Client{IP: "198.51.100.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"}}
-	var provider courier.Provider = e.rec
-	if cfg.wrap != nil {
-		provider = cfg.wrap(provider)
-	}
-	log := cfg.log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	e.users = appuser.New(appuser.Deps{DB: db, Courier: provider, Templates: templates, Keyring: keys, Hasher: hasher,
-		Issuer: issuer, Events: cfg.events, Now: e.clock.Now, Log: log})
-	e.svc = signin.New(signin.Deps{Events: cfg.events, DB: db, Keyring: keys, Sealer: sealer, Hasher: hasher, Courier: provider,
-		Templates: templates, Users: e.users, Limiter: ratelimit.NewMemory(e.clock.Now), Limits: cfg.limits,
-		Settings: cfg.settings, Now: e.clock.Now, Log: log})
-	e.ws = store.Workspace{ID: uuid.NewString(), Name: "Acme", Slug: "acme-" + uuid.NewString()[:8], Settings: []byte("{}"),
-		PublicSignup: true, UserInfoRequirement: "none", CreatedAt: start(), UpdatedAt: start()}
-	if err := db.CreateWorkspace(e.ctx, e.ws); err != nil {
-		t.Fatalf("CreateWorkspace: %v", err)
-	}
-	e.app = e.newApp(t, cfg.app)
+	ws, owner := sys.Workspace(t, "Acme")
+	e := &env{System: sys, ws: ws, owner: owner, client: signin.Client{IP: "198.51.100.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"}}
+	e.app = e.newApp(t, "Shop", mod)
 	return e
 }
 
-// newApp stores another app of the env's workspace; mod may change it first.
-func (e *env) newApp(t testing.TB, mod func(*store.App)) store.App {
+// newApp creates another app of the env's workspace, with the metadata
+// schema every test app has (nick, a string; age, an integer); mod may
+// change its settings first.
+func (e *env) newApp(t testing.TB, name string, mod func(*tenant.AppSettings)) store.App {
 	t.Helper()
-	schema, err := json.Marshal(appuser.Schema{
-		{ID: "1", Name: "Nickname", FieldName: "nick", FieldType: appuser.FieldString},
-		{ID: "2", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger},
+	return e.App(t, e.ws.ID, name, func(s *tenant.AppSettings) {
+		s.MetaSchema = &appuser.Schema{
+			{ID: "1", Name: "Nickname", FieldName: "nick", FieldType: appuser.FieldString},
+			{ID: "2", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger},
+		}
+		if mod != nil {
+			mod(s)
+		}
 	})
-	if err != nil {
-		t.Fatalf("marshal schema: %v", err)
-	}
-	slug := "app-" + uuid.NewString()[:8]
-	a := store.App{ID: uuid.NewString(), WorkspaceID: e.ws.ID, Name: "Shop", Slug: slug, Origin: "https://" + slug + ".example",
-		AllowedOrigins: []string{}, PublicSignup: true, EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900,
-		RefreshExpiration: 7 * 24 * 3600, MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"},
-		RequiredIdentifiers: []string{}, MetaSchema: schema, CreatedAt: start(), UpdatedAt: start()}
-	if mod != nil {
-		mod(&a)
-	}
-	if err := e.db.CreateApp(e.ctx, a); err != nil {
-		t.Fatalf("CreateApp: %v", err)
-	}
-	return a
 }
 
-// user creates an active user of the env's app.
+func ptr[T any](v T) *T { return &v }
+
+// user creates an active user of the env's app, as the operator.
 func (e *env) user(t testing.TB, identifier string) appuser.User {
 	t.Helper()
-	u, _, err := e.users.Create(e.ctx, e.app, appuser.CreateInput{Identifier: identifier})
+	u, _, err := e.Users.Create(t.Context(), servertest.Operator, e.app, appuser.CreateInput{Identifier: identifier})
 	if err != nil {
 		t.Fatalf("Create(%q): %v", identifier, err)
 	}
 	return u
 }
 
+// get reads a user of the env's app, as the operator.
+func (e *env) get(t testing.TB, id string) (appuser.User, error) {
+	t.Helper()
+	return e.Users.Get(t.Context(), servertest.Operator, e.app, id)
+}
+
+// invite invites a user to the env's app, as the operator, and returns the
+// user and the invitation token the courier delivered.
+func (e *env) invite(t testing.TB, identifier string) (appuser.User, string) {
+	t.Helper()
+	u, _, err := e.Users.Invite(t.Context(), servertest.Operator, e.app, appuser.CreateInput{Identifier: identifier})
+	if err != nil {
+		t.Fatalf("Invite(%q): %v", identifier, err)
+	}
+	msg, ok := e.Mail.Last(identifier)
+	if !ok {
+		t.Fatalf("Invite(%q) sent no invitation", identifier)
+	}
+	return u, linkToken(t, msg.Link)
+}
+
 // sendCode sends a one-time code to identifier (already normalised) and
 // returns what the courier delivered.
 func (e *env) sendCode(t testing.TB, identifier string) (signin.SendResult, string) {
 	t.Helper()
-	before := len(e.rec.Messages())
-	res, err := e.svc.SendOTP(e.ctx, e.app, identifier, nil, e.client)
+	before := len(e.Mail.Messages())
+	res, err := e.SignIn.SendOTP(t.Context(), e.app, identifier, nil, e.client)
 	if err != nil {
 		t.Fatalf("SendOTP(%q): %v", identifier, err)
 	}
-	msgs := e.rec.Messages()
+	msgs := e.Mail.Messages()
 	if len(msgs) != before+1 || msgs[len(msgs)-1].To != identifier {
 		t.Fatalf("SendOTP(%q) delivered %d messages; want 1 to that address", identifier, len(msgs)-before)
 	}
@@ -172,7 +127,7 @@ func (e *env) signIn(t testing.TB, u appuser.User) signin.TokenSet {
 		identifier = u.Phone
 	}
 	_, code := e.sendCode(t, identifier)
-	ts, err := e.svc.VerifyOTP(e.ctx, e.app, u.ID, code, e.client)
+	ts, err := e.SignIn.VerifyOTP(t.Context(), e.app, u.ID, code, e.client)
 	if err != nil {
 		t.Fatalf("VerifyOTP(%s, correct code): %v", u.ID, err)
 	}
@@ -182,12 +137,12 @@ func (e *env) signIn(t testing.TB, u appuser.User) signin.TokenSet {
 // sendLink sends a magic link and returns the poll handle and the e-mailed token.
 func (e *env) sendLink(t testing.TB, identifier string, webauthn bool) (handle, tok string) {
 	t.Helper()
-	before := len(e.rec.Messages())
-	res, err := e.svc.SendMagicLink(e.ctx, e.app, identifier, nil, webauthn, e.client)
+	before := len(e.Mail.Messages())
+	res, err := e.SignIn.SendMagicLink(t.Context(), e.app, identifier, nil, webauthn, e.client)
 	if err != nil {
 		t.Fatalf("SendMagicLink(%q): %v", identifier, err)
 	}
-	msgs := e.rec.Messages()
+	msgs := e.Mail.Messages()
 	if len(msgs) != before+1 || msgs[len(msgs)-1].To != identifier {
 		t.Fatalf("SendMagicLink(%q) delivered %d messages; want 1 to that address", identifier, len(msgs)-before)
 	}
@@ -211,11 +166,71 @@ func linkToken(t testing.TB, link string) string {
 // caller authenticates an access token and fails the test if it is refused.
 func (e *env) caller(t testing.TB, access string) signin.Caller {
 	t.Helper()
-	c, err := e.svc.Authenticate(e.ctx, e.app, access)
+	c, err := e.SignIn.Authenticate(t.Context(), e.app, access)
 	if err != nil {
 		t.Fatalf("Authenticate(valid access token) = %v; want nil", err)
 	}
 	return c
+}
+
+// hook registers a webhook endpoint for app, as the operator, to a loopback
+// URL nothing listens on: without Serve no worker runs, so its deliveries
+// stay queued for the test to read.
+func (e *env) hook(t testing.TB, app store.App) webhook.Endpoint {
+	t.Helper()
+	ep, err := e.Webhooks.Create(t.Context(), servertest.Operator, app.ID, webhook.Input{URL: ptr("http://127.0.0.1:9/hook")})
+	if err != nil {
+		t.Fatalf("Create webhook endpoint: %v", err)
+	}
+	return ep
+}
+
+// event is one event as an endpoint received it.
+type event struct {
+	Type string
+	Data map[string]any
+}
+
+// events returns every event queued for an endpoint, oldest first, with its
+// data as the receiver would get it.
+func (e *env) events(t testing.TB, app store.App, ep webhook.Endpoint) []event {
+	t.Helper()
+	ctx := t.Context()
+	page, err := e.Webhooks.Deliveries(ctx, servertest.Operator, app.ID, ep.ID, 1, 100)
+	if err != nil {
+		t.Fatalf("Deliveries: %v", err)
+	}
+	if page.Total > len(page.Deliveries) {
+		t.Fatalf("Deliveries: %d of %d on the first page; the test expects fewer", len(page.Deliveries), page.Total)
+	}
+	out := make([]event, 0, len(page.Deliveries))
+	for i := len(page.Deliveries) - 1; i >= 0; i-- { // newest first
+		d := page.Deliveries[i]
+		w, err := e.DB.GetDeliveryWork(ctx, d.ID)
+		if err != nil {
+			t.Fatalf("GetDeliveryWork(%s): %v", d.ID, err)
+		}
+		var envl webhook.Envelope
+		if err := json.Unmarshal(w.Body, &envl); err != nil {
+			t.Fatalf("delivery %s body: %v", d.ID, err)
+		}
+		data, _ := envl.Data.(map[string]any)
+		if envl.EventType != d.EventType || envl.AppID != app.ID || data == nil {
+			t.Fatalf("delivery %s (%s) carries an event %q of app %s with data %v; want the same type, app %s, an object",
+				d.ID, d.EventType, envl.EventType, envl.AppID, envl.Data, app.ID)
+		}
+		out = append(out, event{Type: d.EventType, Data: data})
+	}
+	return out
+}
+
+// count counts events by type.
+func count(events []event) map[string]int {
+	got := map[string]int{}
+	for _, ev := range events {
+		got[ev.Type]++
+	}
+	return got
 }
 
 // payload decodes a compact JWS's payload without checking anything.
@@ -247,88 +262,95 @@ func flip(tok string, i int) string {
 	return string(b)
 }
 
-// dump renders every row of the sign-in tables as text, as a DB dump would
-// show them. It reads through the store's own connections.
+// dump renders every row of the sign-in tables and of the webhook events as
+// text, as a DB dump would show them. It reads through the store's own
+// connections.
 func dump(t testing.TB, db *store.DB) string {
 	t.Helper()
-	ctx := context.Background()
 	var sb strings.Builder
-	for _, table := range []string{"challenges", "sessions", "refresh_tokens", "invitations", "app_users"} {
-		q := "SELECT * FROM " + table
-		if pool := db.Pool(); pool != nil {
-			rows, err := pool.Query(ctx, q)
-			if err != nil {
-				t.Fatalf("dump %s: %v", table, err)
+	for _, table := range []string{"challenges", "sessions", "refresh_tokens", "invitations", "app_users", "webhook_events"} {
+		for _, row := range rows(t, db, "SELECT * FROM "+table) {
+			for _, v := range row {
+				fmt.Fprintf(&sb, "%v\t", v)
 			}
-			for rows.Next() {
-				vals, err := rows.Values()
-				if err != nil {
-					t.Fatalf("dump %s: %v", table, err)
-				}
-				writeRow(&sb, vals)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				t.Fatalf("dump %s: %v", table, err)
-			}
-			continue
+			sb.WriteByte('\n')
 		}
-		dumpSQL(t, &sb, db.Writer(), q)
 	}
 	return sb.String()
 }
 
-func dumpSQL(t testing.TB, sb *strings.Builder, db *sql.DB, q string) {
+// exec runs statements through the store's own connections.
+func exec(t testing.TB, db *store.DB, stmts ...string) {
 	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("dump: %v", err)
+	ctx := t.Context()
+	for _, q := range stmts {
+		var err error
+		if pool := db.Pool(); pool != nil {
+			_, err = pool.Exec(ctx, q)
+		} else {
+			_, err = db.Writer().ExecContext(ctx, q)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("dump: %v", err)
+}
+
+// rows runs a query through the store's own connections and returns every
+// row, byte slices as strings.
+func rows(t testing.TB, db *store.DB, q string, args ...any) [][]any {
+	t.Helper()
+	ctx := t.Context()
+	var out [][]any
+	if pool := db.Pool(); pool != nil {
+		rs, err := pool.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			vals, err := rs.Values()
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			out = append(out, strs(vals))
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
 	}
-	for rows.Next() {
+	rs, err := db.Writer().QueryContext(ctx, q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	for rs.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("dump: %v", err)
+		if err := rs.Scan(ptrs...); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
-		writeRow(sb, vals)
+		out = append(out, strs(vals))
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("dump: %v", err)
+	if err := rs.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
+	return out
 }
 
-func writeRow(sb *strings.Builder, vals []any) {
-	for _, v := range vals {
+func strs(vals []any) []any {
+	for i, v := range vals {
 		if b, ok := v.([]byte); ok {
-			v = string(b)
+			vals[i] = string(b)
 		}
-		fmt.Fprintf(sb, "%v\t", v)
 	}
-	sb.WriteByte('\n')
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return vals
 }

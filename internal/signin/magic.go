@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -28,7 +29,8 @@ type magicClaims struct {
 // SendMagicLink e-mails (or texts) a link to the app's login page carrying a
 // single-use token, and returns a separate polling handle to the device that
 // asked, so it can collect its own session once the link is opened anywhere.
-func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, c Client) (SendResult, error) {
+func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, c Client) (_ SendResult, err error) {
+	defer errs.Wrap(&err, "send magic link")
 	r, err := s.resolve(ctx, app, identifier, meta, c)
 	if err != nil {
 		return SendResult{}, err
@@ -65,14 +67,14 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	return SendResult{ChallengeID: handle, SentAt: ch.CreatedAt, UserID: u.ID, Sent: sent, MetaErrors: r.MetaErrors}, nil
 }
 
-// parseMagic checks a magic-link or invitation token's signature, type, app
-// and expiry; anything wrong is ErrMagicLinkNotFound, as the SDK expects.
-func (s *Service) parseMagic(app store.App, tok, purpose string) (magicClaims, error) {
+// parseMagic checks a magic-link token's signature, type, app and expiry;
+// anything wrong is ErrMagicLinkNotFound, as the SDK expects.
+func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 	var c magicClaims
 	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
 		return c, ErrMagicLinkNotFound
 	}
-	if err := c.Validate(s.settings.Issuer, app.ID, s.now(), true); err != nil || c.Purpose != purpose {
+	if err := c.Validate(s.settings.Issuer, app.ID, s.now(), true); err != nil || c.Purpose != "magic_link" {
 		return c, ErrMagicLinkNotFound
 	}
 	return c, nil
@@ -81,8 +83,9 @@ func (s *Service) parseMagic(app store.App, tok, purpose string) (magicClaims, e
 // AuthenticateMagicLink signs in the device that opened a link: it spends
 // the link and starts a session. The device that asked for the link gets its
 // own session from MagicLinkStatus.
-func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (TokenSet, error) {
-	if _, err := s.parseMagic(app, tok, "magic_link"); err != nil {
+func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "authenticate magic link")
+	if _, err := s.parseMagic(app, tok); err != nil {
 		return TokenSet{}, err
 	}
 	ch, err := s.db.GetChallengeBySecret(ctx, s.hasher.Hash("magic", tok))
@@ -122,7 +125,8 @@ func notFound(err error) error {
 // MagicLinkStatus is polled by the device that asked for a link: pending
 // until the link is opened, then a token set for this device exactly once,
 // then not found. Polling faster than the poll interval is refused.
-func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle string, c Client) (TokenSet, error) {
+func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle string, c Client) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "magic link status")
 	pollHash := s.hasher.Hash("magic-poll", handle)
 	// Pacing is per handle and the same for real handles and decoys, so the
 	// answers cannot tell them apart.
@@ -168,49 +172,18 @@ func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle str
 	return out, err
 }
 
-// ConfirmInvite accepts an invitation: it spends the invitation, stores the
-// metadata the user gave (keys the schema does not accept are dropped),
-// activates the user and starts a session.
-func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, meta map[string]any, c Client) (TokenSet, error) {
-	claims, err := s.parseMagic(app, tok, "invitation")
-	if err != nil {
-		return TokenSet{}, err
-	}
-	inv, err := s.db.GetInvitationByHash(ctx, s.hasher.Hash("invitation", tok))
-	if err != nil || inv.AppID != app.ID || inv.AppUserID != claims.UUID {
-		return TokenSet{}, notFound(err)
-	}
-	clean, _, err := appuser.SchemaOf(app).Clean(meta, false)
-	if err != nil {
-		return TokenSet{}, err
-	}
-	now := s.clock()
+// ConfirmInvite accepts an invitation (appuser spends it, stores the
+// metadata the user gave and activates the user) and starts a session, in
+// one transaction. A bad invitation is ErrMagicLinkNotFound, as the client
+// SDK expects for any link.
+func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, meta map[string]any, c Client) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "confirm invite")
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.UseInvitation(ctx, inv.ID, now)
-		if err != nil {
-			return err
-		}
-		if !won {
+		u, err := s.users.AcceptInvitation(ctx, tx, app, tok, meta)
+		if errors.Is(err, appuser.ErrInvitationNotFound) {
 			return ErrMagicLinkNotFound
 		}
-		u, err := tx.GetAppUser(ctx, app.ID, inv.AppUserID)
-		if err != nil {
-			return notFound(err)
-		}
-		if u.Status == store.StatusInactive {
-			return ErrMagicLinkNotFound
-		}
-		if len(clean) > 0 {
-			if u.Meta, err = appuser.MergeMeta(u.Meta, clean); err != nil {
-				return err
-			}
-			u.UpdatedAt = now
-			if u, err = tx.UpdateAppUser(ctx, u); err != nil {
-				return err
-			}
-		}
-		u, err = tx.MarkUserVerified(ctx, app.ID, u.ID, u.Email != "", u.Email == "" && u.Phone != "", now)
 		if err != nil {
 			return err
 		}

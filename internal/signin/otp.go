@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -64,7 +65,7 @@ func (s *Service) findOrCreate(ctx context.Context, app store.App, id appuser.Id
 		if !app.PublicSignup {
 			return nil, nil, nil
 		}
-		created, errs, err := s.users.Create(ctx, app, appuser.CreateInput{Identifier: id.Value, Meta: meta})
+		created, errs, err := s.users.SignUp(ctx, app, id.Value, meta)
 		switch {
 		case errors.Is(err, appuser.ErrUserExists):
 			// Created concurrently: use that one.
@@ -93,7 +94,8 @@ func sendBuckets(app store.App, id appuser.Identifier, c Client, l Limits) []buc
 // SendOTP sends a one-time code to an e-mail address or phone, creating the
 // user when unknown (if the app allows public sign-up). A new code kills the
 // user's previous one.
-func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (SendResult, error) {
+func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (_ SendResult, err error) {
+	defer errs.Wrap(&err, "send otp")
 	r, err := s.resolve(ctx, app, identifier, meta, c)
 	if err != nil {
 		return SendResult{}, err
@@ -127,7 +129,8 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 // up) and, when it is right, starts a session. Wrong codes spend the
 // challenge's attempts; the identifier's hourly budget of wrong codes spans
 // every challenge, so resending cannot buy more guesses.
-func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code string, c Client) (TokenSet, error) {
+func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code string, c Client) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "verify otp")
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return TokenSet{}, err
 	}
@@ -150,7 +153,7 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	}
 	if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
 		var status string
-		err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		err = s.db.Tx(ctx, func(tx *store.Tx) error {
 			var err error
 			if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
 				return err

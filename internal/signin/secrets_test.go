@@ -3,7 +3,6 @@ package signin_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // flakyCourier hands every message to next (so the test still learns the
@@ -35,6 +34,7 @@ func (f flakyCourier) Send(ctx context.Context, m courier.Message) (string, erro
 // secret it saw: codes, link tokens, poll handles, access, refresh and CSRF tokens.
 func secretFlow(t *testing.T, e *env, fail *atomic.Bool) []string {
 	t.Helper()
+	ctx := t.Context()
 	var secrets []string
 	keep := func(ts signin.TokenSet) { secrets = append(secrets, ts.Access, ts.Refresh, ts.CSRF) }
 	u := e.user(t, "alice@example.com")
@@ -42,7 +42,7 @@ func secretFlow(t *testing.T, e *env, fail *atomic.Bool) []string {
 	// A challenge that fails after five wrong codes.
 	_, code := e.sendCode(t, "alice@example.com")
 	for _, c := range wrongCodes(code, 5) {
-		if _, err := e.svc.VerifyOTP(e.ctx, e.app, u.ID, c, e.client); err == nil {
+		if _, err := e.SignIn.VerifyOTP(ctx, e.app, u.ID, c, e.client); err == nil {
 			t.Fatalf("VerifyOTP(wrong code) = nil; want an error")
 		}
 	}
@@ -50,32 +50,32 @@ func secretFlow(t *testing.T, e *env, fail *atomic.Bool) []string {
 	keep(ts)
 
 	// Rotation, then reuse outside the grace window.
-	next, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh)
+	next, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh)
 	if err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
 	keep(next)
-	e.clock.Advance(time.Minute)
-	if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+	e.Clock.Advance(time.Minute)
+	if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 		t.Fatalf("Refresh(reused) = %v; want ErrUnauthenticated", err)
 	}
 
 	// A magic link opened on one device and collected on the other.
 	handle, tok := e.sendLink(t, "alice@example.com", false)
 	secrets = append(secrets, handle)
-	opened, err := e.svc.AuthenticateMagicLink(e.ctx, e.app, tok, e.client)
+	opened, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, e.client)
 	if err != nil {
 		t.Fatalf("AuthenticateMagicLink: %v", err)
 	}
 	keep(opened)
-	polled, err := e.svc.MagicLinkStatus(e.ctx, e.app, handle, e.client)
+	polled, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, e.client)
 	if err != nil {
 		t.Fatalf("MagicLinkStatus: %v", err)
 	}
 	keep(polled)
-	e.clock.Advance(2 * time.Minute) // the next request records session activity
+	e.Clock.Advance(2 * time.Minute) // the next request records session activity
 	e.caller(t, polled.Access)
-	rotated, err := e.svc.RotateAccess(e.ctx, e.app, polled.Access)
+	rotated, err := e.SignIn.RotateAccess(ctx, e.app, polled.Access)
 	if err != nil {
 		t.Fatalf("RotateAccess: %v", err)
 	}
@@ -85,12 +85,12 @@ func secretFlow(t *testing.T, e *env, fail *atomic.Bool) []string {
 	fail.Store(true)
 	e.sendCode(t, "alice@example.com")
 	e.sendLink(t, "alice@example.com", false)
-	if _, _, err := e.users.Invite(e.ctx, e.app, appuser.CreateInput{Identifier: "ivy@example.com"}); err == nil {
+	if _, _, err := e.Users.Invite(ctx, servertest.Operator, e.app, appuser.CreateInput{Identifier: "ivy@example.com"}); err == nil {
 		t.Fatalf("Invite with a failing courier = nil; want an error")
 	}
 	fail.Store(false)
 
-	for _, m := range e.rec.Messages() {
+	for _, m := range e.Mail.Messages() {
 		if m.Code != "" {
 			secrets = append(secrets, m.Code)
 		}
@@ -132,15 +132,15 @@ func containsWord(text, word string) bool {
 }
 
 func TestSecretsNeverLogged(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		var buf syncBuffer
-		var fail atomic.Bool
-		e := newEnv(t, db, func(c *config) {
-			c.log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			c.wrap = func(p courier.Provider) courier.Provider { return flakyCourier{next: p, fail: &fail} }
-		})
+	var fail atomic.Bool
+	opts := options(func(o *servertest.Options) {
+		o.Courier = func(p courier.Provider) courier.Provider { return flakyCourier{next: p, fail: &fail} }
+	})
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		fail.Store(false) // the engines run one after the other
+		e := newEnv(t, sys, nil)
 		secrets := secretFlow(t, e, &fail)
-		logs := buf.String()
+		logs := e.Logs.String()
 		// The flow must have logged, or the test proves nothing.
 		for _, want := range []string{"refresh token reused", "sign-in code challenge failed", "sign-in message not delivered",
 			"invitation not delivered"} {
@@ -160,15 +160,21 @@ func TestSecretsNeverLogged(t *testing.T) {
 }
 
 func TestSecretsNotStored(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		var fail atomic.Bool
-		e := newEnv(t, db, func(c *config) {
-			c.wrap = func(p courier.Provider) courier.Provider { return flakyCourier{next: p, fail: &fail} }
-		})
-		secrets := secretFlow(t, e, &fail)
-		all := dump(t, db)
-		if !strings.Contains(all, "alice@example.com") {
-			t.Fatalf("the dump does not show alice's row; the dump is broken")
+	var fail atomic.Bool
+	opts := options(func(o *servertest.Options) {
+		o.Courier = func(p courier.Provider) courier.Provider { return flakyCourier{next: p, fail: &fail} }
+	})
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		fail.Store(false) // the engines run one after the other
+		e := newEnv(t, sys, nil)
+		// With an endpoint, every event of the flow is stored too, and dumped.
+		ep := e.hook(t, e.app)
+		secrets := append(secretFlow(t, e, &fail), ep.Secret)
+		all := dump(t, e.DB)
+		for _, want := range []string{"alice@example.com", webhook.Verification("email", webhook.OutcomeVerified)} {
+			if !strings.Contains(all, want) {
+				t.Fatalf("the dump does not show %q; the dump is broken", want)
+			}
 		}
 		for _, s := range secrets {
 			if leaks(all, s) {

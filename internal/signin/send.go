@@ -122,7 +122,7 @@ func (s *Service) decoyPending(handle string, now time.Time) bool {
 // error the caller would give for a bad code or link.
 func (s *Service) signInVerified(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, method string, now time.Time, c Client, refused error) (TokenSet, error) {
 	sms := channelOf(ch) == "sms"
-	u, err := tx.MarkUserVerified(ctx, app.ID, ch.AppUserID, !sms, sms, now)
+	u, err := s.users.MarkVerified(ctx, tx, app, ch.AppUserID, !sms, sms)
 	if err != nil {
 		return TokenSet{}, err
 	}

@@ -7,20 +7,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
 // TokenSet is what a successful sign-in or refresh returns (interface §2.8).
 type TokenSet struct {
-	Access           string    `json:"access"`
-	Refresh          string    `json:"refresh"`
-	CSRF             string    `json:"csrf"`
-	AccessExpiresAt  time.Time `json:"access_expires_at"`
-	RefreshExpiresAt time.Time `json:"refresh_expires_at"`
-	UserID           string    `json:"user_id"`
-	KeyID            string    `json:"key_id" doc:"The kid of the key that signed the access token."`
-	Message          string    `json:"message" example:"ok"`
+	Access           string
+	Refresh          string
+	CSRF             string
+	AccessExpiresAt  time.Time
+	RefreshExpiresAt time.Time
+	UserID           string
+	KeyID            string // the kid of the key that signed the access token
 }
 
 // AccessClaims are an access token's claims. The client SDK reads uuid and exp.
@@ -92,7 +92,7 @@ func (s *Service) tokenSet(app store.App, sess store.Session, u store.AppUser, r
 		return TokenSet{}, err
 	}
 	return TokenSet{Access: access, Refresh: refresh, CSRF: token.RandomString(24), AccessExpiresAt: exp,
-		RefreshExpiresAt: refreshExp, UserID: u.ID, KeyID: s.keys.SignerID(), Message: "ok"}, nil
+		RefreshExpiresAt: refreshExp, UserID: u.ID, KeyID: s.keys.SignerID()}, nil
 }
 
 // Caller is the user behind a valid access token.
@@ -105,7 +105,8 @@ type Caller struct {
 // audience and expiry, then (one round trip) that its session is live and
 // its user active, so a revocation or deactivation applies on the very next
 // request on every replica.
-func (s *Service) Authenticate(ctx context.Context, app store.App, access string) (Caller, error) {
+func (s *Service) Authenticate(ctx context.Context, app store.App, access string) (_ Caller, err error) {
+	defer errs.Wrap(&err, "authenticate access token")
 	c, ok := s.verified.get(access)
 	if !ok {
 		if _, err := s.keys.Verify(access, token.TypeAccess, &c); err != nil {
@@ -144,7 +145,8 @@ func (s *Service) Authenticate(ctx context.Context, app store.App, access string
 // hash: only tokens this server issued have one, so its signature (checked by
 // anyone else who wants to) is not verified again here; the row's expiry,
 // session and app decide.
-func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (TokenSet, error) {
+func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "refresh")
 	if token.Peek(refresh) != token.TypeRefresh {
 		return TokenSet{}, ErrUnauthenticated
 	}
@@ -206,7 +208,8 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (T
 
 // RotateAccess exchanges a valid access token for a fresh token set in the
 // same session (with a new refresh token of the session's family).
-func (s *Service) RotateAccess(ctx context.Context, app store.App, access string) (TokenSet, error) {
+func (s *Service) RotateAccess(ctx context.Context, app store.App, access string) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "rotate access token")
 	caller, err := s.Authenticate(ctx, app, access)
 	if err != nil {
 		return TokenSet{}, err
@@ -228,7 +231,8 @@ func (s *Service) RotateAccess(ctx context.Context, app store.App, access string
 }
 
 // VerifyRefresh reports whether a refresh token is valid and unspent, without using it.
-func (s *Service) VerifyRefresh(ctx context.Context, app store.App, refresh string) error {
+func (s *Service) VerifyRefresh(ctx context.Context, app store.App, refresh string) (err error) {
+	defer errs.Wrap(&err, "verify refresh token")
 	if token.Peek(refresh) != token.TypeRefresh {
 		return ErrUnauthenticated
 	}

@@ -8,20 +8,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 func TestRefreshRotation(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db) // grace 10 s
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil) // grace 10 s
 		u := e.user(t, "alice@example.com")
 		first := e.signIn(t, u)
 		sid := e.caller(t, first.Access).Session.ID
 
-		e.clock.Advance(time.Minute)
-		second, err := e.svc.Refresh(e.ctx, e.app, first.Refresh)
+		e.Clock.Advance(time.Minute)
+		second, err := e.SignIn.Refresh(ctx, e.app, first.Refresh)
 		if err != nil {
 			t.Fatalf("Refresh(first) = %v; want nil", err)
 		}
@@ -31,38 +34,38 @@ func TestRefreshRotation(t *testing.T) {
 		if got := e.caller(t, second.Access).Session.ID; got != sid {
 			t.Errorf("refreshed access token's session = %s; want the same session %s", got, sid)
 		}
-		if err := e.svc.VerifyRefresh(e.ctx, e.app, first.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, first.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("VerifyRefresh(rotated-out token) = %v; want ErrUnauthenticated", err)
 		}
-		if err := e.svc.VerifyRefresh(e.ctx, e.app, second.Refresh); err != nil {
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, second.Refresh); err != nil {
 			t.Errorf("VerifyRefresh(successor) = %v; want nil", err)
 		}
 
 		// A retry inside the grace window gets the same successor.
-		e.clock.Advance(5 * time.Second)
-		retry, err := e.svc.Refresh(e.ctx, e.app, first.Refresh)
+		e.Clock.Advance(5 * time.Second)
+		retry, err := e.SignIn.Refresh(ctx, e.app, first.Refresh)
 		if err != nil || retry.Refresh != second.Refresh {
 			t.Fatalf("Refresh(first) again within grace = %v, same successor %v; want nil, true", err, retry.Refresh == second.Refresh)
 		}
 		newest := e.caller(t, retry.Access)
 
 		// Outside it, reuse means a copy leaked: the whole session ends.
-		e.clock.Advance(6 * time.Second)
-		if _, err := e.svc.Refresh(e.ctx, e.app, first.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		e.Clock.Advance(6 * time.Second)
+		if _, err := e.SignIn.Refresh(ctx, e.app, first.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(first) after grace = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.Refresh(e.ctx, e.app, second.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Refresh(ctx, e.app, second.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(successor) after reuse = %v; want ErrUnauthenticated", err)
 		}
-		if err := e.svc.VerifyRefresh(e.ctx, e.app, second.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, second.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("VerifyRefresh(successor) after reuse = %v; want ErrUnauthenticated", err)
 		}
 		for _, access := range []string{first.Access, second.Access, retry.Access} {
-			if _, err := e.svc.Authenticate(e.ctx, e.app, access); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Authenticate(ctx, e.app, access); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Authenticate(access token of a revoked session) = %v; want ErrUnauthenticated", err)
 			}
 		}
-		if sessions, err := e.svc.ListSessions(e.ctx, e.app, newest); err != nil || len(sessions) != 0 {
+		if sessions, err := e.SignIn.ListSessions(ctx, e.app, newest); err != nil || len(sessions) != 0 {
 			t.Errorf("ListSessions after reuse = %d sessions, %v; want none", len(sessions), err)
 		}
 	})
@@ -77,8 +80,11 @@ func TestRefreshConcurrent(t *testing.T) {
 		{"grace0", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-				e := newEnv(t, db, func(c *config) { c.settings.RefreshGrace = tc.grace })
+			servertest.ForEach(t, options(func(o *servertest.Options) {
+				o.Settings["GATEHOUSE_TOKENS_REFRESH_GRACE"] = tc.grace.String()
+			}), func(t *testing.T, sys *servertest.System) {
+				ctx := t.Context()
+				e := newEnv(t, sys, nil)
 				u := e.user(t, "alice@example.com")
 				ts := e.signIn(t, u)
 				other := e.signIn(t, u)
@@ -92,7 +98,7 @@ func TestRefreshConcurrent(t *testing.T) {
 				)
 				for range n {
 					wg.Go(func() {
-						got, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh)
+						got, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh)
 						mu.Lock()
 						defer mu.Unlock()
 						switch {
@@ -116,22 +122,22 @@ func TestRefreshConcurrent(t *testing.T) {
 							t.Fatalf("concurrent refreshes returned different successors; want one")
 						}
 					}
-					if _, err := e.svc.Refresh(e.ctx, e.app, won[0].Refresh); err != nil {
+					if _, err := e.SignIn.Refresh(ctx, e.app, won[0].Refresh); err != nil {
 						t.Errorf("Refresh(the shared successor) = %v; want nil", err)
 					}
 				} else {
 					if len(won) != 1 || refused != n-1 {
 						t.Fatalf("%d concurrent refreshes without grace: %d succeeded, %d refused; want 1 and %d", n, len(won), refused, n-1)
 					}
-					if _, err := e.svc.Refresh(e.ctx, e.app, won[0].Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+					if _, err := e.SignIn.Refresh(ctx, e.app, won[0].Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 						t.Errorf("Refresh(winner's successor) after reuse = %v; want ErrUnauthenticated", err)
 					}
-					if _, err := e.svc.Authenticate(e.ctx, e.app, won[0].Access); !errors.Is(err, signin.ErrUnauthenticated) {
+					if _, err := e.SignIn.Authenticate(ctx, e.app, won[0].Access); !errors.Is(err, signin.ErrUnauthenticated) {
 						t.Errorf("Authenticate(winner's access token) after reuse = %v; want ErrUnauthenticated", err)
 					}
 				}
 				// The user's other session is not part of the family.
-				if _, err := e.svc.Refresh(e.ctx, e.app, other.Refresh); err != nil {
+				if _, err := e.SignIn.Refresh(ctx, e.app, other.Refresh); err != nil {
 					t.Errorf("Refresh(another session) = %v; want nil", err)
 				}
 			})
@@ -142,86 +148,90 @@ func TestRefreshConcurrent(t *testing.T) {
 // TestRefreshGraceZeroSequential checks that without a grace window the
 // very first reuse, even at the same instant, revokes the session.
 func TestRefreshGraceZeroSequential(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, func(c *config) { c.settings.RefreshGrace = 0 })
+	servertest.ForEach(t, options(func(o *servertest.Options) { o.Settings["GATEHOUSE_TOKENS_REFRESH_GRACE"] = "0s" }), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
 		u := e.user(t, "alice@example.com")
 		ts := e.signIn(t, u)
-		next, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh)
+		next, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh)
 		if err != nil {
 			t.Fatalf("Refresh = %v; want nil", err)
 		}
-		if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(used token, same instant, grace 0) = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.Authenticate(e.ctx, e.app, next.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Authenticate(ctx, e.app, next.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Authenticate(newest access token) after reuse = %v; want ErrUnauthenticated", err)
 		}
 	})
 }
 
 func TestRefreshIdleExpiry(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
 		idle := e.user(t, "idle@example.com")
 		busy := e.user(t, "busy@example.com")
 		idleTS := e.signIn(t, idle)
 		busyTS := e.signIn(t, busy)
 		lifetime := time.Duration(e.app.RefreshExpiration) * time.Second
 
-		e.clock.Advance(lifetime - time.Minute)
-		next, err := e.svc.Refresh(e.ctx, e.app, busyTS.Refresh)
+		e.Clock.Advance(lifetime - time.Minute)
+		next, err := e.SignIn.Refresh(ctx, e.app, busyTS.Refresh)
 		if err != nil {
 			t.Fatalf("Refresh(just inside the idle limit) = %v; want nil", err)
 		}
-		e.clock.Advance(2 * time.Minute)
-		if _, err := e.svc.Refresh(e.ctx, e.app, idleTS.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		e.Clock.Advance(2 * time.Minute)
+		if _, err := e.SignIn.Refresh(ctx, e.app, idleTS.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(idle past %v) = %v; want ErrUnauthenticated", lifetime, err)
 		}
-		if err := e.svc.VerifyRefresh(e.ctx, e.app, idleTS.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, idleTS.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("VerifyRefresh(idle past %v) = %v; want ErrUnauthenticated", lifetime, err)
 		}
-		if _, err := e.svc.Refresh(e.ctx, e.app, next.Refresh); err != nil {
+		if _, err := e.SignIn.Refresh(ctx, e.app, next.Refresh); err != nil {
 			t.Errorf("Refresh(renewed token, 2 min old) = %v; want nil", err)
 		}
 	})
 }
 
 func TestSessionAbsoluteLifetime(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		const lifetime = 3 * time.Hour
-		e := newEnv(t, db,
-			func(c *config) { c.settings.SessionLifetime = lifetime },
-			func(c *config) { c.app = func(a *store.App) { a.RefreshExpiration = 3600 } })
+	const lifetime = 3 * time.Hour
+	servertest.ForEach(t, options(func(o *servertest.Options) {
+		o.Settings["GATEHOUSE_TOKENS_SESSION_LIFETIME"] = lifetime.String()
+	}), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, func(s *tenant.AppSettings) { s.RefreshExpiration = ptr[int64](3600) })
 		u := e.user(t, "alice@example.com")
 		ts := e.signIn(t, u)
-		began := e.clock.Now()
+		began := e.Clock.Now()
 		end := began.Truncate(time.Microsecond).Add(lifetime)
 
 		for _, step := range []time.Duration{50 * time.Minute, 50 * time.Minute, 50 * time.Minute, 20 * time.Minute, 9*time.Minute + 59*time.Second} {
-			e.clock.Advance(step)
-			next, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh)
+			e.Clock.Advance(step)
+			next, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh)
 			if err != nil {
-				t.Fatalf("Refresh at +%v = %v; want nil", e.clock.Now().Sub(began), err)
+				t.Fatalf("Refresh at +%v = %v; want nil", e.Clock.Now().Sub(began), err)
 			}
 			if next.RefreshExpiresAt.After(end) {
 				t.Errorf("Refresh at +%v: refresh expires %v; want no later than the session's end %v",
-					e.clock.Now().Sub(began), next.RefreshExpiresAt, end)
+					e.Clock.Now().Sub(began), next.RefreshExpiresAt, end)
 			}
 			ts = next
 		}
-		e.clock.Advance(2 * time.Second) // 3 h + 1 s after sign-in
-		if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		e.Clock.Advance(2 * time.Second) // 3 h + 1 s after sign-in
+		if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh past the session's absolute lifetime = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.Authenticate(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Authenticate(unexpired access token of an ended session) = %v; want ErrUnauthenticated", err)
 		}
 	})
 }
 
 func TestAuthenticate(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
 		u := e.user(t, "alice@example.com")
 		ts := e.signIn(t, u)
 		c := e.caller(t, ts.Access)
@@ -234,7 +244,7 @@ func TestAuthenticate(t *testing.T) {
 			t.Errorf("access token claims = %v; want sub/uuid %s, aud %s, iss, sid %s, exp, jti", claims, u.ID, e.app.ID, c.Session.ID)
 		}
 
-		other := e.newApp(t, nil)
+		other := e.newApp(t, "Other", nil)
 		dot := strings.Index(ts.Access, ".")
 		for name, tok := range map[string]string{
 			"empty":             "",
@@ -244,76 +254,77 @@ func TestAuthenticate(t *testing.T) {
 			"signature flipped": flip(ts.Access, len(ts.Access)-5),
 			"header flipped":    flip(ts.Access, 3),
 		} {
-			if _, err := e.svc.Authenticate(e.ctx, e.app, tok); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Authenticate(ctx, e.app, tok); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Authenticate(%s) = %v; want ErrUnauthenticated", name, err)
 			}
 		}
-		if _, err := e.svc.Authenticate(e.ctx, other, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Authenticate(ctx, other, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Authenticate(app A's token on app B) = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.Refresh(e.ctx, other, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Refresh(ctx, other, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(app A's token on app B) = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.Refresh(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Refresh(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(access token) = %v; want ErrUnauthenticated", err)
 		}
-		if err := e.svc.VerifyRefresh(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("VerifyRefresh(access token) = %v; want ErrUnauthenticated", err)
 		}
 		_, magic := e.sendLink(t, "alice@example.com", false)
-		if _, err := e.svc.Authenticate(e.ctx, e.app, magic); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Authenticate(ctx, e.app, magic); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Authenticate(magic-link token) = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.Refresh(e.ctx, e.app, magic); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.Refresh(ctx, e.app, magic); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Refresh(magic-link token) = %v; want ErrUnauthenticated", err)
 		}
 
 		// Expiry, with the verifier's 30 s of leeway for clock skew.
 		access := time.Duration(e.app.AccessExpiration) * time.Second
-		e.clock.Advance(access + 29*time.Second)
+		e.Clock.Advance(access + 29*time.Second)
 		e.caller(t, ts.Access)
-		e.clock.Advance(2 * time.Second)
-		if _, err := e.svc.Authenticate(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		e.Clock.Advance(2 * time.Second)
+		if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Authenticate(expired access token) = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.svc.RotateAccess(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.RotateAccess(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("RotateAccess(expired access token) = %v; want ErrUnauthenticated", err)
 		}
 	})
 }
 
 func TestAuthenticateAfterRevocation(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
 		u := e.user(t, "alice@example.com")
 		signedOut := e.signIn(t, u)
 		revoked := e.signIn(t, u)
 		kept := e.signIn(t, u)
 
-		if err := e.svc.SignOut(e.ctx, e.app, e.caller(t, signedOut.Access)); err != nil {
+		if err := e.SignIn.SignOut(ctx, e.app, e.caller(t, signedOut.Access)); err != nil {
 			t.Fatalf("SignOut: %v", err)
 		}
 		sid := e.caller(t, revoked.Access).Session.ID
-		if err := e.svc.RevokeUserSession(e.ctx, e.app, u.ID, sid); err != nil {
+		if err := e.SignIn.RevokeUserSession(ctx, servertest.Operator, e.app, u.ID, sid); err != nil {
 			t.Fatalf("RevokeUserSession: %v", err)
 		}
 		for name, ts := range map[string]signin.TokenSet{"signed out": signedOut, "revoked by admin": revoked} {
-			if _, err := e.svc.Authenticate(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Authenticate(%s) = %v; want ErrUnauthenticated", name, err)
 			}
-			if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Refresh(%s) = %v; want ErrUnauthenticated", name, err)
 			}
-			if _, err := e.svc.RotateAccess(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.RotateAccess(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("RotateAccess(%s) = %v; want ErrUnauthenticated", name, err)
 			}
 		}
-		if err := e.svc.RevokeUserSession(e.ctx, e.app, u.ID, "no-such-session"); !errors.Is(err, signin.ErrSessionNotFound) {
+		if err := e.SignIn.RevokeUserSession(ctx, servertest.Operator, e.app, u.ID, "no-such-session"); !errors.Is(err, signin.ErrSessionNotFound) {
 			t.Errorf("RevokeUserSession(unknown id) = %v; want ErrSessionNotFound", err)
 		}
 
 		// Other sessions keep working, and a rotated set stays in its session.
-		rotated, err := e.svc.RotateAccess(e.ctx, e.app, kept.Access)
+		rotated, err := e.SignIn.RotateAccess(ctx, e.app, kept.Access)
 		if err != nil {
 			t.Fatalf("RotateAccess(live session) = %v; want nil", err)
 		}
@@ -325,28 +336,28 @@ func TestAuthenticateAfterRevocation(t *testing.T) {
 		// set in the store first, as a path that does not end the sessions
 		// would, so the check on every request is what is tested; then
 		// through the user service, which also ends them.
-		if _, err := db.SetAppUserStatus(e.ctx, e.app.ID, u.ID, store.StatusInactive, e.clock.Now()); err != nil {
+		if _, err := e.DB.SetAppUserStatus(ctx, e.app.ID, u.ID, store.StatusInactive, e.Clock.Now()); err != nil {
 			t.Fatalf("SetAppUserStatus(inactive): %v", err)
 		}
 		for _, ts := range []signin.TokenSet{kept, rotated} {
-			if _, err := e.svc.Authenticate(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Authenticate(user inactive in the store) = %v; want ErrUnauthenticated", err)
 			}
-			if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Refresh(user inactive in the store) = %v; want ErrUnauthenticated", err)
 			}
 		}
-		if _, err := e.users.SetStatus(e.ctx, e.app, u.ID, store.StatusInactive); err != nil {
+		if _, err := e.Users.SetStatus(ctx, servertest.Operator, e.app, u.ID, store.StatusInactive); err != nil {
 			t.Fatalf("SetStatus(inactive): %v", err)
 		}
 		for _, ts := range []signin.TokenSet{kept, rotated} {
-			if _, err := e.svc.Authenticate(e.ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Authenticate(deactivated user) = %v; want ErrUnauthenticated", err)
 			}
-			if _, err := e.svc.Refresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Refresh(deactivated user) = %v; want ErrUnauthenticated", err)
 			}
-			if err := e.svc.VerifyRefresh(e.ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			if err := e.SignIn.VerifyRefresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("VerifyRefresh(deactivated user) = %v; want ErrUnauthenticated", err)
 			}
 		}
@@ -354,15 +365,16 @@ func TestAuthenticateAfterRevocation(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
 		alice := e.user(t, "alice@example.com")
 		bob := e.user(t, "bob@example.com")
 		a1TS, b1TS := e.signIn(t, alice), e.signIn(t, bob)
 		a1, b1 := e.caller(t, a1TS.Access), e.caller(t, b1TS.Access)
 		a2 := e.caller(t, e.signIn(t, alice).Access)
 		a3 := e.caller(t, e.signIn(t, alice).Access)
-		if err := e.svc.SignOut(e.ctx, e.app, a3); err != nil {
+		if err := e.SignIn.SignOut(ctx, e.app, a3); err != nil {
 			t.Fatalf("SignOut: %v", err)
 		}
 
@@ -375,7 +387,7 @@ func TestSessions(t *testing.T) {
 			return out
 		}
 		want := ids([]store.Session{a1.Session, a2.Session})
-		got, err := e.svc.ListSessions(e.ctx, e.app, a1)
+		got, err := e.SignIn.ListSessions(ctx, e.app, a1)
 		if err != nil || !slices.Equal(ids(got), want) {
 			t.Errorf("ListSessions(alice) = %v, %v; want %v (live, alice's only)", ids(got), err, want)
 		}
@@ -384,34 +396,34 @@ func TestSessions(t *testing.T) {
 				t.Errorf("ListSessions(alice) row = %+v; want alice's live session with IP and user agent", s)
 			}
 		}
-		if got, err := e.svc.ListSessions(e.ctx, e.app, b1); err != nil || !slices.Equal(ids(got), []string{b1.Session.ID}) {
+		if got, err := e.SignIn.ListSessions(ctx, e.app, b1); err != nil || !slices.Equal(ids(got), []string{b1.Session.ID}) {
 			t.Errorf("ListSessions(bob) = %v, %v; want only %s", ids(got), err, b1.Session.ID)
 		}
-		if got, err := e.svc.UserSessions(e.ctx, e.app, alice.ID); err != nil || !slices.Equal(ids(got), want) {
+		if got, err := e.SignIn.UserSessions(ctx, servertest.Operator, e.app, alice.ID); err != nil || !slices.Equal(ids(got), want) {
 			t.Errorf("UserSessions(alice) = %v, %v; want %v", ids(got), err, want)
 		}
 
-		if err := e.svc.RevokeSession(e.ctx, e.app, a1, b1.Session.ID); !errors.Is(err, signin.ErrSessionNotFound) {
+		if err := e.SignIn.RevokeSession(ctx, e.app, a1, b1.Session.ID); !errors.Is(err, signin.ErrSessionNotFound) {
 			t.Errorf("RevokeSession(alice, bob's session) = %v; want ErrSessionNotFound", err)
 		}
-		if err := e.svc.RevokeSession(e.ctx, e.app, a1, "no-such-session"); !errors.Is(err, signin.ErrSessionNotFound) {
+		if err := e.SignIn.RevokeSession(ctx, e.app, a1, "no-such-session"); !errors.Is(err, signin.ErrSessionNotFound) {
 			t.Errorf("RevokeSession(unknown id) = %v; want ErrSessionNotFound", err)
 		}
-		if _, err := e.svc.Authenticate(e.ctx, e.app, b1TS.Access); err != nil {
+		if _, err := e.SignIn.Authenticate(ctx, e.app, b1TS.Access); err != nil {
 			t.Errorf("bob's session after alice tried to revoke it: %v; want live", err)
 		}
 
-		if err := e.svc.RevokeSession(e.ctx, e.app, a1, a2.Session.ID); err != nil {
+		if err := e.SignIn.RevokeSession(ctx, e.app, a1, a2.Session.ID); err != nil {
 			t.Fatalf("RevokeSession(alice, her other session) = %v; want nil", err)
 		}
-		if got, err := e.svc.ListSessions(e.ctx, e.app, a1); err != nil || !slices.Equal(ids(got), []string{a1.Session.ID}) {
+		if got, err := e.SignIn.ListSessions(ctx, e.app, a1); err != nil || !slices.Equal(ids(got), []string{a1.Session.ID}) {
 			t.Errorf("ListSessions(alice) after revoking one = %v, %v; want only %s", ids(got), err, a1.Session.ID)
 		}
-		other := e.newApp(t, nil)
-		if err := e.svc.RevokeUserSession(e.ctx, other, alice.ID, a1.Session.ID); err == nil {
-			t.Errorf("RevokeUserSession(other app, alice's session) = nil; want an error")
+		other := e.newApp(t, "Other", nil)
+		if err := e.SignIn.RevokeUserSession(ctx, servertest.Operator, other, alice.ID, a1.Session.ID); !errors.Is(err, appuser.ErrUserNotFound) {
+			t.Errorf("RevokeUserSession(other app, alice's session) = %v; want ErrUserNotFound", err)
 		}
-		if _, err := e.svc.Authenticate(e.ctx, e.app, a1TS.Access); err != nil {
+		if _, err := e.SignIn.Authenticate(ctx, e.app, a1TS.Access); err != nil {
 			t.Errorf("alice's session after another app tried to revoke it: %v; want live", err)
 		}
 	})

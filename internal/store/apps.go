@@ -72,6 +72,13 @@ func (q Queries) GetApp(ctx context.Context, id string) (App, error) {
 	return scanApp(q.r.queryRow(ctx, `SELECT `+appColumns+` FROM apps WHERE id = $1`, id))
 }
 
+// LockApp reads an app and, on PostgreSQL, locks its row until the
+// transaction ends, so concurrent changes to its settings apply one after
+// the other instead of the last overwriting the first.
+func (q Queries) LockApp(ctx context.Context, id string) (App, error) {
+	return scanApp(q.w.queryRow(ctx, `SELECT `+appColumns+` FROM apps WHERE id = $1`+q.d.forUpdate, id))
+}
+
 // ListApps returns a workspace's apps (every app when workspaceID is ""), oldest first.
 func (q Queries) ListApps(ctx context.Context, workspaceID string) ([]App, error) {
 	rs, err := q.r.query(ctx, `SELECT `+appColumns+` FROM apps WHERE ($1 = '' OR workspace_id = $1) ORDER BY created_at, id`, workspaceID)

@@ -15,6 +15,18 @@ type dialect struct {
 	// forUpdate locks the selected rows until the transaction ends. SQLite
 	// needs none: a write transaction there holds the database's one write lock.
 	forUpdate string
+	// forShare locks the selected rows against change (not against other
+	// readers) until the transaction ends; SQLite needs none, as above.
+	forShare string
+}
+
+// forShareOf is forShare limited to one table of a join (PostgreSQL refuses
+// to lock the nullable side of an outer join, and there is no need to lock more).
+func (d *dialect) forShareOf(table string) string {
+	if d.forShare == "" {
+		return ""
+	}
+	return d.forShare + " OF " + table
 }
 
 var (
@@ -29,6 +41,7 @@ var (
 		gooseDialect:        "postgres",
 		caseInsensitiveLike: "ILIKE",
 		forUpdate:           " FOR UPDATE",
+		forShare:            " FOR SHARE",
 		rotateRefresh: `WITH spent AS (
 			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL
 			RETURNING session_id)

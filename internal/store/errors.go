@@ -12,13 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 )
 
 // Errors the store returns; callers test them with errors.Is.
 var (
-	ErrNotFound    = errors.New("store: not found")
-	ErrConflict    = errors.New("store: conflict")
-	ErrUnavailable = errors.New("store: database unavailable")
+	ErrNotFound = errors.New("store: not found")
+	ErrConflict = errors.New("store: conflict")
+	// ErrUnavailable is errs.ErrUnavailable: an outage travels unchanged
+	// through every layer to the one error table.
+	ErrUnavailable = errs.ErrUnavailable
 )
 
 // mapErr turns driver errors into the store's sentinel errors, keeping the

@@ -6,22 +6,40 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
 )
+
+// The schema has two parts, applied and reported together: Gatehouse's own
+// tables (goose migrations embedded below, written once per engine) and the
+// job queue's (River's migrations, which ship with the River module). Migrate
+// applies both, so `gatehouse migrate up`, `serve` and the test harnesses all
+// leave the same schema.
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
 
+// Migration sets.
+const (
+	SetGatehouse = "gatehouse"
+	SetRiver     = "river"
+)
+
 // MigrationState is one migration and whether it has been applied.
 type MigrationState struct {
-	Version   int64     `json:"version"`
-	Name      string    `json:"name"`
-	Applied   bool      `json:"applied"`
-	AppliedAt time.Time `json:"applied_at,omitzero"`
+	Set       string // SetGatehouse or SetRiver
+	Version   int64
+	Name      string
+	Applied   bool
+	AppliedAt time.Time // zero when unknown (River does not report it)
 }
 
 // Migrations returns the embedded migration files for an engine, for tools
@@ -30,7 +48,18 @@ func Migrations(kind string) (fs.FS, error) {
 	return fs.Sub(migrationFiles, "migrations/"+kind)
 }
 
-// provider builds the migration runner. On PostgreSQL it takes a session
+// RiverVersion is the newest River schema version this build applies on
+// PostgreSQL, for tools that fingerprint the schema.
+func RiverVersion() (int, error) {
+	m, err := rivermigrate.New(riverpgxv5.New(nil), nil)
+	if err != nil {
+		return 0, err
+	}
+	all := m.AllVersions()
+	return all[len(all)-1].Version, nil
+}
+
+// provider builds the goose runner. On PostgreSQL it takes a session
 // advisory lock, so replicas starting together migrate one at a time and the
 // others wait, then find nothing left to do.
 func (db *DB) provider() (*goose.Provider, func(), error) {
@@ -61,7 +90,26 @@ func (db *DB) provider() (*goose.Provider, func(), error) {
 	return p, cleanup, nil
 }
 
-// Migrate applies every pending migration.
+// river is the queue's migrator on this database (River's two drivers differ
+// only in their transaction type); its chatter stays out of the log.
+type river interface {
+	Migrate(ctx context.Context, direction rivermigrate.Direction, opts *rivermigrate.MigrateOpts) (*rivermigrate.MigrateResult, error)
+	ExistingVersions(ctx context.Context) ([]rivermigrate.Migration, error)
+	AllVersions() []rivermigrate.Migration
+}
+
+func (db *DB) river() (river, error) {
+	cfg := &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)}
+	if db.pool != nil {
+		m, err := rivermigrate.New(riverpgxv5.New(db.pool), cfg)
+		return m, err
+	}
+	m, err := rivermigrate.New[*sql.Tx](riversqlite.New(db.writer), cfg)
+	return m, err
+}
+
+// Migrate applies every pending migration of both sets. River's run under
+// the queue's advisory lock on PostgreSQL, like goose's under its own.
 func (db *DB) Migrate(ctx context.Context) error {
 	p, cleanup, err := db.provider()
 	if err != nil {
@@ -71,10 +119,19 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("store: migrate: %w", mapErr(err))
 	}
-	return nil
+	r, err := db.river()
+	if err != nil {
+		return fmt.Errorf("store: migrate river: %w", err)
+	}
+	return db.withMigrationLock(ctx, func() error {
+		if _, err := r.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("store: migrate river: %w", mapErr(err))
+		}
+		return nil
+	})
 }
 
-// MigrationStatus lists every known migration.
+// MigrationStatus lists every known migration of both sets, Gatehouse's first.
 func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
 	p, cleanup, err := db.provider()
 	if err != nil {
@@ -87,29 +144,49 @@ func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
 	}
 	out := make([]MigrationState, 0, len(st))
 	for _, s := range st {
-		m := MigrationState{Version: s.Source.Version, Name: s.Source.Path, Applied: s.State == goose.StateApplied}
+		m := MigrationState{Set: SetGatehouse, Version: s.Source.Version, Name: s.Source.Path, Applied: s.State == goose.StateApplied}
 		if m.Applied {
 			m.AppliedAt = s.AppliedAt.UTC()
 		}
 		out = append(out, m)
 	}
+	r, err := db.river()
+	if err != nil {
+		return nil, fmt.Errorf("store: migration status: %w", err)
+	}
+	existing, err := r.ExistingVersions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: river migration status: %w", mapErr(err))
+	}
+	applied := make(map[int]bool, len(existing))
+	for _, m := range existing {
+		applied[m.Version] = true
+	}
+	for _, m := range r.AllVersions() {
+		out = append(out, MigrationState{Set: SetRiver, Version: int64(m.Version), Name: "river/" + strconv.Itoa(m.Version) + "_" + m.Name,
+			Applied: applied[m.Version]})
+	}
 	return out, nil
 }
 
-// Pending reports whether migrations remain to be applied.
+// Pending reports whether migrations of either set remain to be applied.
 func (db *DB) Pending(ctx context.Context) (bool, error) {
-	p, cleanup, err := db.provider()
+	st, err := db.MigrationStatus(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer cleanup()
-	return p.HasPending(ctx)
+	for _, m := range st {
+		if !m.Applied {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
-// WithMigrationLock runs fn while holding the migration advisory lock on
-// PostgreSQL, so replicas starting together apply other migrations (the job
-// queue's own) one at a time. On SQLite it just runs fn.
-func (db *DB) WithMigrationLock(ctx context.Context, fn func() error) error {
+// withMigrationLock runs fn while holding the queue's migration advisory
+// lock on PostgreSQL, so replicas starting together apply River's migrations
+// one at a time. On SQLite it just runs fn.
+func (db *DB) withMigrationLock(ctx context.Context, fn func() error) error {
 	if db.pool == nil {
 		return fn()
 	}

@@ -129,3 +129,24 @@ func (q Queries) DeleteMember(ctx context.Context, workspaceID, id string) error
 	n, err := q.w.exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	return affected(n, err)
 }
+
+// MemberRole reads a member's role in a workspace. Inside a transaction on
+// PostgreSQL it also holds a share lock on the member's row until commit, so
+// a concurrent change of that role (or the member's removal) waits for the
+// change this role permits, or this read waits for it and sees the new role.
+func (q Queries) MemberRole(ctx context.Context, workspaceID, memberID string) (string, error) {
+	var role string
+	err := q.r.queryRow(ctx, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND id = $2`+q.d.forShare,
+		workspaceID, memberID).Scan(&role)
+	return role, err
+}
+
+// MemberRoleInApp reads a member's role in the workspace that holds an app,
+// locked as MemberRole does. ErrNotFound: no such app, or the member is not
+// of its workspace.
+func (q Queries) MemberRoleInApp(ctx context.Context, appID, memberID string) (string, error) {
+	var role string
+	err := q.r.queryRow(ctx, `SELECT m.role FROM workspace_members m JOIN apps a ON a.workspace_id = m.workspace_id
+		WHERE a.id = $1 AND m.id = $2`+q.d.forShareOf("m"), appID, memberID).Scan(&role)
+	return role, err
+}

@@ -3,12 +3,15 @@ package tenant
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -50,69 +53,130 @@ type AppSettings struct {
 }
 
 // CreateApp creates an app in a workspace; name and origin are required.
-func (s *Service) CreateApp(ctx context.Context, workspaceID string, in AppSettings) (App, error) {
-	if in.Name == nil {
-		return App{}, invalid("name", "is required")
-	}
-	if in.Origin == nil {
-		return App{}, invalid("origin", "is required")
-	}
-	now := s.clock()
-	a := App{ID: newID(), WorkspaceID: workspaceID, PublicSignup: true, ProfileManagement: true, ServiceBranding: true,
-		EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600,
-		MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{},
-		AllowedOrigins: []string{}, MetaSchema: []byte("[]"), CreatedAt: now, UpdatedAt: now}
-	if err := apply(&a, in); err != nil {
-		return App{}, err
-	}
-	if in.Slug == nil {
-		a.Slug = Slugify(a.Name)
-	}
-	if _, err := s.GetWorkspace(ctx, workspaceID); err != nil {
-		return App{}, err
-	}
-	if err := s.db.CreateApp(ctx, a); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return App{}, ErrSlugTaken
+// Owners and admins may.
+func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID string, in AppSettings) (_ App, err error) {
+	defer errs.Wrap(&err, "create app")
+	var a App
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
+			return err
 		}
+		if in.Name == nil {
+			return errs.Invalidf("name", "is required")
+		}
+		if in.Origin == nil {
+			return errs.Invalidf("origin", "is required")
+		}
+		now := s.clock()
+		a = App{ID: newID(), WorkspaceID: workspaceID, PublicSignup: true, ProfileManagement: true, ServiceBranding: true,
+			EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600,
+			MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{},
+			AllowedOrigins: []string{}, MetaSchema: []byte("[]"), CreatedAt: now, UpdatedAt: now}
+		if err := apply(&a, in); err != nil {
+			return err
+		}
+		if in.Slug == nil {
+			a.Slug = Slugify(a.Name)
+		}
+		if _, err := tx.GetWorkspace(ctx, workspaceID); err != nil {
+			return notFound(err, ErrWorkspaceNotFound)
+		}
+		return conflict(tx.CreateApp(ctx, a), ErrSlugTaken)
+	})
+	if err != nil {
 		return App{}, err
 	}
 	return a, nil
 }
 
-// GetApp returns an app.
-func (s *Service) GetApp(ctx context.Context, id string) (App, error) {
+// App returns an app for the requests that name it (credential checks, CORS,
+// sign-in): from a cache at most the cache's TTL old (DefaultAppCacheTTL).
+// Changes made through this Service are seen at once; changes made by another
+// replica or the command line, within the TTL. Anyone may read an app's
+// public settings, so no principal is asked for.
+func (s *Service) App(ctx context.Context, id string) (App, error) {
+	if a, ok := s.apps.get(id); ok {
+		return a, nil
+	}
+	a, err := s.GetApp(ctx, id)
+	if err != nil {
+		return a, err
+	}
+	s.apps.put(a)
+	return a, nil
+}
+
+// GetApp reads an app from the database.
+func (s *Service) GetApp(ctx context.Context, id string) (_ App, err error) {
+	defer errs.Wrap(&err, "get app")
 	a, err := s.db.GetApp(ctx, id)
 	return a, notFound(err, ErrAppNotFound)
 }
 
-// ListApps lists a workspace's apps ("" for all, operator use).
-func (s *Service) ListApps(ctx context.Context, workspaceID string) ([]App, error) {
-	return s.db.ListApps(ctx, workspaceID)
-}
-
-// UpdateApp applies settings to an app of the workspace.
-func (s *Service) UpdateApp(ctx context.Context, workspaceID, id string, in AppSettings) (App, error) {
+// WorkspaceApp returns an app of a workspace with its private settings; any member may.
+func (s *Service) WorkspaceApp(ctx context.Context, p access.Principal, workspaceID, id string) (_ App, err error) {
+	defer errs.Wrap(&err, "get workspace app")
+	if _, err := access.Workspace(ctx, s.db.Queries, p, workspaceID, access.RoleMember); err != nil {
+		return App{}, err
+	}
 	a, err := s.db.GetApp(ctx, id)
 	if err != nil || a.WorkspaceID != workspaceID {
 		return App{}, notFound(orNotFound(err), ErrAppNotFound)
 	}
-	if err := apply(&a, in); err != nil {
-		return App{}, err
-	}
-	a.UpdatedAt = s.clock()
-	if err := s.db.UpdateApp(ctx, a); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return App{}, ErrSlugTaken
-		}
-		return App{}, notFound(err, ErrAppNotFound)
-	}
 	return a, nil
 }
 
-// DeleteApp deletes an app of the workspace with all its users and credentials.
-func (s *Service) DeleteApp(ctx context.Context, workspaceID, id string) error {
-	return notFound(s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteApp(ctx, workspaceID, id) }), ErrAppNotFound)
+// ListApps lists a workspace's apps; any member may. The operator may pass
+// "" for every app.
+func (s *Service) ListApps(ctx context.Context, p access.Principal, workspaceID string) (_ []App, err error) {
+	defer errs.Wrap(&err, "list apps")
+	if workspaceID != "" || p.Kind != access.KindOperator {
+		if _, err := access.Workspace(ctx, s.db.Queries, p, workspaceID, access.RoleMember); err != nil {
+			return nil, err
+		}
+	}
+	return s.db.ListApps(ctx, workspaceID)
+}
+
+// UpdateApp applies settings to an app of the workspace. Owners and admins
+// may: the caller's role is read in the transaction that writes the app, so
+// a caller demoted while its request was on the way is refused.
+func (s *Service) UpdateApp(ctx context.Context, p access.Principal, workspaceID, id string, in AppSettings) (_ App, err error) {
+	defer errs.Wrap(&err, "update app")
+	var a App
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
+			return err
+		}
+		a, err = tx.LockApp(ctx, id)
+		if err != nil || a.WorkspaceID != workspaceID {
+			return notFound(orNotFound(err), ErrAppNotFound)
+		}
+		if err := apply(&a, in); err != nil {
+			return err
+		}
+		a.UpdatedAt = s.clock()
+		return notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound)
+	})
+	if err != nil {
+		return App{}, err
+	}
+	s.apps.forget(id)
+	return a, nil
+}
+
+// DeleteApp deletes an app of the workspace with all its users and
+// credentials. Owners and admins may, as for UpdateApp.
+func (s *Service) DeleteApp(ctx context.Context, p access.Principal, workspaceID, id string) (err error) {
+	defer errs.Wrap(&err, "delete app")
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
+			return err
+		}
+		return notFound(tx.DeleteApp(ctx, workspaceID, id), ErrAppNotFound)
+	})
+	s.apps.forget(id)
+	return err
 }
 
 func orNotFound(err error) error {
@@ -132,7 +196,7 @@ func apply(a *App, in AppSettings) error {
 	}
 	if in.Slug != nil {
 		if !slugRe.MatchString(*in.Slug) {
-			return invalid("slug", "must be lower-case letters, digits and dashes")
+			return errs.Invalidf("slug", "must be lower-case letters, digits and dashes")
 		}
 		a.Slug = *in.Slug
 	}
@@ -145,7 +209,7 @@ func apply(a *App, in AppSettings) error {
 	}
 	if in.AllowedOrigins != nil {
 		if len(*in.AllowedOrigins) > 20 {
-			return invalid("allowed_origins", "must list at most 20 origins")
+			return errs.Invalidf("allowed_origins", "must list at most 20 origins")
 		}
 		out := []string{}
 		for _, v := range *in.AllowedOrigins {
@@ -187,7 +251,7 @@ func apply(a *App, in AppSettings) error {
 	}
 	if in.EmailAuthType != nil {
 		if *in.EmailAuthType != "magic" && *in.EmailAuthType != "otp" {
-			return invalid("email_auth_type", "must be magic or otp")
+			return errs.Invalidf("email_auth_type", "must be magic or otp")
 		}
 		a.EmailAuthType = *in.EmailAuthType
 	}
@@ -205,12 +269,12 @@ func apply(a *App, in AppSettings) error {
 			continue
 		}
 		if *f.in < f.min || *f.in > f.max {
-			return invalid(f.name, "must be between %d and %d seconds", f.min, f.max)
+			return errs.Invalidf(f.name, "must be between %d and %d seconds", f.min, f.max)
 		}
 		*f.out = *f.in
 	}
 	if a.RefreshExpiration < a.AccessExpiration {
-		return invalid("refresh_expiration", "must not be shorter than access_expiration")
+		return errs.Invalidf("refresh_expiration", "must not be shorter than access_expiration")
 	}
 	if in.AllowedIdentifiers != nil {
 		ids, err := checkIdentifierKinds("allowed_identifiers", *in.AllowedIdentifiers)
@@ -218,7 +282,7 @@ func apply(a *App, in AppSettings) error {
 			return err
 		}
 		if len(ids) == 0 {
-			return invalid("allowed_identifiers", "must allow email, phone or both")
+			return errs.Invalidf("allowed_identifiers", "must allow email, phone or both")
 		}
 		a.AllowedIdentifiers = ids
 	}
@@ -231,7 +295,7 @@ func apply(a *App, in AppSettings) error {
 	}
 	for _, r := range a.RequiredIdentifiers {
 		if !slices.Contains(a.AllowedIdentifiers, r) {
-			return invalid("required_identifiers", "must be a subset of allowed_identifiers")
+			return errs.Invalidf("required_identifiers", "must be a subset of allowed_identifiers")
 		}
 	}
 	if in.MetaSchema != nil {
@@ -240,7 +304,7 @@ func apply(a *App, in AppSettings) error {
 			schema = appuser.Schema{}
 		}
 		if err := appuser.ValidateSchema(schema); err != nil {
-			return invalid("user_meta_data_schema", "%s", strings.TrimPrefix(err.Error(), "user meta schema "))
+			return err
 		}
 		b, err := json.Marshal(schema)
 		if err != nil {
@@ -255,7 +319,7 @@ func checkIdentifierKinds(field string, in []string) ([]string, error) {
 	out := []string{}
 	for _, v := range in {
 		if v != "email" && v != "phone" {
-			return nil, invalid(field, "may only contain email and phone")
+			return nil, errs.Invalidf(field, "may only contain email and phone")
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -270,7 +334,7 @@ func checkOrigin(field, v string) (string, error) {
 	// Hostname, not Host: "https://:443" has a host of ":443" but no host name.
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return "", invalid(field, "must be an origin such as https://app.example.com")
+		return "", errs.Invalidf(field, "must be an origin such as https://app.example.com")
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host), nil
 }
@@ -279,7 +343,7 @@ func checkOrigin(field, v string) (string, error) {
 func checkURL(field, v string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(v))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || len(v) > 2048 {
-		return "", invalid(field, "must be an absolute http or https URL")
+		return "", errs.Invalidf(field, "must be an absolute http or https URL")
 	}
 	return u.String(), nil
 }
@@ -287,4 +351,46 @@ func checkURL(field, v string) (string, error) {
 // AllowsOrigin reports whether a browser origin may call the app's endpoints with credentials.
 func AllowsOrigin(a App, origin string) bool {
 	return origin != "" && (origin == a.Origin || slices.Contains(a.AllowedOrigins, origin))
+}
+
+// appCache keeps apps for a moment, for the requests that name one.
+type appCache struct {
+	ttl time.Duration
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]cachedApp
+}
+
+type cachedApp struct {
+	app App
+	at  time.Time
+}
+
+func newAppCache(ttl time.Duration, now func() time.Time) *appCache {
+	return &appCache{ttl: ttl, now: now, m: map[string]cachedApp{}}
+}
+
+func (c *appCache) get(id string) (App, bool) {
+	c.mu.Lock()
+	e, ok := c.m[id]
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.at) < c.ttl {
+		return e.app, true
+	}
+	return App{}, false
+}
+
+func (c *appCache) put(a App) {
+	c.mu.Lock()
+	if len(c.m) > 10000 {
+		clear(c.m)
+	}
+	c.m[a.ID] = cachedApp{app: a, at: c.now()}
+	c.mu.Unlock()
+}
+
+func (c *appCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
 }

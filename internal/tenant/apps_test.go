@@ -9,36 +9,25 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
-func ptr[T any](v T) *T { return &v }
-
-// app creates an app with the given name and origin and no other settings.
-func (e *env) app(t *testing.T, workspaceID, name string) tenant.App {
-	t.Helper()
-	a, err := e.svc.CreateApp(e.ctx, workspaceID, tenant.AppSettings{Name: ptr(name), Origin: ptr("https://" + tenant.Slugify(name) + ".example")})
-	if err != nil {
-		t.Fatalf("CreateApp(%q): %v", name, err)
-	}
-	return a
-}
-
 func TestCreateAppDefaults(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		ws, _ := e.workspace(t, "Apps")
-		a, err := e.svc.CreateApp(e.ctx, ws.ID, tenant.AppSettings{Name: ptr(" My Shop! "), Origin: ptr("HTTPS://Shop.Example:8443/")})
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		ws, _ := sys.Workspace(t, "Apps")
+		a, err := sys.Tenants.CreateApp(ctx, operator, ws.ID, tenant.AppSettings{Name: ptr(" My Shop! "), Origin: ptr("HTTPS://Shop.Example:8443/")})
 		if err != nil {
 			t.Fatalf("CreateApp: %v", err)
 		}
-		got, err := e.svc.GetApp(e.ctx, a.ID)
+		got, err := sys.Tenants.GetApp(ctx, a.ID)
 		if err != nil {
 			t.Fatalf("GetApp: %v", err)
 		}
-		now := t0.Truncate(time.Microsecond)
+		now := servertest.Start().Truncate(time.Microsecond)
 		want := tenant.App{ID: a.ID, WorkspaceID: ws.ID, Name: "My Shop!", Slug: "my-shop", Origin: "https://shop.example:8443",
 			AllowedOrigins: []string{}, PublicSignup: true, ProfileManagement: true, ServiceBranding: true, EmailAuthType: "magic",
 			AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600, MagicLinkExpiration: 600,
@@ -50,23 +39,32 @@ func TestCreateAppDefaults(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("GetApp = %+v;\nwant %+v", got, want)
 		}
+		if cached, err := sys.Tenants.App(ctx, a.ID); err != nil || !reflect.DeepEqual(cached, want) {
+			t.Errorf("App = %+v, %v;\nwant %+v", cached, err, want)
+		}
 
-		if _, err := e.svc.CreateApp(e.ctx, ws.ID, tenant.AppSettings{Name: ptr("my shop"), Origin: ptr("https://b.example")}); !errors.Is(err, tenant.ErrSlugTaken) {
+		if _, err := sys.Tenants.CreateApp(ctx, operator, ws.ID, tenant.AppSettings{Name: ptr("my shop"), Origin: ptr("https://b.example")}); !errors.Is(err, tenant.ErrSlugTaken) {
 			t.Errorf("CreateApp(same slug in workspace) = %v; want ErrSlugTaken", err)
 		}
-		ws2, _ := e.workspace(t, "Apps 2")
-		if _, err := e.svc.CreateApp(e.ctx, ws2.ID, tenant.AppSettings{Name: ptr("My shop"), Origin: ptr("https://b.example")}); err != nil {
+		ws2, _ := sys.Workspace(t, "Apps 2")
+		if _, err := sys.Tenants.CreateApp(ctx, operator, ws2.ID, tenant.AppSettings{Name: ptr("My shop"), Origin: ptr("https://b.example")}); err != nil {
 			t.Errorf("CreateApp(same slug in another workspace) = %v; want nil", err)
 		}
-		if _, err := e.svc.CreateApp(e.ctx, "no-such-workspace", tenant.AppSettings{Name: ptr("X"), Origin: ptr("https://x.example")}); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
+		if _, err := sys.Tenants.CreateApp(ctx, operator, "no-such-workspace", tenant.AppSettings{Name: ptr("X"), Origin: ptr("https://x.example")}); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
 			t.Errorf("CreateApp(unknown workspace) = %v; want ErrWorkspaceNotFound", err)
 		}
-		if _, err := e.svc.GetApp(e.ctx, "nope"); !errors.Is(err, tenant.ErrAppNotFound) {
+		if _, err := sys.Tenants.GetApp(ctx, "nope"); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("GetApp(unknown) = %v; want ErrAppNotFound", err)
 		}
-		list, err := e.svc.ListApps(e.ctx, ws.ID)
+		if _, err := sys.Tenants.App(ctx, "nope"); !errors.Is(err, tenant.ErrAppNotFound) {
+			t.Errorf("App(unknown) = %v; want ErrAppNotFound", err)
+		}
+		list, err := sys.Tenants.ListApps(ctx, operator, ws.ID)
 		if err != nil || len(list) != 1 || list[0].ID != a.ID {
 			t.Errorf("ListApps = %d apps, %v; want just %s", len(list), err, a.ID)
+		}
+		if all, err := sys.Tenants.ListApps(ctx, operator, ""); err != nil || len(all) != 2 {
+			t.Errorf("ListApps(operator, every workspace) = %d apps, %v; want 2", len(all), err)
 		}
 	})
 }
@@ -128,17 +126,17 @@ func TestAppSettingsValidation(t *testing.T) {
 			func(a tenant.App) bool {
 				return reflect.DeepEqual(a.AllowedIdentifiers, []string{"phone", "email"}) && reflect.DeepEqual(a.RequiredIdentifiers, []string{"email"})
 			}},
-		{"meta schema bad field name", tenant.AppSettings{MetaSchema: ptr(appuser.Schema{{Name: "X", FieldName: "Bad Name", FieldType: appuser.FieldString}})}, "user_meta_data_schema", nil},
-		{"meta schema bad type", tenant.AppSettings{MetaSchema: ptr(appuser.Schema{{Name: "X", FieldName: "x", FieldType: "blob"}})}, "user_meta_data_schema", nil},
-		{"meta schema duplicate", tenant.AppSettings{MetaSchema: ptr(append(okSchema, okSchema[0]))}, "user_meta_data_schema", nil},
+		{"meta schema bad field name", tenant.AppSettings{MetaSchema: ptr(appuser.Schema{{Name: "X", FieldName: "Bad Name", FieldType: appuser.FieldString}})}, "user_meta_data_schema[0]", nil},
+		{"meta schema bad type", tenant.AppSettings{MetaSchema: ptr(appuser.Schema{{Name: "X", FieldName: "x", FieldType: "blob"}})}, "user_meta_data_schema[0]", nil},
+		{"meta schema duplicate", tenant.AppSettings{MetaSchema: ptr(append(okSchema, okSchema[0]))}, "user_meta_data_schema[1]", nil},
 		{"meta schema ok", tenant.AppSettings{MetaSchema: ptr(okSchema)}, "",
 			func(a tenant.App) bool { return reflect.DeepEqual(appuser.SchemaOf(a), okSchema) }},
 		{"slug upper case", tenant.AppSettings{Slug: ptr("Shop")}, "slug", nil},
 	}
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		ws, _ := e.workspace(t, "Validation")
-		base := e.app(t, ws.ID, "Base")
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		ws, _ := sys.Workspace(t, "Validation")
+		base := sys.App(t, ws.ID, "Base", nil)
 		for i, tc := range cases {
 			in := tc.in
 			// Each case sets only what it tests; fill in the required fields.
@@ -148,10 +146,10 @@ func TestAppSettingsValidation(t *testing.T) {
 			if in.Origin == nil && tc.field != "origin" {
 				in.Origin = ptr("https://ok.example")
 			}
-			a, err := e.svc.CreateApp(e.ctx, ws.ID, in)
+			a, err := sys.Tenants.CreateApp(ctx, operator, ws.ID, in)
 			checkInvalid(t, "CreateApp("+tc.name+")", err, tc.field)
 			if err == nil && tc.check != nil {
-				stored, gerr := e.svc.GetApp(e.ctx, a.ID)
+				stored, gerr := sys.Tenants.GetApp(ctx, a.ID)
 				if gerr != nil || !tc.check(a) || !tc.check(stored) {
 					t.Errorf("CreateApp(%s) = %+v (stored %+v, %v); want the setting applied", tc.name, a, stored, gerr)
 				}
@@ -162,13 +160,13 @@ func TestAppSettingsValidation(t *testing.T) {
 			}
 			upd := tc.in
 			upd.Name = nil
-			u, err := e.svc.UpdateApp(e.ctx, ws.ID, base.ID, upd)
+			u, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, base.ID, upd)
 			checkInvalid(t, "UpdateApp("+tc.name+")", err, tc.field)
 			if err == nil && tc.check != nil && !tc.check(u) {
 				t.Errorf("UpdateApp(%s) = %+v; want the setting applied", tc.name, u)
 			}
 			if err != nil {
-				stored, _ := e.svc.GetApp(e.ctx, base.ID)
+				stored, _ := sys.Tenants.GetApp(ctx, base.ID)
 				if stored.Name != "Base" || !stored.UpdatedAt.Equal(base.UpdatedAt) {
 					t.Errorf("UpdateApp(%s) failed but stored app changed: %+v", tc.name, stored)
 				}
@@ -178,46 +176,102 @@ func TestAppSettingsValidation(t *testing.T) {
 				AccessExpiration: ptr(base.AccessExpiration), RefreshExpiration: ptr(base.RefreshExpiration),
 				AllowedIdentifiers: ptr(base.AllowedIdentifiers), RequiredIdentifiers: ptr(base.RequiredIdentifiers),
 				EmailAuthType: ptr(base.EmailAuthType), MetaSchema: ptr(appuser.Schema{})}
-			if _, err := e.svc.UpdateApp(e.ctx, ws.ID, base.ID, reset); err != nil {
+			if _, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, base.ID, reset); err != nil {
 				t.Fatalf("UpdateApp(reset): %v", err)
 			}
 		}
 	})
 }
 
-func checkInvalid(t *testing.T, what string, err error, field string) {
-	t.Helper()
-	if field == "" {
-		if err != nil {
-			t.Errorf("%s = %v; want nil", what, err)
+// TestInvalidSettingsError checks the whole error a caller gets for a
+// setting that breaks a rule: an *errs.Invalid naming the field, with a
+// reason that does not repeat it, wrapped with the operation.
+func TestInvalidSettingsError(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		ws, _ := sys.Workspace(t, "Invalid")
+		a := sys.App(t, ws.ID, "Shop", nil)
+		cases := []struct {
+			name          string
+			do            func() error
+			op            string
+			field, reason string
+		}{
+			{"app slug", func() error {
+				_, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{Slug: ptr("Not A Slug")})
+				return err
+			}, "update app", "slug", "must be lower-case letters, digits and dashes"},
+			{"app origin", func() error {
+				_, err := sys.Tenants.CreateApp(ctx, operator, ws.ID, tenant.AppSettings{Name: ptr("X"), Origin: ptr("https://x.example/path")})
+				return err
+			}, "create app", "origin", "must be an origin such as https://app.example.com"},
+			{"app name", func() error {
+				_, err := sys.Tenants.CreateApp(ctx, operator, ws.ID, tenant.AppSettings{Name: ptr(strings.Repeat("n", 101)), Origin: ptr("https://x.example")})
+				return err
+			}, "create app", "name", "must be at most 100 characters"},
+			{"app schema field", func() error {
+				_, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{MetaSchema: ptr(appuser.Schema{
+					{Name: "Nick", FieldName: "nick", FieldType: appuser.FieldString}, {Name: "X", FieldName: "x", FieldType: "blob"}})})
+				return err
+			}, "update app", "user_meta_data_schema[1]", "has an unknown field_type"},
+			{"workspace slug", func() error {
+				_, err := sys.Tenants.UpdateWorkspace(ctx, operator, ws.ID, tenant.WorkspacePatch{Slug: ptr("UPPER")})
+				return err
+			}, "update workspace", "slug", "must be lower-case letters, digits and dashes"},
+			{"workspace name", func() error {
+				_, err := sys.Tenants.CreateWorkspace(ctx, operator, tenant.WorkspaceInput{Name: " ", OwnerEmail: "a@b.example"})
+				return err
+			}, "create workspace", "name", "is required"},
+			{"member e-mail", func() error {
+				_, err := sys.Tenants.AddMember(ctx, operator, ws.ID, "nobody", "", "")
+				return err
+			}, "add member", "email", "must be an e-mail address"},
+			{"api key nickname", func() error {
+				_, _, err := sys.Tenants.CreateAPIKey(ctx, operator, a.ID, strings.Repeat("n", 101))
+				return err
+			}, "create api key", "nickname", "must be at most 100 characters"},
 		}
-		return
-	}
-	var ie *tenant.InvalidError
-	if !errors.As(err, &ie) || ie.Field != field {
-		t.Errorf("%s = %v; want *InvalidError on %s", what, err, field)
-	}
+		for _, tc := range cases {
+			err := tc.do()
+			var ie *errs.Invalid
+			if !errors.As(err, &ie) {
+				t.Errorf("%s = %v; want *errs.Invalid", tc.name, err)
+				continue
+			}
+			if ie.Field != tc.field || ie.Reason != tc.reason {
+				t.Errorf("%s = {Field: %q, Reason: %q}; want {Field: %q, Reason: %q}", tc.name, ie.Field, ie.Reason, tc.field, tc.reason)
+			}
+			base, _, _ := strings.Cut(tc.field, "[")
+			if strings.HasPrefix(ie.Reason, base) {
+				t.Errorf("%s reason %q starts with the field %q", tc.name, ie.Reason, base)
+			}
+			if want := tc.op + ": " + tc.field + " " + tc.reason; err.Error() != want {
+				t.Errorf("%s error = %q; want %q", tc.name, err.Error(), want)
+			}
+		}
+		if got, err := sys.Tenants.GetApp(ctx, a.ID); err != nil || !reflect.DeepEqual(got, a) {
+			t.Errorf("app after refused updates = %+v, %v; want %+v", got, err, a)
+		}
+	})
 }
 
 func TestUpdateApp(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		ws, _ := e.workspace(t, "Updates")
-		a, err := e.svc.CreateApp(e.ctx, ws.ID, tenant.AppSettings{Name: ptr("Shop"), Origin: ptr("https://shop.example"),
-			LoginURL: ptr("https://shop.example/login"), AccessExpiration: ptr[int64](600), EmailAuthType: ptr("otp")})
-		if err != nil {
-			t.Fatalf("CreateApp: %v", err)
-		}
-		e.app(t, ws.ID, "Other")
-		e.clock.Advance(time.Minute)
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		ws, _ := sys.Workspace(t, "Updates")
+		a := sys.App(t, ws.ID, "Shop", func(in *tenant.AppSettings) {
+			in.LoginURL, in.AccessExpiration, in.EmailAuthType = ptr("https://shop.example/login"), ptr[int64](600), ptr("otp")
+		})
+		sys.App(t, ws.ID, "Other", nil)
+		sys.Clock.Advance(time.Minute)
 
-		u, err := e.svc.UpdateApp(e.ctx, ws.ID, a.ID, tenant.AppSettings{Name: ptr("Shop 2"), PublicSignup: ptr(false)})
+		u, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{Name: ptr("Shop 2"), PublicSignup: ptr(false)})
 		if err != nil {
 			t.Fatalf("UpdateApp: %v", err)
 		}
 		want := a
-		want.Name, want.PublicSignup, want.UpdatedAt = "Shop 2", false, t0.Add(time.Minute).Truncate(time.Microsecond)
-		stored, err := e.svc.GetApp(e.ctx, a.ID)
+		want.Name, want.PublicSignup, want.UpdatedAt = "Shop 2", false, servertest.Start().Add(time.Minute).Truncate(time.Microsecond)
+		stored, err := sys.Tenants.GetApp(ctx, a.ID)
 		if err != nil {
 			t.Fatalf("GetApp: %v", err)
 		}
@@ -227,92 +281,102 @@ func TestUpdateApp(t *testing.T) {
 			}
 		}
 
-		if _, err := e.svc.UpdateApp(e.ctx, ws.ID, a.ID, tenant.AppSettings{Slug: ptr("other")}); !errors.Is(err, tenant.ErrSlugTaken) {
+		if _, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{Slug: ptr("other")}); !errors.Is(err, tenant.ErrSlugTaken) {
 			t.Errorf("UpdateApp(taken slug) = %v; want ErrSlugTaken", err)
 		}
-		ws2, _ := e.workspace(t, "Not yours")
-		if _, err := e.svc.UpdateApp(e.ctx, ws2.ID, a.ID, tenant.AppSettings{Name: ptr("Stolen")}); !errors.Is(err, tenant.ErrAppNotFound) {
+		ws2, owner2 := sys.Workspace(t, "Not yours")
+		if _, err := sys.Tenants.UpdateApp(ctx, operator, ws2.ID, a.ID, tenant.AppSettings{Name: ptr("Stolen")}); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("UpdateApp(app of another workspace) = %v; want ErrAppNotFound", err)
 		}
-		if _, err := e.svc.UpdateApp(e.ctx, ws.ID, "nope", tenant.AppSettings{Name: ptr("X")}); !errors.Is(err, tenant.ErrAppNotFound) {
+		// The owner of another workspace naming its own workspace finds no such app there.
+		p2 := principal(t, sys, ws2.ID, owner2.ID)
+		if _, err := sys.Tenants.UpdateApp(ctx, p2, ws2.ID, a.ID, tenant.AppSettings{Name: ptr("Stolen")}); !errors.Is(err, tenant.ErrAppNotFound) {
+			t.Errorf("UpdateApp(by another workspace's owner, through its workspace) = %v; want ErrAppNotFound", err)
+		}
+		if err := sys.Tenants.DeleteApp(ctx, p2, ws2.ID, a.ID); !errors.Is(err, tenant.ErrAppNotFound) {
+			t.Errorf("DeleteApp(by another workspace's owner, through its workspace) = %v; want ErrAppNotFound", err)
+		}
+		if _, err := sys.Tenants.WorkspaceApp(ctx, p2, ws2.ID, a.ID); !errors.Is(err, tenant.ErrAppNotFound) {
+			t.Errorf("WorkspaceApp(by another workspace's owner, through its workspace) = %v; want ErrAppNotFound", err)
+		}
+		if got, err := sys.Tenants.GetApp(ctx, a.ID); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("after refused updates app = %+v, %v;\nwant %+v", got, err, want)
+		}
+		if _, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, "nope", tenant.AppSettings{Name: ptr("X")}); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("UpdateApp(unknown) = %v; want ErrAppNotFound", err)
 		}
 		// A refresh lifetime shorter than the stored access lifetime is refused.
 		checkInvalid(t, "UpdateApp(refresh below stored access)", func() error {
-			_, err := e.svc.UpdateApp(e.ctx, ws.ID, a.ID, tenant.AppSettings{RefreshExpiration: ptr[int64](300)})
+			_, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{RefreshExpiration: ptr[int64](300)})
 			return err
 		}(), "refresh_expiration")
 		// So is narrowing allowed identifiers below the stored required ones.
-		if _, err := e.svc.UpdateApp(e.ctx, ws.ID, a.ID, tenant.AppSettings{RequiredIdentifiers: ptr([]string{"phone"})}); err != nil {
+		if _, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{RequiredIdentifiers: ptr([]string{"phone"})}); err != nil {
 			t.Fatalf("UpdateApp(required phone): %v", err)
 		}
 		checkInvalid(t, "UpdateApp(allowed without required)", func() error {
-			_, err := e.svc.UpdateApp(e.ctx, ws.ID, a.ID, tenant.AppSettings{AllowedIdentifiers: ptr([]string{"email"})})
+			_, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, a.ID, tenant.AppSettings{AllowedIdentifiers: ptr([]string{"email"})})
 			return err
 		}(), "required_identifiers")
 	})
 }
 
 func TestDeleteApp(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		ws, _ := e.workspace(t, "Deletes")
-		doomed, kept := e.app(t, ws.ID, "Doomed"), e.app(t, ws.ID, "Kept")
-		users := appuser.New(appuser.Deps{DB: db, Keyring: e.keys, Hasher: e.hasher, Issuer: issuer, Now: e.clock.Now})
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		ws, _ := sys.Workspace(t, "Deletes")
+		doomed, kept := sys.App(t, ws.ID, "Doomed", nil), sys.App(t, ws.ID, "Kept", nil)
 		var doomedIDs []string
 		for _, who := range []string{"a@users.example", "b@users.example"} {
-			u, _, err := users.Create(e.ctx, doomed, appuser.CreateInput{Identifier: who})
+			u, _, err := sys.Users.Create(ctx, operator, doomed, appuser.CreateInput{Identifier: who})
 			if err != nil {
 				t.Fatalf("Create(%s): %v", who, err)
 			}
 			doomedIDs = append(doomedIDs, u.ID)
 		}
-		keptUser, _, err := users.Create(e.ctx, kept, appuser.CreateInput{Identifier: "a@users.example"})
+		keptUser, _, err := sys.Users.Create(ctx, operator, kept, appuser.CreateInput{Identifier: "a@users.example"})
 		if err != nil {
 			t.Fatalf("Create in kept app: %v", err)
 		}
-		secret, _, err := e.svc.CreateAppSecret(e.ctx, doomed.ID, "ci")
-		if err != nil {
-			t.Fatalf("CreateAppSecret: %v", err)
-		}
-		key, _, err := e.svc.CreateAPIKey(e.ctx, doomed.ID, "")
+		secret := sys.AppSecret(t, doomed.ID)
+		key, _, err := sys.Tenants.CreateAPIKey(ctx, operator, doomed.ID, "")
 		if err != nil {
 			t.Fatalf("CreateAPIKey: %v", err)
 		}
 
-		ws2, _ := e.workspace(t, "Intruder")
-		if err := e.svc.DeleteApp(e.ctx, ws2.ID, doomed.ID); !errors.Is(err, tenant.ErrAppNotFound) {
+		ws2, _ := sys.Workspace(t, "Intruder")
+		if err := sys.Tenants.DeleteApp(ctx, operator, ws2.ID, doomed.ID); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("DeleteApp(from another workspace) = %v; want ErrAppNotFound", err)
 		}
-		if _, err := users.Get(e.ctx, doomed, doomedIDs[0]); err != nil {
+		if _, err := sys.Users.Get(ctx, operator, doomed, doomedIDs[0]); err != nil {
 			t.Fatalf("a refused DeleteApp removed users: Get = %v", err)
 		}
 
-		if err := e.svc.DeleteApp(e.ctx, ws.ID, doomed.ID); err != nil {
+		if err := sys.Tenants.DeleteApp(ctx, operator, ws.ID, doomed.ID); err != nil {
 			t.Fatalf("DeleteApp: %v", err)
 		}
-		if _, err := e.svc.GetApp(e.ctx, doomed.ID); !errors.Is(err, tenant.ErrAppNotFound) {
+		if _, err := sys.Tenants.GetApp(ctx, doomed.ID); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("GetApp(deleted) = %v; want ErrAppNotFound", err)
 		}
 		for _, id := range doomedIDs {
-			if _, err := db.GetAppUser(e.ctx, doomed.ID, id); !errors.Is(err, store.ErrNotFound) {
+			if _, err := sys.DB.GetAppUser(ctx, doomed.ID, id); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("GetAppUser(%s of deleted app) = %v; want ErrNotFound", id, err)
 			}
 		}
-		if _, err := users.Get(e.ctx, kept, keptUser.ID); err != nil {
+		if _, err := sys.Users.Get(ctx, operator, kept, keptUser.ID); err != nil {
 			t.Errorf("Get(user of the other app) = %v; want nil", err)
 		}
 		for what, tok := range map[string]string{"app secret": secret, "api key": key} {
-			if _, err := e.svc.Authenticate(e.ctx, tok); !errors.Is(err, tenant.ErrUnauthorized) {
+			if _, err := sys.Tenants.Authenticate(ctx, tok); !errors.Is(err, tenant.ErrUnauthorized) {
 				t.Errorf("Authenticate(%s of deleted app) = %v; want ErrUnauthorized", what, err)
 			}
 		}
-		if err := e.svc.DeleteApp(e.ctx, ws.ID, doomed.ID); !errors.Is(err, tenant.ErrAppNotFound) {
+		if err := sys.Tenants.DeleteApp(ctx, operator, ws.ID, doomed.ID); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("DeleteApp(twice) = %v; want ErrAppNotFound", err)
 		}
 		// The person's e-mail is free again in a new app.
-		again := e.app(t, ws.ID, "Doomed")
-		if _, _, err := users.Create(e.ctx, again, appuser.CreateInput{Identifier: "b@users.example"}); err != nil {
+		again := sys.App(t, ws.ID, "Doomed", nil)
+		if _, _, err := sys.Users.Create(ctx, operator, again, appuser.CreateInput{Identifier: "b@users.example"}); err != nil {
 			t.Errorf("Create in a new app after delete = %v; want nil", err)
 		}
 	})

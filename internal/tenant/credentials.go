@@ -2,9 +2,10 @@ package tenant
 
 import (
 	"context"
-	"errors"
 	"strings"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -15,50 +16,80 @@ type APISecret = store.APISecret
 // APIKey is an API key's record; the key itself is shown only once.
 type APIKey = store.APIKey
 
-// CreateAppSecret issues an API secret for one app.
-func (s *Service) CreateAppSecret(ctx context.Context, appID, name string) (string, APISecret, error) {
-	if _, err := s.GetApp(ctx, appID); err != nil {
-		return "", APISecret{}, err
-	}
+// CreateAppSecret issues an API secret for one app; who may manage the app may.
+func (s *Service) CreateAppSecret(ctx context.Context, p access.Principal, appID, name string) (_ string, _ APISecret, err error) {
+	defer errs.Wrap(&err, "create app secret")
 	rec := APISecret{ID: newID(), AppID: appID, Name: strings.TrimSpace(name), CreatedAt: s.clock()}
-	tok, err := s.mintSecret(rec, appID, "app")
+	var tok string
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
+			return err
+		}
+		if _, err := tx.GetApp(ctx, appID); err != nil {
+			return notFound(err, ErrAppNotFound)
+		}
+		if tok, err = s.mintSecret(rec, appID, "app"); err != nil {
+			return err
+		}
+		return tx.CreateAPISecret(ctx, rec)
+	})
 	if err != nil {
 		return "", APISecret{}, err
 	}
-	return tok, rec, s.db.CreateAPISecret(ctx, rec)
+	return tok, rec, nil
 }
 
 // CreateWorkspaceSecret issues an API secret for a workspace, acting for one
-// member whose role is checked on every request. memberID "" picks the first owner.
-func (s *Service) CreateWorkspaceSecret(ctx context.Context, workspaceID, memberID, name string) (string, APISecret, error) {
-	if _, err := s.GetWorkspace(ctx, workspaceID); err != nil {
-		return "", APISecret{}, err
-	}
-	members, err := s.db.ListMembers(ctx, workspaceID)
-	if err != nil {
-		return "", APISecret{}, err
-	}
-	var member *store.Member
-	for i, m := range members {
-		if (memberID == "" && m.Role == RoleOwner) || m.ID == memberID || (memberID != "" && m.Email == strings.ToLower(memberID)) {
-			member = &members[i]
-			break
+// member (by id or e-mail; "" picks the first owner) whose role is read
+// whenever the secret is used. Owners may.
+func (s *Service) CreateWorkspaceSecret(ctx context.Context, p access.Principal, workspaceID, member, name string) (_ string, _ APISecret, err error) {
+	defer errs.Wrap(&err, "create workspace secret")
+	var tok string
+	var rec APISecret
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := lockWorkspace(ctx, tx, p, workspaceID); err != nil {
+			return err
 		}
-	}
-	if member == nil {
-		return "", APISecret{}, ErrMemberNotFound
-	}
-	rec := APISecret{ID: newID(), WorkspaceID: workspaceID, MemberID: member.ID, Name: strings.TrimSpace(name), CreatedAt: s.clock(), MemberRole: member.Role}
-	tok, err := s.mintSecret(rec, workspaceID, "workspace")
+		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleOwner); err != nil {
+			return err
+		}
+		members, err := tx.ListMembers(ctx, workspaceID)
+		if err != nil {
+			return err
+		}
+		for _, m := range members {
+			if (member == "" && m.Role == access.RoleOwner) || m.ID == member || (member != "" && m.Email == strings.ToLower(member)) {
+				tok, rec, err = s.newWorkspaceSecret(ctx, tx, m, name)
+				return err
+			}
+		}
+		return ErrMemberNotFound
+	})
 	if err != nil {
 		return "", APISecret{}, err
 	}
-	return tok, rec, s.db.CreateAPISecret(ctx, rec)
+	return tok, rec, nil
 }
 
-// ReissueSecret signs a fresh token for an existing, unrevoked secret (same id,
-// same scope). Dev mode uses it to print a working secret again after a restart.
-func (s *Service) ReissueSecret(ctx context.Context, id string) (string, APISecret, error) {
+// newWorkspaceSecret signs and stores, in tx, a workspace secret acting for m.
+func (s *Service) newWorkspaceSecret(ctx context.Context, tx *store.Tx, m Member, name string) (string, APISecret, error) {
+	rec := APISecret{ID: newID(), WorkspaceID: m.WorkspaceID, MemberID: m.ID, Name: strings.TrimSpace(name),
+		CreatedAt: s.clock(), MemberRole: m.Role}
+	tok, err := s.mintSecret(rec, m.WorkspaceID, "workspace")
+	if err != nil {
+		return "", APISecret{}, err
+	}
+	return tok, rec, tx.CreateAPISecret(ctx, rec)
+}
+
+// ReissueSecret signs a fresh token for an existing, unrevoked secret (same
+// id, same scope). Development mode uses it to print a working secret again
+// after a restart; only the operator may.
+func (s *Service) ReissueSecret(ctx context.Context, p access.Principal, id string) (_ string, _ APISecret, err error) {
+	defer errs.Wrap(&err, "reissue secret")
+	if err := access.OperatorOnly(p); err != nil {
+		return "", APISecret{}, err
+	}
 	rec, err := s.db.GetAPISecret(ctx, id)
 	if err != nil {
 		return "", rec, notFound(err, ErrSecretNotFound)
@@ -85,47 +116,94 @@ func (s *Service) mintSecret(rec APISecret, audience, scope string) (string, err
 	})
 }
 
-// RevokeSecret revokes an API secret by id; it fails on its next use.
-func (s *Service) RevokeSecret(ctx context.Context, id string) error {
-	return notFound(s.db.RevokeAPISecret(ctx, id, s.clock()), ErrSecretNotFound)
+// authorizeSecret checks that p may manage the app or workspace a secret belongs to.
+func authorizeSecret(ctx context.Context, q store.Queries, p access.Principal, rec APISecret) error {
+	if rec.AppID != "" {
+		return access.App(ctx, q, p, rec.AppID, access.Manage)
+	}
+	_, err := access.Workspace(ctx, q, p, rec.WorkspaceID, access.RoleOwner)
+	return err
 }
 
-// ListSecrets lists the secrets of an app or a workspace.
-func (s *Service) ListSecrets(ctx context.Context, appID, workspaceID string) ([]APISecret, error) {
+// RevokeSecret revokes an API secret by id; it fails on its next use. Who may
+// issue the secret may revoke it.
+func (s *Service) RevokeSecret(ctx context.Context, p access.Principal, id string) (err error) {
+	defer errs.Wrap(&err, "revoke secret")
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		rec, err := tx.GetAPISecret(ctx, id)
+		if err != nil {
+			if p.Kind == access.KindOperator {
+				return notFound(err, ErrSecretNotFound)
+			}
+			return notFound(err, access.ErrForbidden)
+		}
+		if err := authorizeSecret(ctx, tx.Queries, p, rec); err != nil {
+			return err
+		}
+		return notFound(tx.RevokeAPISecret(ctx, id, s.clock()), ErrSecretNotFound)
+	})
+}
+
+// ListSecrets lists the secrets of an app or of a workspace (never the
+// secrets themselves), to who may issue them.
+func (s *Service) ListSecrets(ctx context.Context, p access.Principal, appID, workspaceID string) (_ []APISecret, err error) {
+	defer errs.Wrap(&err, "list secrets")
+	if (appID == "") == (workspaceID == "") {
+		return nil, errs.Invalidf("app_id", "or workspace_id is required, not both")
+	}
+	if err := authorizeSecret(ctx, s.db.Queries, p, APISecret{AppID: appID, WorkspaceID: workspaceID}); err != nil {
+		return nil, err
+	}
 	return s.db.ListAPISecrets(ctx, appID, workspaceID)
 }
 
 // CreateAPIKey issues an API key for an app; the key is returned only here.
-func (s *Service) CreateAPIKey(ctx context.Context, appID, nickname string) (string, APIKey, error) {
-	nickname = strings.TrimSpace(nickname)
-	if nickname == "" {
-		nickname = "API key"
-	}
-	if len(nickname) > 100 {
-		return "", APIKey{}, invalid("nickname", "must be at most 100 characters")
-	}
-	if _, err := s.GetApp(ctx, appID); err != nil {
-		return "", APIKey{}, err
-	}
+// Who may manage the app may.
+func (s *Service) CreateAPIKey(ctx context.Context, p access.Principal, appID, nickname string) (_ string, _ APIKey, err error) {
+	defer errs.Wrap(&err, "create api key")
 	key := token.NewSecret(APIKeyPrefix)
-	rec := APIKey{ID: newID(), AppID: appID, Nickname: nickname, KeyHash: s.hasher.Hash("api-key", key),
-		Last4: key[len(key)-4:], CreatedAt: s.clock()}
-	if err := s.db.CreateAPIKey(ctx, rec); err != nil {
+	rec := APIKey{ID: newID(), AppID: appID, KeyHash: s.hasher.Hash("api-key", key), Last4: key[len(key)-4:], CreatedAt: s.clock()}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
+			return err
+		}
+		rec.Nickname = strings.TrimSpace(nickname)
+		if rec.Nickname == "" {
+			rec.Nickname = "API key"
+		}
+		if len(rec.Nickname) > 100 {
+			return errs.Invalidf("nickname", "must be at most 100 characters")
+		}
+		if _, err := tx.GetApp(ctx, appID); err != nil {
+			return notFound(err, ErrAppNotFound)
+		}
+		return tx.CreateAPIKey(ctx, rec)
+	})
+	if err != nil {
 		return "", APIKey{}, err
 	}
 	return key, rec, nil
 }
 
 // ListAPIKeys lists an app's keys (never the keys themselves).
-func (s *Service) ListAPIKeys(ctx context.Context, appID string) ([]APIKey, error) {
+func (s *Service) ListAPIKeys(ctx context.Context, p access.Principal, appID string) (_ []APIKey, err error) {
+	defer errs.Wrap(&err, "list api keys")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Manage); err != nil {
+		return nil, err
+	}
 	return s.db.ListAPIKeys(ctx, appID)
 }
 
 // RevokeAPIKey revokes an app's key; it fails on its next use.
-func (s *Service) RevokeAPIKey(ctx context.Context, appID, id string) (APIKey, error) {
-	k, err := s.db.RevokeAPIKey(ctx, appID, id, s.clock())
-	if errors.Is(err, store.ErrNotFound) {
-		return k, ErrAPIKeyNotFound
-	}
+func (s *Service) RevokeAPIKey(ctx context.Context, p access.Principal, appID, id string) (_ APIKey, err error) {
+	defer errs.Wrap(&err, "revoke api key")
+	var k APIKey
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
+			return err
+		}
+		k, err = tx.RevokeAPIKey(ctx, appID, id, s.clock())
+		return notFound(err, ErrAPIKeyNotFound)
+	})
 	return k, err
 }

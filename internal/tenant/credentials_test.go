@@ -1,121 +1,125 @@
 package tenant_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
-func (e *env) authenticate(t *testing.T, bearer string) tenant.Principal {
+// apiKey issues an API key for an app as the operator.
+func apiKey(t *testing.T, sys *servertest.System, appID string) string {
 	t.Helper()
-	p, err := e.svc.Authenticate(e.ctx, bearer)
+	key, _, err := sys.Tenants.CreateAPIKey(context.Background(), operator, appID, "k")
 	if err != nil {
-		t.Fatalf("Authenticate: %v", err)
+		t.Fatalf("CreateAPIKey: %v", err)
 	}
-	return p
+	return key
 }
 
+// TestAuthorizeApp checks the access levels the principals that Authenticate
+// makes get on an app, as every app-scoped method asks them (access.App,
+// reading a member's role in the store).
 func TestAuthorizeApp(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Authz")
-		other := e.team(t, "Other team")
-		appA, appB := e.app(t, tm.ws.ID, "A"), e.app(t, tm.ws.ID, "B")
-		secret := func(appID string) tenant.Principal {
-			tok, _, err := e.svc.CreateAppSecret(e.ctx, appID, "s")
-			if err != nil {
-				t.Fatalf("CreateAppSecret: %v", err)
-			}
-			return e.authenticate(t, tok)
-		}
-		apiKey := func(appID string) tenant.Principal {
-			key, _, err := e.svc.CreateAPIKey(e.ctx, appID, "k")
-			if err != nil {
-				t.Fatalf("CreateAPIKey: %v", err)
-			}
-			return e.authenticate(t, key)
-		}
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Authz")
+		other := newTeam(t, sys, "Other team")
+		appA, appB := sys.App(t, tm.ws.ID, "A", nil), sys.App(t, tm.ws.ID, "B", nil)
 
 		const ok, no = true, false
 		cases := []struct {
 			name                string
-			p                   tenant.Principal
+			p                   access.Principal
 			read, write, manage bool
 		}{
-			{"app secret of the app", secret(appA.ID), ok, ok, ok},
-			{"app secret of another app", secret(appB.ID), no, no, no},
-			{"api key of the app", apiKey(appA.ID), ok, ok, no},
-			{"api key of another app", apiKey(appB.ID), no, no, no},
+			{"operator", operator, ok, ok, ok},
+			{"app secret of the app", sys.Principal(t, sys.AppSecret(t, appA.ID)), ok, ok, ok},
+			{"app secret of another app", sys.Principal(t, sys.AppSecret(t, appB.ID)), no, no, no},
+			{"api key of the app", sys.Principal(t, apiKey(t, sys, appA.ID)), ok, ok, no},
+			{"api key of another app", sys.Principal(t, apiKey(t, sys, appB.ID)), no, no, no},
 			{"workspace member", tm.pUser, ok, no, no},
 			{"workspace admin", tm.pAdmin, ok, ok, ok},
 			{"workspace owner", tm.pOwner, ok, ok, ok},
 			{"owner of another workspace", other.pOwner, no, no, no},
 			{"admin of another workspace", other.pAdmin, no, no, no},
-			{"zero principal", tenant.Principal{}, no, no, no},
+			{"zero principal", access.Principal{}, no, no, no},
 		}
 		for _, tc := range cases {
 			for _, lv := range []struct {
 				name string
-				need tenant.Access
+				need access.Level
 				want bool
-			}{{"read", tenant.AccessRead, tc.read}, {"write", tenant.AccessWrite, tc.write}, {"manage", tenant.AccessManage, tc.manage}} {
-				err := tc.p.AuthorizeApp(appA, lv.need)
+			}{{"read", access.Read, tc.read}, {"write", access.Write, tc.write}, {"manage", access.Manage, tc.manage}} {
+				err := access.App(ctx, sys.DB.Queries, tc.p, appA.ID, lv.need)
 				if lv.want && err != nil {
-					t.Errorf("%s AuthorizeApp(%s) = %v; want nil", tc.name, lv.name, err)
+					t.Errorf("%s access.App(%s) = %v; want nil", tc.name, lv.name, err)
 				}
-				if !lv.want && !errors.Is(err, tenant.ErrForbidden) {
-					t.Errorf("%s AuthorizeApp(%s) = %v; want ErrForbidden", tc.name, lv.name, err)
+				if !lv.want && !errors.Is(err, access.ErrForbidden) {
+					t.Errorf("%s access.App(%s) = %v; want ErrForbidden", tc.name, lv.name, err)
 				}
 			}
+		}
+		// A member's app of an unknown id is refused like another tenant's.
+		if err := access.App(ctx, sys.DB.Queries, tm.pOwner, "no-such-app", access.Read); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("owner access.App(unknown app) = %v; want ErrForbidden", err)
 		}
 	})
 }
 
 func TestAuthenticate(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Authn")
-		app := e.app(t, tm.ws.ID, "Shop")
-		other := e.app(t, tm.ws.ID, "Other")
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		issuer := sys.Config.Tokens.Issuer
+		t0 := sys.Clock.Now()
+		tm := newTeam(t, sys, "Authn")
+		app := sys.App(t, tm.ws.ID, "Shop", nil)
+		other := sys.App(t, tm.ws.ID, "Other", nil)
 
-		appTok, appRec, err := e.svc.CreateAppSecret(e.ctx, app.ID, " ci ")
+		appTok, appRec, err := sys.Tenants.CreateAppSecret(ctx, operator, app.ID, " ci ")
 		if err != nil {
 			t.Fatalf("CreateAppSecret: %v", err)
 		}
 		if appRec.Name != "ci" || appRec.AppID != app.ID || appRec.WorkspaceID != "" {
 			t.Errorf("app secret record = %+v; want name ci for %s", appRec, app.ID)
 		}
-		p := e.authenticate(t, appTok)
-		if want := (tenant.Principal{Kind: tenant.KindAppSecret, CredentialID: appRec.ID, AppID: app.ID}); p != want {
+		p := sys.Principal(t, appTok)
+		if want := (access.Principal{Kind: access.KindAppSecret, CredentialID: appRec.ID, AppID: app.ID}); p != want {
 			t.Errorf("Authenticate(app secret) = %+v; want %+v", p, want)
 		}
-		if _, _, err := e.svc.CreateAppSecret(e.ctx, "nope", ""); !errors.Is(err, tenant.ErrAppNotFound) {
+		if _, _, err := sys.Tenants.CreateAppSecret(ctx, operator, "nope", ""); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("CreateAppSecret(unknown app) = %v; want ErrAppNotFound", err)
 		}
 
-		wsTok, wsRec, err := e.svc.CreateWorkspaceSecret(e.ctx, tm.ws.ID, "", "ops")
+		wsTok, wsRec, err := sys.Tenants.CreateWorkspaceSecret(ctx, operator, tm.ws.ID, "", "ops")
 		if err != nil {
 			t.Fatalf("CreateWorkspaceSecret: %v", err)
 		}
-		p = e.authenticate(t, wsTok)
-		if want := (tenant.Principal{Kind: tenant.KindWorkspaceSecret, CredentialID: wsRec.ID, WorkspaceID: tm.ws.ID,
-			MemberID: tm.owner.ID, Role: tenant.RoleOwner}); p != want {
+		p = sys.Principal(t, wsTok)
+		if want := (access.Principal{Kind: access.KindWorkspaceSecret, CredentialID: wsRec.ID, WorkspaceID: tm.ws.ID,
+			MemberID: tm.owner.ID}); p != want {
 			t.Errorf("Authenticate(workspace secret for the first owner) = %+v; want %+v", p, want)
 		}
-		if p := e.principal(t, tm.ws.ID, "MEMBER@team.example"); p.MemberID != tm.member.ID {
+		if wsRec.MemberRole != access.RoleOwner || wsRec.MemberID != tm.owner.ID {
+			t.Errorf("workspace secret record = %+v; want it acting for the owner %s", wsRec, tm.owner.ID)
+		}
+		if p := principal(t, sys, tm.ws.ID, "MEMBER@team.example"); p.MemberID != tm.member.ID {
 			t.Errorf("CreateWorkspaceSecret(by e-mail) acts for %s; want %s", p.MemberID, tm.member.ID)
 		}
-		if _, _, err := e.svc.CreateWorkspaceSecret(e.ctx, tm.ws.ID, "stranger@team.example", ""); !errors.Is(err, tenant.ErrMemberNotFound) {
+		if _, _, err := sys.Tenants.CreateWorkspaceSecret(ctx, operator, tm.ws.ID, "stranger@team.example", ""); !errors.Is(err, tenant.ErrMemberNotFound) {
 			t.Errorf("CreateWorkspaceSecret(not a member) = %v; want ErrMemberNotFound", err)
 		}
+		if _, _, err := sys.Tenants.CreateWorkspaceSecret(ctx, operator, "no-such-workspace", "", ""); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
+			t.Errorf("CreateWorkspaceSecret(unknown workspace) = %v; want ErrWorkspaceNotFound", err)
+		}
 
-		key, keyRec, err := e.svc.CreateAPIKey(e.ctx, app.ID, "")
+		key, keyRec, err := sys.Tenants.CreateAPIKey(ctx, operator, app.ID, "")
 		if err != nil {
 			t.Fatalf("CreateAPIKey: %v", err)
 		}
@@ -123,40 +127,51 @@ func TestAuthenticate(t *testing.T) {
 			keyRec.KeyHash == key || strings.Contains(keyRec.KeyHash, key[len(tenant.APIKeyPrefix):]) {
 			t.Errorf("CreateAPIKey record = %+v; want a keyed hash, last4 and the default nickname", keyRec)
 		}
-		if _, _, err := e.svc.CreateAPIKey(e.ctx, "nope", ""); !errors.Is(err, tenant.ErrAppNotFound) {
+		if _, _, err := sys.Tenants.CreateAPIKey(ctx, operator, "nope", ""); !errors.Is(err, tenant.ErrAppNotFound) {
 			t.Errorf("CreateAPIKey(unknown app) = %v; want ErrAppNotFound", err)
 		}
-		var ie *tenant.InvalidError
-		if _, _, err := e.svc.CreateAPIKey(e.ctx, app.ID, strings.Repeat("n", 101)); !errors.As(err, &ie) {
-			t.Errorf("CreateAPIKey(long nickname) = %v; want *InvalidError", err)
-		}
-		if p := e.authenticate(t, key); p != (tenant.Principal{Kind: tenant.KindAPIKey, CredentialID: keyRec.ID, AppID: app.ID}) {
+		_, _, err = sys.Tenants.CreateAPIKey(ctx, operator, app.ID, strings.Repeat("n", 101))
+		checkInvalid(t, "CreateAPIKey(long nickname)", err, "nickname")
+		if p := sys.Principal(t, key); p != (access.Principal{Kind: access.KindAPIKey, CredentialID: keyRec.ID, AppID: app.ID}) {
 			t.Errorf("Authenticate(api key) = %+v; want the key of %s", p, app.ID)
 		}
-		revokedKey, revokedKeyRec, err := e.svc.CreateAPIKey(e.ctx, app.ID, "old")
+		revokedKey, revokedKeyRec, err := sys.Tenants.CreateAPIKey(ctx, operator, app.ID, "old")
 		if err != nil {
 			t.Fatalf("CreateAPIKey: %v", err)
 		}
-		if _, err := e.svc.RevokeAPIKey(e.ctx, other.ID, revokedKeyRec.ID); !errors.Is(err, tenant.ErrAPIKeyNotFound) {
+		if _, err := sys.Tenants.RevokeAPIKey(ctx, operator, other.ID, revokedKeyRec.ID); !errors.Is(err, tenant.ErrAPIKeyNotFound) {
 			t.Errorf("RevokeAPIKey(through another app) = %v; want ErrAPIKeyNotFound", err)
 		}
-		if k, err := e.svc.RevokeAPIKey(e.ctx, app.ID, revokedKeyRec.ID); err != nil || k.RevokedAt == nil {
+		if k, err := sys.Tenants.RevokeAPIKey(ctx, operator, app.ID, revokedKeyRec.ID); err != nil || k.RevokedAt == nil {
 			t.Fatalf("RevokeAPIKey = %+v, %v; want it revoked", k, err)
 		}
+		keys, err := sys.Tenants.ListAPIKeys(ctx, operator, app.ID)
+		if err != nil || len(keys) != 2 {
+			t.Errorf("ListAPIKeys = %+v, %v; want the 2 keys of the app", keys, err)
+		}
+		for _, k := range keys {
+			if k.KeyHash == key || k.KeyHash == revokedKey || (k.ID == revokedKeyRec.ID) != (k.RevokedAt != nil) {
+				t.Errorf("ListAPIKeys lists %+v; want only the revoked key revoked, and no key in clear", k)
+			}
+		}
 
-		revokedTok, revokedRec, err := e.svc.CreateAppSecret(e.ctx, app.ID, "old")
+		revokedTok, revokedRec, err := sys.Tenants.CreateAppSecret(ctx, operator, app.ID, "old")
 		if err != nil {
 			t.Fatalf("CreateAppSecret: %v", err)
 		}
-		if err := e.svc.RevokeSecret(e.ctx, revokedRec.ID); err != nil {
+		if err := sys.Tenants.RevokeSecret(ctx, operator, revokedRec.ID); err != nil {
 			t.Fatalf("RevokeSecret: %v", err)
 		}
-		if err := e.svc.RevokeSecret(e.ctx, "nope"); !errors.Is(err, tenant.ErrSecretNotFound) {
+		if err := sys.Tenants.RevokeSecret(ctx, operator, "nope"); !errors.Is(err, tenant.ErrSecretNotFound) {
 			t.Errorf("RevokeSecret(unknown) = %v; want ErrSecretNotFound", err)
 		}
+		if err := sys.Tenants.RevokeSecret(ctx, tm.pOwner, "nope"); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("owner RevokeSecret(unknown) = %v; want ErrForbidden (ids cannot be probed)", err)
+		}
 
+		keyring := sys.Keyring()
 		// A token of another type carrying exactly an app secret's claims.
-		accessTok, err := e.keys.Sign(token.TypeAccess, map[string]any{"iss": issuer, "sub": app.ID, "aud": app.ID,
+		accessTok, err := keyring.Sign(token.TypeAccess, map[string]any{"iss": issuer, "sub": app.ID, "aud": app.ID,
 			"iat": t0.Unix(), "jti": appRec.ID, "scope": "app"})
 		if err != nil {
 			t.Fatalf("Sign(access): %v", err)
@@ -164,7 +179,7 @@ func TestAuthenticate(t *testing.T) {
 		// API-secret tokens with the right type and key whose claims do not match their row.
 		forge := func(claims map[string]any) string {
 			t.Helper()
-			tok, err := e.keys.Sign(token.TypeAPISecret, claims)
+			tok, err := keyring.Sign(token.TypeAPISecret, claims)
 			if err != nil {
 				t.Fatalf("Sign(api secret): %v", err)
 			}
@@ -175,15 +190,15 @@ func TestAuthenticate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GenerateKey: %v", err)
 		}
-		foreign := token.NewKeyring()
+		foreign := token.NewKeyring(nil)
 		foreign.Replace(strange, nil, nil)
 		foreignTok, err := foreign.Sign(token.TypeAPISecret, map[string]any{"iss": issuer, "sub": app.ID, "aud": app.ID, "jti": appRec.ID, "scope": "app"})
 		if err != nil {
 			t.Fatalf("Sign(foreign): %v", err)
 		}
 		// The secret of a member that is then removed.
-		goneTok := e.wsSecret(t, tm.ws.ID, tm.admin.ID)
-		if err := e.svc.RemoveMember(e.ctx, tm.pOwner, tm.ws.ID, tm.admin.ID); err != nil {
+		goneTok := sys.WorkspaceSecret(t, tm.ws.ID, tm.admin.ID)
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, tm.admin.ID); err != nil {
 			t.Fatalf("RemoveMember: %v", err)
 		}
 
@@ -209,12 +224,12 @@ func TestAuthenticate(t *testing.T) {
 			"expired":                       forge(map[string]any{"iss": issuer, "aud": app.ID, "jti": appRec.ID, "scope": "app", "exp": t0.Add(-time.Hour).Unix()}),
 			"issued in the future":          forge(map[string]any{"iss": issuer, "aud": app.ID, "jti": appRec.ID, "scope": "app", "iat": t0.Add(time.Hour).Unix()}),
 		} {
-			if p, err := e.svc.Authenticate(e.ctx, bearer); !errors.Is(err, tenant.ErrUnauthorized) {
+			if p, err := sys.Tenants.Authenticate(ctx, bearer); !errors.Is(err, tenant.ErrUnauthorized) {
 				t.Errorf("Authenticate(%s) = %+v, %v; want ErrUnauthorized", name, p, err)
 			}
 		}
 		// The same claims under the right type do authenticate, so the cases above fail for the reason named.
-		if p := e.authenticate(t, forge(map[string]any{"iss": "https://old-name.example", "aud": app.ID, "jti": appRec.ID, "scope": "app"})); p.CredentialID != appRec.ID {
+		if p := sys.Principal(t, forge(map[string]any{"iss": "https://old-name.example", "aud": app.ID, "jti": appRec.ID, "scope": "app"})); p.CredentialID != appRec.ID {
 			t.Errorf("Authenticate(re-signed app secret) = %+v; want credential %s", p, appRec.ID)
 		}
 	})
@@ -232,15 +247,16 @@ func flipSig(s string) string {
 }
 
 func TestReissueSecret(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Reissue")
-		app := e.app(t, tm.ws.ID, "Shop")
-		appTok, appRec, err := e.svc.CreateAppSecret(e.ctx, app.ID, "dev")
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Reissue")
+		app := sys.App(t, tm.ws.ID, "Shop", nil)
+		sys.App(t, tm.ws.ID, "Other", nil)
+		appTok, appRec, err := sys.Tenants.CreateAppSecret(ctx, operator, app.ID, "dev")
 		if err != nil {
 			t.Fatalf("CreateAppSecret: %v", err)
 		}
-		wsTok, wsRec, err := e.svc.CreateWorkspaceSecret(e.ctx, tm.ws.ID, tm.admin.ID, "dev")
+		wsTok, wsRec, err := sys.Tenants.CreateWorkspaceSecret(ctx, operator, tm.ws.ID, tm.admin.ID, "dev")
 		if err != nil {
 			t.Fatalf("CreateWorkspaceSecret: %v", err)
 		}
@@ -249,30 +265,48 @@ func TestReissueSecret(t *testing.T) {
 			tok  string
 			rec  tenant.APISecret
 		}{{"app secret", appTok, appRec}, {"workspace secret", wsTok, wsRec}} {
-			again, rec, err := e.svc.ReissueSecret(e.ctx, tc.rec.ID)
+			if _, _, err := sys.Tenants.ReissueSecret(ctx, sys.Principal(t, tc.tok), tc.rec.ID); !errors.Is(err, access.ErrForbidden) {
+				t.Errorf("ReissueSecret(%s, by itself) = %v; want ErrForbidden (operator only)", tc.name, err)
+			}
+			again, rec, err := sys.Tenants.ReissueSecret(ctx, operator, tc.rec.ID)
 			if err != nil {
 				t.Fatalf("ReissueSecret(%s): %v", tc.name, err)
 			}
 			if again == tc.tok || rec.ID != tc.rec.ID {
 				t.Errorf("ReissueSecret(%s) = same token %v, id %s; want a new token for %s", tc.name, again == tc.tok, rec.ID, tc.rec.ID)
 			}
-			p1, p2 := e.authenticate(t, tc.tok), e.authenticate(t, again)
+			p1, p2 := sys.Principal(t, tc.tok), sys.Principal(t, again)
 			if p1 != p2 || p2.CredentialID != tc.rec.ID {
 				t.Errorf("ReissueSecret(%s): old token is %+v, new is %+v; want the same credential %s", tc.name, p1, p2, tc.rec.ID)
 			}
 		}
-		if err := e.svc.RevokeSecret(e.ctx, appRec.ID); err != nil {
+		if err := sys.Tenants.RevokeSecret(ctx, operator, appRec.ID); err != nil {
 			t.Fatalf("RevokeSecret: %v", err)
 		}
-		if _, _, err := e.svc.ReissueSecret(e.ctx, appRec.ID); !errors.Is(err, tenant.ErrSecretNotFound) {
+		if _, _, err := sys.Tenants.ReissueSecret(ctx, operator, appRec.ID); !errors.Is(err, tenant.ErrSecretNotFound) {
 			t.Errorf("ReissueSecret(revoked) = %v; want ErrSecretNotFound", err)
 		}
-		if _, _, err := e.svc.ReissueSecret(e.ctx, "nope"); !errors.Is(err, tenant.ErrSecretNotFound) {
+		if _, _, err := sys.Tenants.ReissueSecret(ctx, operator, "nope"); !errors.Is(err, tenant.ErrSecretNotFound) {
 			t.Errorf("ReissueSecret(unknown) = %v; want ErrSecretNotFound", err)
 		}
-		list, err := e.svc.ListSecrets(e.ctx, app.ID, "")
-		if err != nil || len(list) != 1 || list[0].RevokedAt == nil {
+		list, err := sys.Tenants.ListSecrets(ctx, operator, app.ID, "")
+		if err != nil || len(list) != 1 || list[0].ID != appRec.ID || list[0].RevokedAt == nil {
 			t.Errorf("ListSecrets(app) = %+v, %v; want the one revoked secret", list, err)
+		}
+		list, err = sys.Tenants.ListSecrets(ctx, tm.pOwner, "", tm.ws.ID)
+		if err != nil {
+			t.Fatalf("ListSecrets(workspace): %v", err)
+		}
+		// The workspace has the dev secret and the three made for the team's principals.
+		found := false
+		for _, s := range list {
+			if s.AppID != "" || s.WorkspaceID != tm.ws.ID {
+				t.Errorf("ListSecrets(workspace) lists %+v; want only secrets of %s", s, tm.ws.ID)
+			}
+			found = found || (s.ID == wsRec.ID && s.RevokedAt == nil && s.MemberRole == access.RoleAdmin)
+		}
+		if len(list) != 4 || !found {
+			t.Errorf("ListSecrets(workspace) = %+v; want 4, with the admin's dev secret unrevoked", list)
 		}
 	})
 }

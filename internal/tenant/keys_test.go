@@ -1,14 +1,18 @@
 package tenant_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/server"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -38,9 +42,9 @@ func sorted(s ...string) []string {
 	return s
 }
 
-func signingKey(t *testing.T, e *env, kid string) tenant.SigningKey {
+func signingKey(t *testing.T, sys *servertest.System, kid string) tenant.SigningKey {
 	t.Helper()
-	keys, err := e.svc.ListSigningKeys(e.ctx)
+	keys, err := sys.Tenants.ListSigningKeys(context.Background(), operator)
 	if err != nil {
 		t.Fatalf("ListSigningKeys: %v", err)
 	}
@@ -64,28 +68,29 @@ func signedBy(t *testing.T, keys *token.Keyring, tok string) string {
 }
 
 func TestEnsureSigningKey(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		kid := e.keys.SignerID()
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		// server.New ran EnsureSigningKey: the first key exists and is loaded.
+		kid := sys.Keyring().SignerID()
 		if kid == "" {
 			t.Fatal("SignerID after EnsureSigningKey is empty")
 		}
 		for range 2 {
-			if err := e.svc.EnsureSigningKey(e.ctx); err != nil {
+			if err := sys.Tenants.EnsureSigningKey(ctx); err != nil {
 				t.Fatalf("EnsureSigningKey again: %v", err)
 			}
 		}
-		keys, err := e.svc.ListSigningKeys(e.ctx)
+		keys, err := sys.Tenants.ListSigningKeys(ctx, operator)
 		if err != nil {
 			t.Fatalf("ListSigningKeys: %v", err)
 		}
 		if len(keys) != 1 || keys[0].ID != kid || keys[0].Status != store.KeyActive || !keys[0].Published || keys[0].Alg != token.Algorithm {
 			t.Errorf("ListSigningKeys = %+v; want the one active %s key %s", keys, token.Algorithm, kid)
 		}
-		if got := e.keys.SignerID(); got != kid {
+		if got := sys.Keyring().SignerID(); got != kid {
 			t.Errorf("SignerID = %s; want %s unchanged", got, kid)
 		}
-		if got := jwksKids(t, e.keys); !slices.Equal(got, []string{kid}) {
+		if got := jwksKids(t, sys.Keyring()); !slices.Equal(got, []string{kid}) {
 			t.Errorf("JWKS kids = %v; want [%s]", got, kid)
 		}
 	})
@@ -94,76 +99,75 @@ func TestEnsureSigningKey(t *testing.T) {
 // TestRotateSigningKey follows one key from signer to retired-and-published to
 // retired-and-unpublished, checking that API secrets it signed keep working.
 func TestRotateSigningKey(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		ws, _ := e.workspace(t, "Keys")
-		app, err := e.svc.CreateApp(e.ctx, ws.ID, tenant.AppSettings{Name: ptr("Long"), Origin: ptr("https://long.example"),
-			AccessExpiration: ptr[int64](3600), RefreshExpiration: ptr[int64](20 * 24 * 3600)})
-		if err != nil {
-			t.Fatalf("CreateApp: %v", err)
-		}
-		oldKid := e.keys.SignerID()
-		oldTok, oldRec, err := e.svc.CreateAppSecret(e.ctx, app.ID, "old")
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		keyring := sys.Keyring()
+		ws, _ := sys.Workspace(t, "Keys")
+		app := sys.App(t, ws.ID, "Long", func(in *tenant.AppSettings) {
+			in.AccessExpiration, in.RefreshExpiration = ptr[int64](3600), ptr[int64](20*24*3600)
+		})
+		oldKid := keyring.SignerID()
+		oldTok, oldRec, err := sys.Tenants.CreateAppSecret(ctx, operator, app.ID, "old")
 		if err != nil {
 			t.Fatalf("CreateAppSecret: %v", err)
 		}
-		if got := signedBy(t, e.keys, oldTok); got != oldKid {
+		if got := signedBy(t, keyring, oldTok); got != oldKid {
 			t.Fatalf("secret signed by %s; want %s", got, oldKid)
 		}
 
-		e.clock.Advance(time.Hour)
-		rotatedAt := e.clock.Now().Truncate(time.Microsecond)
-		nk, err := e.svc.RotateSigningKey(e.ctx)
+		sys.Clock.Advance(time.Hour)
+		rotatedAt := sys.Clock.Now().Truncate(time.Microsecond)
+		nk, err := sys.Tenants.RotateSigningKey(ctx, operator)
 		if err != nil {
 			t.Fatalf("RotateSigningKey: %v", err)
 		}
-		if nk.ID == oldKid || e.keys.SignerID() != nk.ID || nk.Status != store.KeyActive || !nk.CreatedAt.Equal(rotatedAt) {
-			t.Fatalf("RotateSigningKey = %+v, signer %s; want a new active signer (old %s)", nk, e.keys.SignerID(), oldKid)
+		if nk.ID == oldKid || keyring.SignerID() != nk.ID || nk.Status != store.KeyActive || !nk.CreatedAt.Equal(rotatedAt) {
+			t.Fatalf("RotateSigningKey = %+v, signer %s; want a new active signer (old %s)", nk, keyring.SignerID(), oldKid)
 		}
-		if got, want := jwksKids(t, e.keys), sorted(oldKid, nk.ID); !slices.Equal(got, want) {
+		if got, want := jwksKids(t, keyring), sorted(oldKid, nk.ID); !slices.Equal(got, want) {
 			t.Errorf("JWKS after rotation = %v; want %v", got, want)
 		}
-		old := signingKey(t, e, oldKid)
+		old := signingKey(t, sys, oldKid)
 		wantUntil := rotatedAt.Add(20*24*time.Hour + time.Minute)
 		if old.Status != store.KeyRetired || !old.Published || old.RetiredAt == nil || !old.RetiredAt.Equal(rotatedAt) ||
 			old.PublishUntil == nil || !old.PublishUntil.Equal(wantUntil) {
 			t.Errorf("old key = %+v; want retired at %v, published until %v", old, rotatedAt, wantUntil)
 		}
-		newTok, _, err := e.svc.CreateAppSecret(e.ctx, app.ID, "new")
+		newTok, _, err := sys.Tenants.CreateAppSecret(ctx, operator, app.ID, "new")
 		if err != nil {
 			t.Fatalf("CreateAppSecret: %v", err)
 		}
-		if got := signedBy(t, e.keys, newTok); got != nk.ID {
+		if got := signedBy(t, keyring, newTok); got != nk.ID {
 			t.Errorf("new secret signed by %s; want %s", got, nk.ID)
 		}
 
 		// Just before the window ends the old key is still published.
-		e.clock.Advance(wantUntil.Sub(e.clock.Now()) - time.Second)
-		if err := e.svc.LoadKeys(e.ctx); err != nil {
-			t.Fatalf("LoadKeys: %v", err)
+		sys.Clock.Advance(wantUntil.Sub(sys.Clock.Now()) - time.Second)
+		if err := keyring.Reload(ctx); err != nil {
+			t.Fatalf("Reload: %v", err)
 		}
-		if got := jwksKids(t, e.keys); !slices.Contains(got, oldKid) {
+		if got := jwksKids(t, keyring); !slices.Contains(got, oldKid) {
 			t.Errorf("JWKS 1 s before publish_until = %v; want %s still in it", got, oldKid)
 		}
 
-		e.clock.Advance(time.Second)
-		if err := e.svc.LoadKeys(e.ctx); err != nil {
-			t.Fatalf("LoadKeys: %v", err)
+		sys.Clock.Advance(time.Second)
+		if err := keyring.Reload(ctx); err != nil {
+			t.Fatalf("Reload: %v", err)
 		}
-		if got := jwksKids(t, e.keys); !slices.Equal(got, []string{nk.ID}) {
+		if got := jwksKids(t, keyring); !slices.Equal(got, []string{nk.ID}) {
 			t.Errorf("JWKS at publish_until = %v; want only [%s]", got, nk.ID)
 		}
-		if k := signingKey(t, e, oldKid); k.Published {
+		if k := signingKey(t, sys, oldKid); k.Published {
 			t.Errorf("ListSigningKeys old key = %+v; want not published", k)
 		}
-		if e.keys.SignerID() != nk.ID {
-			t.Errorf("SignerID = %s; want %s", e.keys.SignerID(), nk.ID)
+		if keyring.SignerID() != nk.ID {
+			t.Errorf("SignerID = %s; want %s", keyring.SignerID(), nk.ID)
 		}
 		// API secrets live as long as their row: the unpublished key still verifies them.
-		if p, err := e.svc.Authenticate(e.ctx, oldTok); err != nil || p.CredentialID != oldRec.ID {
+		if p, err := sys.Tenants.Authenticate(ctx, oldTok); err != nil || p.CredentialID != oldRec.ID {
 			t.Errorf("Authenticate(secret signed by the unpublished key) = %+v, %v; want credential %s", p, err, oldRec.ID)
 		}
-		if _, err := e.svc.Authenticate(e.ctx, newTok); err != nil {
+		if _, err := sys.Tenants.Authenticate(ctx, newTok); err != nil {
 			t.Errorf("Authenticate(secret signed by the new key) = %v; want nil", err)
 		}
 	})
@@ -184,23 +188,21 @@ func TestPublishWindow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-				e := newEnv(t, db)
-				ws, _ := e.workspace(t, "Window")
+			servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+				ctx := t.Context()
+				ws, _ := sys.Workspace(t, "Window")
 				for i, exp := range tc.apps {
-					_, err := e.svc.CreateApp(e.ctx, ws.ID, tenant.AppSettings{Name: ptr(strings.Repeat("a", i+1)), Origin: ptr("https://w.example"),
-						AccessExpiration: ptr(exp[0]), RefreshExpiration: ptr(exp[1])})
-					if err != nil {
-						t.Fatalf("CreateApp: %v", err)
-					}
+					sys.App(t, ws.ID, strings.Repeat("a", i+1), func(in *tenant.AppSettings) {
+						in.AccessExpiration, in.RefreshExpiration = ptr(exp[0]), ptr(exp[1])
+					})
 				}
-				oldKid := e.keys.SignerID()
-				e.clock.Advance(90 * time.Second)
-				now := e.clock.Now().Truncate(time.Microsecond)
-				if _, err := e.svc.RotateSigningKey(e.ctx); err != nil {
+				oldKid := sys.Keyring().SignerID()
+				sys.Clock.Advance(90 * time.Second)
+				now := sys.Clock.Now().Truncate(time.Microsecond)
+				if _, err := sys.Tenants.RotateSigningKey(ctx, operator); err != nil {
 					t.Fatalf("RotateSigningKey: %v", err)
 				}
-				k := signingKey(t, e, oldKid)
+				k := signingKey(t, sys, oldKid)
 				if want := now.Add(tc.longest + time.Minute); k.PublishUntil == nil || !k.PublishUntil.Equal(want) {
 					t.Errorf("publish_until = %v; want %v", k.PublishUntil, want)
 				}
@@ -209,10 +211,14 @@ func TestPublishWindow(t *testing.T) {
 	}
 }
 
-func TestLoadKeysWrongMasterKey(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		if _, err := e.svc.RotateSigningKey(e.ctx); err != nil {
+// TestWrongMasterKey: keys sealed under one master key cannot be opened with
+// another. A server started with the wrong key refuses to start, with an
+// error naming the master key but not quoting it; the key source returns no
+// key at all rather than part of the set.
+func TestWrongMasterKey(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		if _, err := sys.Tenants.RotateSigningKey(ctx, operator); err != nil {
 			t.Fatalf("RotateSigningKey: %v", err)
 		}
 		raw, err := token.GenerateMasterKey()
@@ -223,21 +229,46 @@ func TestLoadKeysWrongMasterKey(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseMasterKey: %v", err)
 		}
-		keys := token.NewKeyring()
-		wrong, _ := newService(t, db, master, keys, e.clock)
-		err = wrong.LoadKeys(e.ctx)
+
+		var logs bytes.Buffer
+		srv, err := server.New(ctx, sys.Config, server.Options{Log: slog.New(slog.NewTextHandler(&logs, nil)),
+			Clock: sys.Clock.Now, Courier: sys.Mail, MasterKey: master, Version: "test"})
+		if err == nil {
+			_ = srv.Close()
+			t.Fatal("server.New(other master key) = nil error; want it to refuse to start")
+		}
+		if !strings.Contains(err.Error(), "cannot be opened with this master key") {
+			t.Errorf("server.New(other master key) = %v; want an error naming the master key", err)
+		}
+		for _, secret := range []string{raw, string(master)} {
+			if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
+				t.Errorf("server.New error %q or its log quotes the master key", err)
+			}
+		}
+
+		wrongSealer, _, err := token.FromMasterKey(master)
+		if err != nil {
+			t.Fatalf("FromMasterKey: %v", err)
+		}
+		set, err := tenant.KeySource(sys.DB, wrongSealer, sys.Clock.Now, slog.New(slog.DiscardHandler))(ctx)
 		if err == nil || !strings.Contains(err.Error(), "cannot be opened with this master key") {
-			t.Fatalf("LoadKeys(other master key) = %v; want an error naming the master key", err)
+			t.Errorf("KeySource(other master key) = %v; want an error naming the master key", err)
 		}
-		if strings.Contains(err.Error(), raw) {
-			t.Errorf("LoadKeys error %q quotes the master key", err)
+		if set.Signer != nil || len(set.Verify) != 0 || len(set.Published) != 0 {
+			t.Errorf("KeySource(other master key) = %+v; want no keys at all", set)
 		}
-		if keys.SignerID() != "" || string(keys.JWKS()) != `{"keys":[]}` {
-			t.Errorf("after a failed LoadKeys the keyring has signer %q and JWKS %s; want it left empty", keys.SignerID(), keys.JWKS())
+
+		// The right master key still loads, and the running system is untouched.
+		rightSealer, _, err := token.FromMasterKey(sys.MasterKey)
+		if err != nil {
+			t.Fatalf("FromMasterKey: %v", err)
 		}
-		// The right master key still loads.
-		if err := e.svc.LoadKeys(e.ctx); err != nil {
-			t.Errorf("LoadKeys(right master key) = %v; want nil", err)
+		set, err = tenant.KeySource(sys.DB, rightSealer, sys.Clock.Now, slog.New(slog.DiscardHandler))(ctx)
+		if err != nil || set.Signer == nil || set.Signer.ID != sys.Keyring().SignerID() || len(set.Verify) != 2 {
+			t.Errorf("KeySource(right master key) = %+v, %v; want signer %s and 2 keys", set, err, sys.Keyring().SignerID())
+		}
+		if err := sys.Keyring().Reload(ctx); err != nil {
+			t.Errorf("Reload(right master key) = %v; want nil", err)
 		}
 	})
 }

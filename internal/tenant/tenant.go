@@ -1,10 +1,11 @@
 // Package tenant manages workspaces, their members and roles, apps and their
 // settings, API secrets, API keys and the server's token-signing keys.
+// Methods that act for a caller take its access.Principal and decide there,
+// reading the caller's role in the transaction of the change.
 package tenant
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -22,33 +23,15 @@ var (
 	ErrMemberExists      = errors.New("member already exists")
 	ErrSlugTaken         = errors.New("slug already taken")
 	ErrLastOwner         = errors.New("a workspace must keep at least one owner")
-	ErrForbidden         = errors.New("forbidden")
 	ErrUnauthorized      = errors.New("unauthorized")
 	ErrSecretNotFound    = errors.New("api secret not found")
 	ErrAPIKeyNotFound    = errors.New("api key not found")
 )
 
-// InvalidError is a request field that breaks a rule.
-type InvalidError struct {
-	Field  string
-	Reason string
-}
-
-func (e *InvalidError) Error() string { return fmt.Sprintf("%s %s", e.Field, e.Reason) }
-
-func invalid(field, format string, args ...any) error {
-	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
-
-// Roles of workspace members.
-const (
-	RoleOwner  = "owner"
-	RoleAdmin  = "admin"
-	RoleMember = "member"
-)
-
-// ValidRole reports whether r is a known role.
-func ValidRole(r string) bool { return r == RoleOwner || r == RoleAdmin || r == RoleMember }
+// DefaultAppCacheTTL is how long App may serve an app without reading it
+// again: a change made by another replica or the command line is seen within
+// it; a change made through this Service, at once.
+const DefaultAppCacheTTL = 2 * time.Second
 
 // Service is the tenant domain.
 type Service struct {
@@ -59,6 +42,7 @@ type Service struct {
 	issuer string
 	now    func() time.Time
 	log    *slog.Logger
+	apps   *appCache
 }
 
 // Deps are the Service's collaborators.
@@ -70,6 +54,8 @@ type Deps struct {
 	Issuer  string
 	Now     func() time.Time
 	Log     *slog.Logger
+	// AppCacheTTL bounds how stale App may be; zero means DefaultAppCacheTTL.
+	AppCacheTTL time.Duration
 }
 
 // New returns a Service.
@@ -80,7 +66,11 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, now: d.Now, log: d.Log}
+	if d.AppCacheTTL <= 0 {
+		d.AppCacheTTL = DefaultAppCacheTTL
+	}
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, now: d.Now, log: d.Log,
+		apps: newAppCache(d.AppCacheTTL, d.Now)}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -90,6 +80,14 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 // notFound maps store.ErrNotFound to the domain error e.
 func notFound(err, e error) error {
 	if errors.Is(err, store.ErrNotFound) {
+		return e
+	}
+	return err
+}
+
+// conflict maps store.ErrConflict to the domain error e.
+func conflict(err, e error) error {
+	if errors.Is(err, store.ErrConflict) {
 		return e
 	}
 	return err

@@ -6,206 +6,235 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
-	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
-const issuer = "https://auth.example.test"
+var operator = servertest.Operator
 
-// t0 is the fake clock's starting time; it has sub-second digits on purpose.
-var t0 = time.Date(2031, 3, 14, 15, 9, 26, 535897000, time.UTC)
+func ptr[T any](v T) *T { return &v }
 
-// env is a tenant service on a real store with its own master key and clock.
-type env struct {
-	db     *store.DB
-	svc    *tenant.Service
-	keys   *token.Keyring
-	hasher *token.Hasher
-	clock  *fakeclock.Clock
-	ctx    context.Context
-}
-
-// newEnv builds the service as cmd/gatehouse wires it and loads a first signing key.
-func newEnv(t *testing.T, db *store.DB) *env {
+// principal authenticates a fresh workspace secret acting for member (an id or an e-mail).
+func principal(t *testing.T, sys *servertest.System, workspaceID, member string) access.Principal {
 	t.Helper()
-	raw, err := token.GenerateMasterKey()
-	if err != nil {
-		t.Fatalf("GenerateMasterKey: %v", err)
-	}
-	master, err := token.ParseMasterKey(raw)
-	if err != nil {
-		t.Fatalf("ParseMasterKey: %v", err)
-	}
-	e := &env{db: db, keys: token.NewKeyring(), clock: fakeclock.New(t0), ctx: context.Background()}
-	e.svc, e.hasher = newService(t, db, master, e.keys, e.clock)
-	if err := e.svc.EnsureSigningKey(e.ctx); err != nil {
-		t.Fatalf("EnsureSigningKey: %v", err)
-	}
-	return e
-}
-
-func newService(t *testing.T, db *store.DB, master []byte, keys *token.Keyring, clock *fakeclock.Clock) (*tenant.Service, *token.Hasher) {
-	t.Helper()
-	sealKey, err := token.DeriveKey(master, "seal")
-	if err != nil {
-		t.Fatalf("DeriveKey(seal): %v", err)
-	}
-	hashKey, err := token.DeriveKey(master, "hash")
-	if err != nil {
-		t.Fatalf("DeriveKey(hash): %v", err)
-	}
-	sealer, err := token.NewSealer(sealKey)
-	if err != nil {
-		t.Fatalf("NewSealer: %v", err)
-	}
-	hasher := token.NewHasher(hashKey)
-	return tenant.New(tenant.Deps{DB: db, Keyring: keys, Sealer: sealer, Hasher: hasher, Issuer: issuer, Now: clock.Now}), hasher
-}
-
-// workspace creates a workspace whose owner is owner@<slug>.example.
-func (e *env) workspace(t *testing.T, name string) (tenant.Workspace, tenant.Member) {
-	t.Helper()
-	ws, owner, err := e.svc.CreateWorkspace(e.ctx, tenant.WorkspaceInput{Name: name, OwnerEmail: "owner@" + tenant.Slugify(name) + ".example"})
-	if err != nil {
-		t.Fatalf("CreateWorkspace(%q): %v", name, err)
-	}
-	return ws, owner
-}
-
-// principal authenticates a fresh workspace secret acting for member.
-func (e *env) principal(t *testing.T, workspaceID, memberID string) tenant.Principal {
-	t.Helper()
-	tok := e.wsSecret(t, workspaceID, memberID)
-	p, err := e.svc.Authenticate(e.ctx, tok)
-	if err != nil {
-		t.Fatalf("Authenticate(workspace secret of %s): %v", memberID, err)
-	}
-	return p
-}
-
-// wsSecret issues a workspace secret acting for member and returns the token.
-func (e *env) wsSecret(t *testing.T, workspaceID, memberID string) string {
-	t.Helper()
-	tok, _, err := e.svc.CreateWorkspaceSecret(e.ctx, workspaceID, memberID, "test")
-	if err != nil {
-		t.Fatalf("CreateWorkspaceSecret(%s): %v", memberID, err)
-	}
-	return tok
+	return sys.Principal(t, sys.WorkspaceSecret(t, workspaceID, member))
 }
 
 // team is a workspace with one member of each role, and their principals.
 type team struct {
 	ws                    tenant.Workspace
 	owner, admin, member  tenant.Member
-	pOwner, pAdmin, pUser tenant.Principal
+	pOwner, pAdmin, pUser access.Principal
 }
 
-func (e *env) team(t *testing.T, name string) team {
+func newTeam(t *testing.T, sys *servertest.System, name string) team {
 	t.Helper()
+	ctx := context.Background()
 	var tm team
-	tm.ws, tm.owner = e.workspace(t, name)
-	tm.pOwner = e.principal(t, tm.ws.ID, tm.owner.ID)
+	tm.ws, tm.owner = sys.Workspace(t, name)
+	tm.pOwner = principal(t, sys, tm.ws.ID, tm.owner.ID)
 	var err error
-	if tm.admin, err = e.svc.AddMember(e.ctx, tm.pOwner, tm.ws.ID, "admin@team.example", "Ada", tenant.RoleAdmin); err != nil {
+	if tm.admin, err = sys.Tenants.AddMember(ctx, tm.pOwner, tm.ws.ID, "admin@team.example", "Ada", access.RoleAdmin); err != nil {
 		t.Fatalf("AddMember(admin): %v", err)
 	}
-	if tm.member, err = e.svc.AddMember(e.ctx, tm.pOwner, tm.ws.ID, "member@team.example", "Mel", ""); err != nil {
+	if tm.member, err = sys.Tenants.AddMember(ctx, tm.pOwner, tm.ws.ID, "member@team.example", "Mel", ""); err != nil {
 		t.Fatalf("AddMember(member): %v", err)
 	}
-	tm.pAdmin = e.principal(t, tm.ws.ID, tm.admin.ID)
-	tm.pUser = e.principal(t, tm.ws.ID, tm.member.ID)
+	tm.pAdmin = principal(t, sys, tm.ws.ID, tm.admin.ID)
+	tm.pUser = principal(t, sys, tm.ws.ID, tm.member.ID)
 	return tm
 }
 
-func owners(t *testing.T, e *env, p tenant.Principal, workspaceID string) []string {
+// roles returns every member's role by member id, read by the operator.
+func roles(t *testing.T, sys *servertest.System, workspaceID string) map[string]string {
 	t.Helper()
-	ms, err := e.svc.ListMembers(e.ctx, p, workspaceID)
+	ms, err := sys.Tenants.ListMembers(context.Background(), operator, workspaceID)
+	if err != nil {
+		t.Fatalf("ListMembers: %v", err)
+	}
+	out := map[string]string{}
+	for _, m := range ms {
+		out[m.ID] = m.Role
+	}
+	return out
+}
+
+func owners(t *testing.T, sys *servertest.System, p access.Principal, workspaceID string) []string {
+	t.Helper()
+	ms, err := sys.Tenants.ListMembers(context.Background(), p, workspaceID)
 	if err != nil {
 		t.Fatalf("ListMembers: %v", err)
 	}
 	var out []string
 	for _, m := range ms {
-		if m.Role == tenant.RoleOwner {
+		if m.Role == access.RoleOwner {
 			out = append(out, m.ID)
 		}
 	}
 	return out
 }
 
+// checkInvalid checks that err is nil when field is "", and otherwise an
+// *errs.Invalid on field whose reason does not repeat the field.
+func checkInvalid(t *testing.T, what string, err error, field string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Errorf("%s = %v; want nil", what, err)
+		}
+		return
+	}
+	var ie *errs.Invalid
+	if !errors.As(err, &ie) || ie.Field != field {
+		t.Errorf("%s = %v; want *errs.Invalid on %s", what, err, field)
+		return
+	}
+	base, _, _ := strings.Cut(field, "[")
+	if ie.Reason == "" || strings.HasPrefix(ie.Reason, base) {
+		t.Errorf("%s reason = %q; want a reason that does not start with the field %s", what, ie.Reason, base)
+	}
+}
+
 func TestCreateWorkspace(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		ws, owner, err := e.svc.CreateWorkspace(e.ctx, tenant.WorkspaceInput{Name: "  Acme Rockets, Inc. ", OwnerEmail: "Boss@Acme.Example", OwnerName: " Wile "})
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		nw, err := sys.Tenants.CreateWorkspace(ctx, operator, tenant.WorkspaceInput{Name: "  Acme Rockets, Inc. ", OwnerEmail: "Boss@Acme.Example", OwnerName: " Wile "})
 		if err != nil {
 			t.Fatalf("CreateWorkspace: %v", err)
 		}
+		ws, owner := nw.Workspace, nw.Owner
 		if ws.Slug != "acme-rockets-inc" {
 			t.Errorf("slug = %q; want %q", ws.Slug, "acme-rockets-inc")
 		}
 		if ws.Name != "Acme Rockets, Inc." {
 			t.Errorf("name = %q; want it trimmed", ws.Name)
 		}
-		if owner.Role != tenant.RoleOwner || owner.Email != "boss@acme.example" || owner.Name != "Wile" || owner.WorkspaceID != ws.ID {
+		if owner.Role != access.RoleOwner || owner.Email != "boss@acme.example" || owner.Name != "Wile" || owner.WorkspaceID != ws.ID {
 			t.Errorf("owner = %+v; want owner boss@acme.example named Wile in %s", owner, ws.ID)
 		}
-		if want := e.clock.Now().Truncate(time.Microsecond); !ws.CreatedAt.Equal(want) {
+		if nw.Secret != "" {
+			t.Errorf("CreateWorkspace(operator) secret = %q; want none (the operator is no member)", nw.Secret)
+		}
+		if want := sys.Clock.Now().Truncate(time.Microsecond); !ws.CreatedAt.Equal(want) {
 			t.Errorf("created_at = %v; want the injected clock %v", ws.CreatedAt, want)
 		}
-		got, err := e.svc.GetWorkspace(e.ctx, ws.ID)
-		if err != nil || got.Slug != ws.Slug || !got.CreatedAt.Equal(ws.CreatedAt) {
-			t.Errorf("GetWorkspace = %+v, %v; want %+v", got, err, ws)
+		got, err := sys.Tenants.GetWorkspace(ctx, operator, ws.ID)
+		if err != nil || got.Slug != ws.Slug || !got.CreatedAt.Equal(ws.CreatedAt) || got.Membership != nil {
+			t.Errorf("GetWorkspace = %+v, %v; want %+v and no membership for the operator", got, err, ws)
 		}
 
-		_, _, err = e.svc.CreateWorkspace(e.ctx, tenant.WorkspaceInput{Name: "Acme rockets inc", OwnerEmail: "x@acme.example"})
+		_, err = sys.Tenants.CreateWorkspace(ctx, operator, tenant.WorkspaceInput{Name: "Acme rockets inc", OwnerEmail: "x@acme.example"})
 		if !errors.Is(err, tenant.ErrSlugTaken) {
 			t.Errorf("CreateWorkspace(same derived slug) = %v; want ErrSlugTaken", err)
 		}
-		_, _, err = e.svc.CreateWorkspace(e.ctx, tenant.WorkspaceInput{Name: "Other", Slug: "acme-rockets-inc", OwnerEmail: "x@acme.example"})
+		_, err = sys.Tenants.CreateWorkspace(ctx, operator, tenant.WorkspaceInput{Name: "Other", Slug: "acme-rockets-inc", OwnerEmail: "x@acme.example"})
 		if !errors.Is(err, tenant.ErrSlugTaken) {
 			t.Errorf("CreateWorkspace(explicit taken slug) = %v; want ErrSlugTaken", err)
 		}
-		if _, err := e.svc.GetWorkspace(e.ctx, "nope"); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
+		if _, err := sys.Tenants.GetWorkspace(ctx, operator, "nope"); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
 			t.Errorf("GetWorkspace(unknown) = %v; want ErrWorkspaceNotFound", err)
 		}
 
-		for _, in := range []tenant.WorkspaceInput{
-			{Name: "Bad mail", OwnerEmail: "not-an-email"},
-			{Name: "Bad mail", OwnerEmail: "Boss <boss@acme.example>"},
-			{Name: "Bad mail", OwnerEmail: ""},
-			{Name: "   ", OwnerEmail: "ok@acme.example"},
-			{Name: "Bad slug", Slug: "Bad Slug", OwnerEmail: "ok@acme.example"},
+		for _, tc := range []struct {
+			in    tenant.WorkspaceInput
+			field string
+		}{
+			{tenant.WorkspaceInput{Name: "Bad mail", OwnerEmail: "not-an-email"}, "owner_email"},
+			{tenant.WorkspaceInput{Name: "Bad mail", OwnerEmail: "Boss <boss@acme.example>"}, "owner_email"},
+			{tenant.WorkspaceInput{Name: "Bad mail", OwnerEmail: ""}, "owner_email"},
+			{tenant.WorkspaceInput{Name: "   ", OwnerEmail: "ok@acme.example"}, "name"},
+			{tenant.WorkspaceInput{Name: strings.Repeat("n", 101), OwnerEmail: "ok@acme.example"}, "name"},
+			{tenant.WorkspaceInput{Name: "Bad slug", Slug: "Bad Slug", OwnerEmail: "ok@acme.example"}, "slug"},
+			{tenant.WorkspaceInput{Name: "Bad slug", Slug: "-dash", OwnerEmail: "ok@acme.example"}, "slug"},
 		} {
-			_, _, err := e.svc.CreateWorkspace(e.ctx, in)
-			var ie *tenant.InvalidError
-			if !errors.As(err, &ie) {
-				t.Errorf("CreateWorkspace(%+v) = %v; want *InvalidError", in, err)
-			}
+			_, err := sys.Tenants.CreateWorkspace(ctx, operator, tc.in)
+			checkInvalid(t, fmt.Sprintf("CreateWorkspace(%+v)", tc.in), err, tc.field)
 		}
-		all, err := e.svc.ListWorkspaces(e.ctx)
+		all, err := sys.Tenants.ListWorkspaces(ctx, operator)
 		if err != nil || len(all) != 1 {
 			t.Errorf("ListWorkspaces = %d workspaces, %v; want 1 (failed creates leave nothing)", len(all), err)
 		}
 	})
 }
 
+// TestCreateWorkspaceAsMember: a member (of any role) creating a workspace
+// becomes its owner, under its own e-mail and name whatever the input says,
+// and gets a secret scoped to the new workspace; its old secret stays scoped
+// to the old one.
+func TestCreateWorkspaceAsMember(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Home")
+		nw, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Side project",
+			OwnerEmail: "someone-else@elsewhere.example", OwnerName: "Someone"})
+		if err != nil {
+			t.Fatalf("CreateWorkspace(member): %v", err)
+		}
+		if nw.Owner.Email != tm.member.Email || nw.Owner.Name != tm.member.Name || nw.Owner.Role != access.RoleOwner ||
+			nw.Owner.WorkspaceID != nw.Workspace.ID || nw.Owner.ID == tm.member.ID {
+			t.Errorf("owner = %+v; want a new owner %s named %s in %s", nw.Owner, tm.member.Email, tm.member.Name, nw.Workspace.ID)
+		}
+		if nw.Workspace.Slug != "side-project" {
+			t.Errorf("slug = %q; want side-project", nw.Workspace.Slug)
+		}
+		if nw.Secret == "" {
+			t.Fatal("CreateWorkspace(member) returned no secret")
+		}
+		p := sys.Principal(t, nw.Secret)
+		if p.Kind != access.KindWorkspaceSecret || p.WorkspaceID != nw.Workspace.ID || p.MemberID != nw.Owner.ID {
+			t.Errorf("the new secret authenticates as %+v; want the owner %s of %s", p, nw.Owner.ID, nw.Workspace.ID)
+		}
+		views, err := sys.Tenants.ListWorkspaces(ctx, p)
+		if err != nil || len(views) != 1 || views[0].ID != nw.Workspace.ID || views[0].Membership == nil ||
+			views[0].Membership.ID != nw.Owner.ID || views[0].Membership.Role != access.RoleOwner {
+			t.Errorf("ListWorkspaces(new secret) = %+v, %v; want just %s with the owner's membership", views, err, nw.Workspace.ID)
+		}
+		if _, err := sys.Tenants.UpdateWorkspace(ctx, p, nw.Workspace.ID, tenant.WorkspacePatch{Name: ptr("Renamed")}); err != nil {
+			t.Errorf("the new owner updates its workspace = %v; want nil", err)
+		}
+		if _, err := sys.Tenants.GetWorkspace(ctx, tm.pUser, nw.Workspace.ID); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("GetWorkspace(new workspace, old secret) = %v; want ErrForbidden (a secret is scoped to one workspace)", err)
+		}
+		if _, err := sys.Tenants.GetWorkspace(ctx, p, tm.ws.ID); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("GetWorkspace(old workspace, new secret) = %v; want ErrForbidden", err)
+		}
+		views, err = sys.Tenants.ListWorkspaces(ctx, tm.pUser)
+		if err != nil || len(views) != 1 || views[0].ID != tm.ws.ID || views[0].Membership == nil || views[0].Membership.Role != access.RoleMember {
+			t.Errorf("ListWorkspaces(old secret) = %+v, %v; want just %s as a member", views, err, tm.ws.ID)
+		}
+		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Side project"}); !errors.Is(err, tenant.ErrSlugTaken) {
+			t.Errorf("CreateWorkspace(member, taken slug) = %v; want ErrSlugTaken", err)
+		}
+
+		// A removed member's principal creates nothing.
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, tm.member.ID); err != nil {
+			t.Fatalf("RemoveMember: %v", err)
+		}
+		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Ghost"}); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("CreateWorkspace(removed member) = %v; want ErrForbidden", err)
+		}
+		all, err := sys.Tenants.ListWorkspaces(ctx, operator)
+		if err != nil || len(all) != 2 {
+			t.Errorf("ListWorkspaces(operator) = %d workspaces, %v; want 2", len(all), err)
+		}
+	})
+}
+
 func TestRoles(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Roles")
-		other := e.team(t, "Elsewhere")
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Roles")
+		other := newTeam(t, sys, "Elsewhere")
 		name := "Renamed"
 
-		if tm.pOwner.Role != tenant.RoleOwner || tm.pAdmin.Role != tenant.RoleAdmin || tm.pUser.Role != tenant.RoleMember {
-			t.Fatalf("principal roles = %q, %q, %q; want owner, admin, member", tm.pOwner.Role, tm.pAdmin.Role, tm.pUser.Role)
-		}
-		if tm.pAdmin.Kind != tenant.KindWorkspaceSecret || tm.pAdmin.WorkspaceID != tm.ws.ID || tm.pAdmin.MemberID != tm.admin.ID {
+		if tm.pAdmin.Kind != access.KindWorkspaceSecret || tm.pAdmin.WorkspaceID != tm.ws.ID || tm.pAdmin.MemberID != tm.admin.ID {
 			t.Fatalf("admin principal = %+v; want a workspace secret of %s for %s", tm.pAdmin, tm.ws.ID, tm.admin.ID)
 		}
 
@@ -214,128 +243,143 @@ func TestRoles(t *testing.T) {
 			do   func() error
 		}{
 			{"member AddMember", func() error {
-				_, err := e.svc.AddMember(e.ctx, tm.pUser, tm.ws.ID, "x@team.example", "", tenant.RoleMember)
+				_, err := sys.Tenants.AddMember(ctx, tm.pUser, tm.ws.ID, "x@team.example", "", access.RoleMember)
 				return err
 			}},
 			{"member UpdateWorkspace", func() error {
-				_, err := e.svc.UpdateWorkspace(e.ctx, tm.pUser, tm.ws.ID, tenant.WorkspacePatch{Name: &name})
+				_, err := sys.Tenants.UpdateWorkspace(ctx, tm.pUser, tm.ws.ID, tenant.WorkspacePatch{Name: &name})
 				return err
 			}},
 			{"member ChangeMemberRole", func() error {
-				_, err := e.svc.ChangeMemberRole(e.ctx, tm.pUser, tm.ws.ID, tm.member.ID, tenant.RoleAdmin)
+				_, err := sys.Tenants.ChangeMemberRole(ctx, tm.pUser, tm.ws.ID, tm.member.ID, access.RoleAdmin)
 				return err
 			}},
-			{"member RemoveMember", func() error { return e.svc.RemoveMember(e.ctx, tm.pUser, tm.ws.ID, tm.admin.ID) }},
+			{"member RemoveMember", func() error { return sys.Tenants.RemoveMember(ctx, tm.pUser, tm.ws.ID, tm.admin.ID) }},
 			{"admin adds an owner", func() error {
-				_, err := e.svc.AddMember(e.ctx, tm.pAdmin, tm.ws.ID, "x@team.example", "", tenant.RoleOwner)
+				_, err := sys.Tenants.AddMember(ctx, tm.pAdmin, tm.ws.ID, "x@team.example", "", access.RoleOwner)
 				return err
 			}},
 			{"admin demotes the owner", func() error {
-				_, err := e.svc.ChangeMemberRole(e.ctx, tm.pAdmin, tm.ws.ID, tm.owner.ID, tenant.RoleAdmin)
+				_, err := sys.Tenants.ChangeMemberRole(ctx, tm.pAdmin, tm.ws.ID, tm.owner.ID, access.RoleAdmin)
 				return err
 			}},
 			{"admin promotes to owner", func() error {
-				_, err := e.svc.ChangeMemberRole(e.ctx, tm.pAdmin, tm.ws.ID, tm.member.ID, tenant.RoleOwner)
+				_, err := sys.Tenants.ChangeMemberRole(ctx, tm.pAdmin, tm.ws.ID, tm.member.ID, access.RoleOwner)
 				return err
 			}},
-			{"admin removes the owner", func() error { return e.svc.RemoveMember(e.ctx, tm.pAdmin, tm.ws.ID, tm.owner.ID) }},
+			{"admin removes the owner", func() error { return sys.Tenants.RemoveMember(ctx, tm.pAdmin, tm.ws.ID, tm.owner.ID) }},
 			{"owner of another workspace", func() error {
-				_, err := e.svc.UpdateWorkspace(e.ctx, other.pOwner, tm.ws.ID, tenant.WorkspacePatch{Name: &name})
+				_, err := sys.Tenants.UpdateWorkspace(ctx, other.pOwner, tm.ws.ID, tenant.WorkspacePatch{Name: &name})
 				return err
 			}},
 			{"owner of another workspace lists", func() error {
-				_, err := e.svc.ListMembers(e.ctx, other.pOwner, tm.ws.ID)
+				_, err := sys.Tenants.ListMembers(ctx, other.pOwner, tm.ws.ID)
+				return err
+			}},
+			{"owner of another workspace on an unknown workspace", func() error {
+				_, err := sys.Tenants.UpdateWorkspace(ctx, other.pOwner, "no-such-workspace", tenant.WorkspacePatch{Name: &name})
 				return err
 			}},
 			{"zero principal", func() error {
-				_, err := e.svc.GetMember(e.ctx, tenant.Principal{}, tm.ws.ID, tm.owner.ID)
+				_, err := sys.Tenants.ListMembers(ctx, access.Principal{}, tm.ws.ID)
 				return err
 			}},
 		}
 		for _, tc := range forbidden {
-			if err := tc.do(); !errors.Is(err, tenant.ErrForbidden) {
+			if err := tc.do(); !errors.Is(err, access.ErrForbidden) {
 				t.Errorf("%s = %v; want ErrForbidden", tc.name, err)
 			}
 		}
-		ms, err := e.svc.ListMembers(e.ctx, tm.pOwner, tm.ws.ID)
-		if err != nil || len(ms) != 3 {
-			t.Fatalf("ListMembers = %d members, %v; want 3 (refused calls change nothing)", len(ms), err)
+		want := map[string]string{tm.owner.ID: access.RoleOwner, tm.admin.ID: access.RoleAdmin, tm.member.ID: access.RoleMember}
+		if got := roles(t, sys, tm.ws.ID); !reflect.DeepEqual(got, want) {
+			t.Fatalf("members = %v; want %v (refused calls change nothing)", got, want)
 		}
-		for _, m := range ms {
-			want := map[string]string{tm.owner.ID: tenant.RoleOwner, tm.admin.ID: tenant.RoleAdmin, tm.member.ID: tenant.RoleMember}[m.ID]
-			if m.Role != want {
-				t.Errorf("member %s role = %q; want %q", m.Email, m.Role, want)
-			}
+		if ws, err := sys.Tenants.GetWorkspace(ctx, operator, tm.ws.ID); err != nil || ws.Name != tm.ws.Name {
+			t.Errorf("workspace name = %q, %v; want %q unchanged", ws.Name, err, tm.ws.Name)
 		}
 
 		// What each role may do.
-		if _, err := e.svc.GetMember(e.ctx, tm.pUser, tm.ws.ID, tm.owner.ID); err != nil {
-			t.Errorf("member GetMember = %v; want nil", err)
+		if ms, err := sys.Tenants.ListMembers(ctx, tm.pUser, tm.ws.ID); err != nil || len(ms) != 3 {
+			t.Errorf("member ListMembers = %d members, %v; want 3", len(ms), err)
 		}
-		ws, err := e.svc.UpdateWorkspace(e.ctx, tm.pAdmin, tm.ws.ID, tenant.WorkspacePatch{Name: &name})
-		if err != nil || ws.Name != name {
-			t.Errorf("admin UpdateWorkspace = %q, %v; want %q", ws.Name, err, name)
+		ws, err := sys.Tenants.UpdateWorkspace(ctx, tm.pAdmin, tm.ws.ID, tenant.WorkspacePatch{Name: &name})
+		if err != nil || ws.Name != name || ws.Membership == nil || ws.Membership.ID != tm.admin.ID || ws.Membership.Role != access.RoleAdmin {
+			t.Errorf("admin UpdateWorkspace = %+v, %v; want name %q and the admin's membership", ws, err, name)
 		}
-		added, err := e.svc.AddMember(e.ctx, tm.pAdmin, tm.ws.ID, "New@Team.example", " Nia ", tenant.RoleAdmin)
-		if err != nil || added.Role != tenant.RoleAdmin || added.Email != "new@team.example" {
-			t.Errorf("admin AddMember(admin) = %+v, %v; want admin new@team.example", added, err)
+		added, err := sys.Tenants.AddMember(ctx, tm.pAdmin, tm.ws.ID, "New@Team.example", " Nia ", access.RoleAdmin)
+		if err != nil || added.Role != access.RoleAdmin || added.Email != "new@team.example" || added.Name != "Nia" {
+			t.Errorf("admin AddMember(admin) = %+v, %v; want admin new@team.example named Nia", added, err)
 		}
-		if _, err := e.svc.AddMember(e.ctx, tm.pAdmin, tm.ws.ID, "NEW@team.example", "", tenant.RoleMember); !errors.Is(err, tenant.ErrMemberExists) {
+		if _, err := sys.Tenants.AddMember(ctx, tm.pAdmin, tm.ws.ID, "NEW@team.example", "", access.RoleMember); !errors.Is(err, tenant.ErrMemberExists) {
 			t.Errorf("AddMember(same e-mail) = %v; want ErrMemberExists", err)
 		}
-		var ie *tenant.InvalidError
-		if _, err := e.svc.AddMember(e.ctx, tm.pAdmin, tm.ws.ID, "z@team.example", "", "root"); !errors.As(err, &ie) {
-			t.Errorf("AddMember(role root) = %v; want *InvalidError", err)
-		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pAdmin, tm.ws.ID, added.ID, tenant.RoleMember); err != nil {
+		_, err = sys.Tenants.AddMember(ctx, tm.pAdmin, tm.ws.ID, "z@team.example", "", "root")
+		checkInvalid(t, "AddMember(role root)", err, "role")
+		_, err = sys.Tenants.AddMember(ctx, tm.pAdmin, tm.ws.ID, "z at team", "", "")
+		checkInvalid(t, "AddMember(bad e-mail)", err, "email")
+		_, err = sys.Tenants.ChangeMemberRole(ctx, tm.pAdmin, tm.ws.ID, added.ID, "root")
+		checkInvalid(t, "ChangeMemberRole(root)", err, "role")
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pAdmin, tm.ws.ID, added.ID, access.RoleMember); err != nil {
 			t.Errorf("admin demotes an admin = %v; want nil", err)
 		}
-		if err := e.svc.RemoveMember(e.ctx, tm.pAdmin, tm.ws.ID, added.ID); err != nil {
+		if err := sys.Tenants.RemoveMember(ctx, tm.pAdmin, tm.ws.ID, added.ID); err != nil {
 			t.Errorf("admin removes a member = %v; want nil", err)
 		}
-		if _, err := e.svc.GetMember(e.ctx, tm.pAdmin, tm.ws.ID, added.ID); !errors.Is(err, tenant.ErrMemberNotFound) {
-			t.Errorf("GetMember(removed) = %v; want ErrMemberNotFound", err)
+		if got := roles(t, sys, tm.ws.ID); !reflect.DeepEqual(got, want) {
+			t.Errorf("members after the removal = %v; want %v", got, want)
 		}
-		if err := e.svc.RemoveMember(e.ctx, tm.pAdmin, tm.ws.ID, added.ID); !errors.Is(err, tenant.ErrMemberNotFound) {
+		if err := sys.Tenants.RemoveMember(ctx, tm.pAdmin, tm.ws.ID, added.ID); !errors.Is(err, tenant.ErrMemberNotFound) {
 			t.Errorf("RemoveMember(removed) = %v; want ErrMemberNotFound", err)
 		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, other.member.ID, tenant.RoleAdmin); !errors.Is(err, tenant.ErrMemberNotFound) {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, other.member.ID, access.RoleAdmin); !errors.Is(err, tenant.ErrMemberNotFound) {
 			t.Errorf("ChangeMemberRole(member of another workspace) = %v; want ErrMemberNotFound", err)
+		}
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, other.member.ID); !errors.Is(err, tenant.ErrMemberNotFound) {
+			t.Errorf("RemoveMember(member of another workspace) = %v; want ErrMemberNotFound", err)
+		}
+		if got := roles(t, sys, other.ws.ID); len(got) != 3 || got[other.member.ID] != access.RoleMember {
+			t.Errorf("other workspace's members = %v; want its 3 untouched", got)
+		}
+		if _, err := sys.Tenants.AddMember(ctx, operator, "no-such-workspace", "x@team.example", "", ""); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
+			t.Errorf("operator AddMember(unknown workspace) = %v; want ErrWorkspaceNotFound", err)
 		}
 	})
 }
 
 func TestLastOwner(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Solo")
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Solo")
 
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, tm.owner.ID, tenant.RoleAdmin); !errors.Is(err, tenant.ErrLastOwner) {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, tm.owner.ID, access.RoleAdmin); !errors.Is(err, tenant.ErrLastOwner) {
 			t.Errorf("demote the last owner = %v; want ErrLastOwner", err)
 		}
-		if err := e.svc.RemoveMember(e.ctx, tm.pOwner, tm.ws.ID, tm.owner.ID); !errors.Is(err, tenant.ErrLastOwner) {
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, tm.owner.ID); !errors.Is(err, tenant.ErrLastOwner) {
 			t.Errorf("remove the last owner = %v; want ErrLastOwner", err)
 		}
-		if got := owners(t, e, tm.pOwner, tm.ws.ID); len(got) != 1 {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, operator, tm.ws.ID, tm.owner.ID, access.RoleMember); !errors.Is(err, tenant.ErrLastOwner) {
+			t.Errorf("operator demotes the last owner = %v; want ErrLastOwner", err)
+		}
+		if got := owners(t, sys, tm.pOwner, tm.ws.ID); len(got) != 1 {
 			t.Fatalf("owners = %v; want exactly the one", got)
 		}
 
 		// With a second owner, either can go.
-		second, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, tm.admin.ID, tenant.RoleOwner)
-		if err != nil || second.Role != tenant.RoleOwner {
+		second, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, tm.admin.ID, access.RoleOwner)
+		if err != nil || second.Role != access.RoleOwner {
 			t.Fatalf("promote admin to owner = %+v, %v; want owner", second, err)
 		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, tm.owner.ID, tenant.RoleMember); err != nil {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, tm.owner.ID, access.RoleMember); err != nil {
 			t.Fatalf("demote one of two owners = %v; want nil", err)
 		}
-		p2 := e.principal(t, tm.ws.ID, tm.admin.ID)
-		if err := e.svc.RemoveMember(e.ctx, p2, tm.ws.ID, tm.admin.ID); !errors.Is(err, tenant.ErrLastOwner) {
+		// The admin's principal, made before its promotion, acts as an owner now.
+		if err := sys.Tenants.RemoveMember(ctx, tm.pAdmin, tm.ws.ID, tm.admin.ID); !errors.Is(err, tenant.ErrLastOwner) {
 			t.Errorf("the remaining owner removes itself = %v; want ErrLastOwner", err)
 		}
-		if err := e.svc.RemoveMember(e.ctx, p2, tm.ws.ID, tm.owner.ID); err != nil {
+		if err := sys.Tenants.RemoveMember(ctx, tm.pAdmin, tm.ws.ID, tm.owner.ID); err != nil {
 			t.Errorf("owner removes the demoted first owner = %v; want nil", err)
 		}
-		if got := owners(t, e, p2, tm.ws.ID); len(got) != 1 || got[0] != tm.admin.ID {
+		if got := owners(t, sys, tm.pAdmin, tm.ws.ID); len(got) != 1 || got[0] != tm.admin.ID {
 			t.Errorf("owners = %v; want [%s]", got, tm.admin.ID)
 		}
 	})
@@ -345,27 +389,27 @@ func TestLastOwner(t *testing.T) {
 // workspace row lock (PostgreSQL) or the single writer (SQLite) must let only
 // one through, so the workspace keeps an owner.
 func TestLastOwnerRace(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
 		for round := range 8 {
-			ws, first := e.workspace(t, fmt.Sprintf("Race %d", round))
-			p1 := e.principal(t, ws.ID, first.ID)
-			second, err := e.svc.AddMember(e.ctx, p1, ws.ID, "second@race.example", "", tenant.RoleOwner)
+			ws, first := sys.Workspace(t, fmt.Sprintf("Race %d", round))
+			p1 := principal(t, sys, ws.ID, first.ID)
+			second, err := sys.Tenants.AddMember(ctx, p1, ws.ID, "second@race.example", "", access.RoleOwner)
 			if err != nil {
 				t.Fatalf("AddMember(owner): %v", err)
 			}
-			p2 := e.principal(t, ws.ID, second.ID)
+			p2 := principal(t, sys, ws.ID, second.ID)
 
 			start := make(chan struct{})
-			errs := make([]error, 2)
+			results := make([]error, 2)
 			var wg sync.WaitGroup
 			for i, job := range []struct {
-				p      tenant.Principal
+				p      access.Principal
 				target string
 			}{{p1, second.ID}, {p2, first.ID}} {
 				wg.Go(func() {
 					<-start
-					_, errs[i] = e.svc.ChangeMemberRole(e.ctx, job.p, ws.ID, job.target, tenant.RoleAdmin)
+					_, results[i] = sys.Tenants.ChangeMemberRole(ctx, job.p, ws.ID, job.target, access.RoleAdmin)
 				})
 			}
 			close(start)
@@ -374,11 +418,11 @@ func TestLastOwnerRace(t *testing.T) {
 			// The loser is refused either because it is no longer an owner
 			// (its role is re-read under the lock) or as the last owner.
 			ok, refused := 0, 0
-			for _, err := range errs {
+			for _, err := range results {
 				switch {
 				case err == nil:
 					ok++
-				case errors.Is(err, tenant.ErrForbidden), errors.Is(err, tenant.ErrLastOwner):
+				case errors.Is(err, access.ErrForbidden), errors.Is(err, tenant.ErrLastOwner):
 					refused++
 				default:
 					t.Errorf("round %d: ChangeMemberRole = %v; want nil, ErrForbidden or ErrLastOwner", round, err)
@@ -387,13 +431,13 @@ func TestLastOwnerRace(t *testing.T) {
 			if ok != 1 || refused != 1 {
 				t.Errorf("round %d: %d succeeded and %d were refused; want 1 and 1", round, ok, refused)
 			}
-			ms, err := db.ListMembers(e.ctx, ws.ID)
+			ms, err := sys.DB.ListMembers(ctx, ws.ID)
 			if err != nil {
 				t.Fatalf("ListMembers: %v", err)
 			}
 			n := 0
 			for _, m := range ms {
-				if m.Role == tenant.RoleOwner {
+				if m.Role == access.RoleOwner {
 					n++
 				}
 			}
@@ -404,37 +448,43 @@ func TestLastOwnerRace(t *testing.T) {
 	})
 }
 
-// TestDemotionTakesEffect checks that a workspace secret's role is read from
-// the database on every Authenticate, not from the token.
+// TestDemotionTakesEffect checks that a workspace secret carries no role: the
+// same secret, and even the same authenticated principal, acts with the
+// member's role of the moment; removing the member ends the secret.
 func TestDemotionTakesEffect(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Demote")
-		tok := e.wsSecret(t, tm.ws.ID, tm.admin.ID)
-		p, err := e.svc.Authenticate(e.ctx, tok)
-		if err != nil || p.Role != tenant.RoleAdmin {
-			t.Fatalf("Authenticate = %+v, %v; want role admin", p, err)
-		}
-		if _, err := e.svc.AddMember(e.ctx, p, tm.ws.ID, "before@team.example", "", ""); err != nil {
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Demote")
+		tok := sys.WorkspaceSecret(t, tm.ws.ID, tm.admin.ID)
+		p := sys.Principal(t, tok)
+		if _, err := sys.Tenants.AddMember(ctx, p, tm.ws.ID, "before@team.example", "", ""); err != nil {
 			t.Fatalf("admin AddMember before demotion = %v; want nil", err)
 		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, tm.admin.ID, tenant.RoleMember); err != nil {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, tm.admin.ID, access.RoleMember); err != nil {
 			t.Fatalf("ChangeMemberRole: %v", err)
 		}
-		p, err = e.svc.Authenticate(e.ctx, tok)
-		if err != nil || p.Role != tenant.RoleMember {
-			t.Fatalf("Authenticate after demotion = %+v, %v; want role member", p, err)
+		again := sys.Principal(t, tok)
+		if again != p {
+			t.Errorf("Authenticate after demotion = %+v; want the same principal %+v (it holds no role)", again, p)
 		}
-		if _, err := e.svc.AddMember(e.ctx, p, tm.ws.ID, "after@team.example", "", ""); !errors.Is(err, tenant.ErrForbidden) {
-			t.Errorf("AddMember after demotion = %v; want ErrForbidden", err)
+		for name, pp := range map[string]access.Principal{"old principal": p, "new principal": again} {
+			if _, err := sys.Tenants.AddMember(ctx, pp, tm.ws.ID, "after@team.example", "", ""); !errors.Is(err, access.ErrForbidden) {
+				t.Errorf("AddMember after demotion (%s) = %v; want ErrForbidden", name, err)
+			}
+		}
+		if _, err := sys.Tenants.ListMembers(ctx, p, tm.ws.ID); err != nil {
+			t.Errorf("ListMembers after demotion = %v; want nil (members may read)", err)
 		}
 
 		// Removing the member revokes the secrets issued to it.
-		if err := e.svc.RemoveMember(e.ctx, tm.pOwner, tm.ws.ID, tm.admin.ID); err != nil {
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, tm.admin.ID); err != nil {
 			t.Fatalf("RemoveMember: %v", err)
 		}
-		if p, err := e.svc.Authenticate(e.ctx, tok); !errors.Is(err, tenant.ErrUnauthorized) {
+		if p, err := sys.Tenants.Authenticate(ctx, tok); !errors.Is(err, tenant.ErrUnauthorized) {
 			t.Errorf("Authenticate(secret of a removed member) = %+v, %v; want ErrUnauthorized", p, err)
+		}
+		if _, err := sys.Tenants.ListMembers(ctx, p, tm.ws.ID); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("ListMembers(principal of a removed member) = %v; want ErrForbidden", err)
 		}
 	})
 }
@@ -443,85 +493,103 @@ func TestDemotionTakesEffect(t *testing.T) {
 // demoted, as a request in flight during the demotion would: role changes
 // and removals re-read the caller's role under the workspace lock.
 func TestStalePrincipal(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Stale")
-		second, err := e.svc.AddMember(e.ctx, tm.pOwner, tm.ws.ID, "second@team.example", "", tenant.RoleOwner)
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Stale")
+		second, err := sys.Tenants.AddMember(ctx, tm.pOwner, tm.ws.ID, "second@team.example", "", access.RoleOwner)
 		if err != nil {
 			t.Fatalf("AddMember(owner): %v", err)
 		}
-		stale := e.principal(t, tm.ws.ID, second.ID)
+		stale := principal(t, sys, tm.ws.ID, second.ID)
 		staleAdmin := tm.pAdmin
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, second.ID, tenant.RoleAdmin); err != nil {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, second.ID, access.RoleAdmin); err != nil {
 			t.Fatalf("demote second owner: %v", err)
 		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, tm.pOwner, tm.ws.ID, tm.admin.ID, tenant.RoleMember); err != nil {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, tm.pOwner, tm.ws.ID, tm.admin.ID, access.RoleMember); err != nil {
 			t.Fatalf("demote admin: %v", err)
 		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, stale, tm.ws.ID, tm.member.ID, tenant.RoleOwner); !errors.Is(err, tenant.ErrForbidden) {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, stale, tm.ws.ID, tm.member.ID, access.RoleOwner); !errors.Is(err, access.ErrForbidden) {
 			t.Errorf("demoted owner grants owner = %v; want ErrForbidden", err)
 		}
-		if err := e.svc.RemoveMember(e.ctx, stale, tm.ws.ID, tm.owner.ID); !errors.Is(err, tenant.ErrForbidden) {
+		if err := sys.Tenants.RemoveMember(ctx, stale, tm.ws.ID, tm.owner.ID); !errors.Is(err, access.ErrForbidden) {
 			t.Errorf("demoted owner removes an owner = %v; want ErrForbidden", err)
 		}
-		if _, err := e.svc.ChangeMemberRole(e.ctx, staleAdmin, tm.ws.ID, tm.member.ID, tenant.RoleAdmin); !errors.Is(err, tenant.ErrForbidden) {
+		if _, err := sys.Tenants.ChangeMemberRole(ctx, staleAdmin, tm.ws.ID, tm.member.ID, access.RoleAdmin); !errors.Is(err, access.ErrForbidden) {
 			t.Errorf("demoted admin promotes a member = %v; want ErrForbidden", err)
 		}
-		if err := e.svc.RemoveMember(e.ctx, tm.pOwner, tm.ws.ID, second.ID); err != nil {
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, second.ID); err != nil {
 			t.Fatalf("RemoveMember: %v", err)
 		}
-		if err := e.svc.RemoveMember(e.ctx, stale, tm.ws.ID, tm.member.ID); !errors.Is(err, tenant.ErrForbidden) {
+		if err := sys.Tenants.RemoveMember(ctx, stale, tm.ws.ID, tm.member.ID); !errors.Is(err, access.ErrForbidden) {
 			t.Errorf("removed member removes a member = %v; want ErrForbidden", err)
 		}
-		if got := owners(t, e, tm.pOwner, tm.ws.ID); len(got) != 1 || got[0] != tm.owner.ID {
+		if got := owners(t, sys, tm.pOwner, tm.ws.ID); len(got) != 1 || got[0] != tm.owner.ID {
 			t.Errorf("owners = %v; want [%s]", got, tm.owner.ID)
 		}
-		ms, _ := e.svc.ListMembers(e.ctx, tm.pOwner, tm.ws.ID)
-		if len(ms) != 3 {
-			t.Errorf("members = %d; want 3 (owner, demoted admin, member)", len(ms))
+		want := map[string]string{tm.owner.ID: access.RoleOwner, tm.admin.ID: access.RoleMember, tm.member.ID: access.RoleMember}
+		if got := roles(t, sys, tm.ws.ID); !reflect.DeepEqual(got, want) {
+			t.Errorf("members = %v; want %v (owner, demoted admin, member)", got, want)
 		}
 	})
 }
 
 func TestUpdateWorkspace(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
-		tm := e.team(t, "Patch")
-		e.workspace(t, "Taken")
-		e.clock.Advance(time.Hour)
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		tm := newTeam(t, sys, "Patch")
+		sys.Workspace(t, "Taken")
+		sys.Clock.Advance(time.Hour)
 
 		slug, req, logo, signup := "patched", "email", "https://cdn.example/logo.png", false
-		ws, err := e.svc.UpdateWorkspace(e.ctx, tm.pOwner, tm.ws.ID, tenant.WorkspacePatch{Slug: &slug, UserInfoRequirement: &req,
+		ws, err := sys.Tenants.UpdateWorkspace(ctx, tm.pOwner, tm.ws.ID, tenant.WorkspacePatch{Slug: &slug, UserInfoRequirement: &req,
 			LogoURL: &logo, PublicSignup: &signup, Settings: map[string]any{"onboarding": nil, "theme": "dark"}})
 		if err != nil {
 			t.Fatalf("UpdateWorkspace: %v", err)
 		}
-		got, err := e.svc.GetWorkspace(e.ctx, tm.ws.ID)
+		if ws.Membership == nil || ws.Membership.ID != tm.owner.ID || ws.Membership.Role != access.RoleOwner {
+			t.Errorf("UpdateWorkspace membership = %+v; want the owner's", ws.Membership)
+		}
+		got, err := sys.Tenants.GetWorkspace(ctx, tm.pUser, tm.ws.ID)
 		if err != nil {
 			t.Fatalf("GetWorkspace: %v", err)
 		}
 		if got.Name != tm.ws.Name || got.Slug != slug || got.UserInfoRequirement != req || got.LogoURL != logo || got.PublicSignup {
 			t.Errorf("stored workspace = %+v; want name kept and the patched fields set", got)
 		}
+		if got.Membership == nil || got.Membership.ID != tm.member.ID || got.Membership.Role != access.RoleMember {
+			t.Errorf("GetWorkspace(member) membership = %+v; want the member's", got.Membership)
+		}
 		var settings map[string]any
 		if err := json.Unmarshal(got.Settings, &settings); err != nil || !reflect.DeepEqual(settings, map[string]any{"theme": "dark"}) {
 			t.Errorf("settings = %s (%v); want onboarding removed and theme set", got.Settings, err)
 		}
-		if !ws.UpdatedAt.Equal(t0.Add(time.Hour).Truncate(time.Microsecond)) {
-			t.Errorf("updated_at = %v; want the clock", ws.UpdatedAt)
+		if want := servertest.Start().Add(time.Hour).Truncate(time.Microsecond); !ws.UpdatedAt.Equal(want) || !got.UpdatedAt.Equal(want) {
+			t.Errorf("updated_at = %v (stored %v); want the clock %v", ws.UpdatedAt, got.UpdatedAt, want)
 		}
 		taken := "taken"
-		if _, err := e.svc.UpdateWorkspace(e.ctx, tm.pOwner, tm.ws.ID, tenant.WorkspacePatch{Slug: &taken}); !errors.Is(err, tenant.ErrSlugTaken) {
+		if _, err := sys.Tenants.UpdateWorkspace(ctx, tm.pOwner, tm.ws.ID, tenant.WorkspacePatch{Slug: &taken}); !errors.Is(err, tenant.ErrSlugTaken) {
 			t.Errorf("UpdateWorkspace(taken slug) = %v; want ErrSlugTaken", err)
 		}
-		bad := "all"
-		var ie *tenant.InvalidError
-		if _, err := e.svc.UpdateWorkspace(e.ctx, tm.pOwner, tm.ws.ID, tenant.WorkspacePatch{UserInfoRequirement: &bad}); !errors.As(err, &ie) {
-			t.Errorf("UpdateWorkspace(user_info_requirement all) = %v; want *InvalidError", err)
+		for _, tc := range []struct {
+			name  string
+			patch tenant.WorkspacePatch
+			field string
+		}{
+			{"user_info_requirement all", tenant.WorkspacePatch{UserInfoRequirement: ptr("all")}, "user_info_requirement"},
+			{"relative logo", tenant.WorkspacePatch{LogoURL: ptr("/logo.png")}, "logo_url"},
+			{"blank name", tenant.WorkspacePatch{Name: ptr(" ")}, "name"},
+			{"upper-case slug", tenant.WorkspacePatch{Slug: ptr("Patched")}, "slug"},
+			{"huge settings", tenant.WorkspacePatch{Settings: map[string]any{"blob": strings.Repeat("x", 17<<10)}}, "settings"},
+		} {
+			_, err := sys.Tenants.UpdateWorkspace(ctx, tm.pOwner, tm.ws.ID, tc.patch)
+			checkInvalid(t, "UpdateWorkspace("+tc.name+")", err, tc.field)
 		}
-		rel := "/logo.png"
-		if _, err := e.svc.UpdateWorkspace(e.ctx, tm.pOwner, tm.ws.ID, tenant.WorkspacePatch{LogoURL: &rel}); !errors.As(err, &ie) {
-			t.Errorf("UpdateWorkspace(relative logo) = %v; want *InvalidError", err)
+		after, err := sys.Tenants.GetWorkspace(ctx, operator, tm.ws.ID)
+		if err != nil || after.Slug != slug || after.Name != tm.ws.Name || !after.UpdatedAt.Equal(got.UpdatedAt) {
+			t.Errorf("after refused patches workspace = %+v, %v; want it unchanged", after, err)
+		}
+		if _, err := sys.Tenants.UpdateWorkspace(ctx, operator, "no-such-workspace", tenant.WorkspacePatch{Name: ptr("X")}); !errors.Is(err, tenant.ErrWorkspaceNotFound) {
+			t.Errorf("operator UpdateWorkspace(unknown) = %v; want ErrWorkspaceNotFound", err)
 		}
 	})
 }

@@ -8,20 +8,40 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
-// Workspace is a workspace as the API shows it.
+// Workspace is a workspace as stored.
 type Workspace = store.Workspace
 
 // Member is a workspace member.
 type Member = store.Member
 
+// WorkspaceView is a workspace with the caller's membership: nil for the
+// operator, who is no member.
+type WorkspaceView struct {
+	Workspace
+	Membership *Member
+}
+
+// NewWorkspace is what CreateWorkspace made: the workspace, its first owner
+// and, for a member who created it, a workspace secret acting for them in it
+// (a secret is scoped to one workspace).
+type NewWorkspace struct {
+	Workspace Workspace
+	Owner     Member
+	Secret    string
+}
+
 // WorkspaceInput creates a workspace.
 type WorkspaceInput struct {
-	Name       string
-	Slug       string // derived from Name when empty
-	OwnerEmail string // the first owner; required
+	Name string
+	Slug string // derived from Name when empty
+	// OwnerEmail and OwnerName name the first owner when the operator creates
+	// the workspace; a member creating one becomes its owner.
+	OwnerEmail string
 	OwnerName  string
 }
 
@@ -36,6 +56,8 @@ type WorkspacePatch struct {
 }
 
 var slugRe = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)
+
+const slugRule = "must be lower-case letters, digits and dashes"
 
 // Slugify derives a URL-friendly slug from a name.
 func Slugify(name string) string {
@@ -64,10 +86,10 @@ func Slugify(name string) string {
 func checkName(field, v string) error {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return invalid(field, "is required")
+		return errs.Invalidf(field, "is required")
 	}
 	if len(v) > 100 {
-		return invalid(field, "must be at most 100 characters")
+		return errs.Invalidf(field, "must be at most 100 characters")
 	}
 	return nil
 }
@@ -75,74 +97,157 @@ func checkName(field, v string) error {
 func checkEmail(field, v string) (string, error) {
 	a, err := mail.ParseAddress(v)
 	if err != nil || a.Address != strings.TrimSpace(v) || !strings.Contains(a.Address, "@") {
-		return "", invalid(field, "must be an e-mail address")
+		return "", errs.Invalidf(field, "must be an e-mail address")
 	}
 	return strings.ToLower(a.Address), nil
 }
 
-// CreateWorkspace creates a workspace and its first owner.
-func (s *Service) CreateWorkspace(ctx context.Context, in WorkspaceInput) (Workspace, Member, error) {
-	if err := checkName("name", in.Name); err != nil {
-		return Workspace{}, Member{}, err
+// CreateWorkspace creates a workspace and its first owner. The operator names
+// the owner; a member (by a workspace secret of any role) creates a workspace
+// it owns and gets a secret for it. Apps' secrets and keys may not.
+func (s *Service) CreateWorkspace(ctx context.Context, p access.Principal, in WorkspaceInput) (_ NewWorkspace, err error) {
+	defer errs.Wrap(&err, "create workspace")
+	if p.Kind != access.KindOperator && p.Kind != access.KindWorkspaceSecret {
+		return NewWorkspace{}, access.ErrForbidden
 	}
-	email, err := checkEmail("owner_email", in.OwnerEmail)
-	if err != nil {
-		return Workspace{}, Member{}, err
-	}
-	slug := in.Slug
-	if slug == "" {
-		slug = Slugify(in.Name)
-	} else if !slugRe.MatchString(slug) {
-		return Workspace{}, Member{}, invalid("slug", "must be lower-case letters, digits and dashes")
-	}
-	now := s.clock()
-	ws := Workspace{ID: newID(), Name: strings.TrimSpace(in.Name), Slug: slug, Settings: []byte(`{"onboarding":{"fullName":false,"companyName":false}}`),
-		PublicSignup: true, UserInfoRequirement: "none", CreatedAt: now, UpdatedAt: now}
-	owner := Member{ID: newID(), WorkspaceID: ws.ID, Email: email, Name: strings.TrimSpace(in.OwnerName), Role: RoleOwner, CreatedAt: now, UpdatedAt: now}
+	var out NewWorkspace
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.CreateWorkspace(ctx, ws); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				return ErrSlugTaken
+		now := s.clock()
+		out.Owner = Member{ID: newID(), Role: access.RoleOwner, CreatedAt: now, UpdatedAt: now}
+		if p.Kind == access.KindWorkspaceSecret {
+			me, err := tx.GetMember(ctx, p.WorkspaceID, p.MemberID)
+			if err != nil {
+				return notFound(err, access.ErrForbidden)
 			}
+			out.Owner.Email, out.Owner.Name = me.Email, me.Name
+		} else {
+			email, err := checkEmail("owner_email", in.OwnerEmail)
+			if err != nil {
+				return err
+			}
+			out.Owner.Email, out.Owner.Name = email, strings.TrimSpace(in.OwnerName)
+		}
+		if err := checkName("name", in.Name); err != nil {
 			return err
 		}
-		return tx.CreateMember(ctx, owner)
+		slug := in.Slug
+		if slug == "" {
+			slug = Slugify(in.Name)
+		} else if !slugRe.MatchString(slug) {
+			return errs.Invalidf("slug", slugRule)
+		}
+		out.Workspace = Workspace{ID: newID(), Name: strings.TrimSpace(in.Name), Slug: slug,
+			Settings: []byte(`{"onboarding":{"fullName":false,"companyName":false}}`), PublicSignup: true,
+			UserInfoRequirement: "none", CreatedAt: now, UpdatedAt: now}
+		out.Owner.WorkspaceID = out.Workspace.ID
+		if err := tx.CreateWorkspace(ctx, out.Workspace); err != nil {
+			return conflict(err, ErrSlugTaken)
+		}
+		if err := tx.CreateMember(ctx, out.Owner); err != nil {
+			return err
+		}
+		if p.Kind != access.KindWorkspaceSecret {
+			return nil
+		}
+		out.Secret, _, err = s.newWorkspaceSecret(ctx, tx, out.Owner, "created by API")
+		return err
 	})
 	if err != nil {
-		return Workspace{}, Member{}, err
+		return NewWorkspace{}, err
 	}
-	return ws, owner, nil
+	return out, nil
 }
 
-// GetWorkspace returns a workspace.
-func (s *Service) GetWorkspace(ctx context.Context, id string) (Workspace, error) {
-	ws, err := s.db.GetWorkspace(ctx, id)
-	return ws, notFound(err, ErrWorkspaceNotFound)
+// view adds the caller's membership to a workspace, read in q.
+func view(ctx context.Context, q store.Queries, p access.Principal, ws Workspace) (WorkspaceView, error) {
+	v := WorkspaceView{Workspace: ws}
+	if p.Kind != access.KindWorkspaceSecret {
+		return v, nil
+	}
+	m, err := q.GetMember(ctx, ws.ID, p.MemberID)
+	if err != nil {
+		return v, notFound(err, access.ErrForbidden)
+	}
+	v.Membership = &m
+	return v, nil
 }
 
-// ListWorkspaces returns every workspace (operator use).
-func (s *Service) ListWorkspaces(ctx context.Context) ([]Workspace, error) {
-	return s.db.ListWorkspaces(ctx)
-}
-
-// UpdateWorkspace applies p; only owners and admins may.
-func (s *Service) UpdateWorkspace(ctx context.Context, p Principal, id string, patch WorkspacePatch) (Workspace, error) {
-	if err := p.Require(id, RoleAdmin); err != nil {
-		return Workspace{}, err
+// GetWorkspace returns a workspace to one of its members (or the operator).
+func (s *Service) GetWorkspace(ctx context.Context, p access.Principal, id string) (_ WorkspaceView, err error) {
+	defer errs.Wrap(&err, "get workspace")
+	if _, err := access.Workspace(ctx, s.db.Queries, p, id, access.RoleMember); err != nil {
+		return WorkspaceView{}, err
 	}
 	ws, err := s.db.GetWorkspace(ctx, id)
 	if err != nil {
-		return ws, notFound(err, ErrWorkspaceNotFound)
+		return WorkspaceView{}, notFound(err, ErrWorkspaceNotFound)
 	}
+	return view(ctx, s.db.Queries, p, ws)
+}
+
+// ListWorkspaces lists what the caller may see: a member its own workspace
+// (a workspace secret is scoped to one), the operator every workspace.
+func (s *Service) ListWorkspaces(ctx context.Context, p access.Principal) (_ []WorkspaceView, err error) {
+	defer errs.Wrap(&err, "list workspaces")
+	switch p.Kind {
+	case access.KindOperator:
+		wss, err := s.db.ListWorkspaces(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]WorkspaceView, 0, len(wss))
+		for _, ws := range wss {
+			out = append(out, WorkspaceView{Workspace: ws})
+		}
+		return out, nil
+	case access.KindWorkspaceSecret:
+		v, err := s.GetWorkspace(ctx, p, p.WorkspaceID)
+		if err != nil {
+			return nil, err
+		}
+		return []WorkspaceView{v}, nil
+	}
+	return nil, access.ErrForbidden
+}
+
+// UpdateWorkspace applies a patch; owners and admins may.
+func (s *Service) UpdateWorkspace(ctx context.Context, p access.Principal, id string, patch WorkspacePatch) (_ WorkspaceView, err error) {
+	defer errs.Wrap(&err, "update workspace")
+	var out WorkspaceView
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		// The workspace row first, then the caller's member row: the order
+		// member changes take too, so the two cannot deadlock.
+		ws, err := lockWorkspace(ctx, tx, p, id)
+		if err != nil {
+			return err
+		}
+		if _, err := access.Workspace(ctx, tx.Queries, p, id, access.RoleAdmin); err != nil {
+			return err
+		}
+		if err := applyWorkspace(&ws, patch); err != nil {
+			return err
+		}
+		ws.UpdatedAt = s.clock()
+		if err := tx.UpdateWorkspace(ctx, ws); err != nil {
+			return notFound(conflict(err, ErrSlugTaken), ErrWorkspaceNotFound)
+		}
+		out, err = view(ctx, tx.Queries, p, ws)
+		return err
+	})
+	return out, err
+}
+
+// applyWorkspace validates and copies every set field of patch onto ws.
+func applyWorkspace(ws *Workspace, patch WorkspacePatch) error {
 	if patch.Name != nil {
 		if err := checkName("name", *patch.Name); err != nil {
-			return ws, err
+			return err
 		}
 		ws.Name = strings.TrimSpace(*patch.Name)
 	}
 	if patch.Slug != nil {
 		if !slugRe.MatchString(*patch.Slug) {
-			return ws, invalid("slug", "must be lower-case letters, digits and dashes")
+			return errs.Invalidf("slug", slugRule)
 		}
 		ws.Slug = *patch.Slug
 	}
@@ -158,7 +263,7 @@ func (s *Service) UpdateWorkspace(ctx context.Context, p Principal, id string, p
 		}
 		b, err := json.Marshal(cur)
 		if err != nil || len(b) > 16<<10 {
-			return ws, invalid("settings", "must be a JSON object of at most 16 KiB")
+			return errs.Invalidf("settings", "must be a JSON object of at most 16 KiB")
 		}
 		ws.Settings = b
 	}
@@ -170,105 +275,106 @@ func (s *Service) UpdateWorkspace(ctx context.Context, p Principal, id string, p
 		case "none", "email", "full":
 			ws.UserInfoRequirement = *patch.UserInfoRequirement
 		default:
-			return ws, invalid("user_info_requirement", "must be none, email or full")
+			return errs.Invalidf("user_info_requirement", "must be none, email or full")
 		}
 	}
 	if patch.LogoURL != nil {
 		if *patch.LogoURL != "" {
 			if _, err := checkURL("logo_url", *patch.LogoURL); err != nil {
-				return ws, err
+				return err
 			}
 		}
 		ws.LogoURL = *patch.LogoURL
 	}
-	ws.UpdatedAt = s.clock()
-	if err := s.db.UpdateWorkspace(ctx, ws); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return ws, ErrSlugTaken
-		}
-		return ws, notFound(err, ErrWorkspaceNotFound)
-	}
-	return ws, nil
+	return nil
 }
 
 // ListMembers lists a workspace's members; any member may.
-func (s *Service) ListMembers(ctx context.Context, p Principal, workspaceID string) ([]Member, error) {
-	if err := p.Require(workspaceID, RoleMember); err != nil {
+func (s *Service) ListMembers(ctx context.Context, p access.Principal, workspaceID string) (_ []Member, err error) {
+	defer errs.Wrap(&err, "list members")
+	if _, err := access.Workspace(ctx, s.db.Queries, p, workspaceID, access.RoleMember); err != nil {
 		return nil, err
 	}
 	return s.db.ListMembers(ctx, workspaceID)
 }
 
-// GetMember returns one member; any member may.
-func (s *Service) GetMember(ctx context.Context, p Principal, workspaceID, id string) (Member, error) {
-	if err := p.Require(workspaceID, RoleMember); err != nil {
-		return Member{}, err
-	}
-	m, err := s.db.GetMember(ctx, workspaceID, id)
-	return m, notFound(err, ErrMemberNotFound)
-}
-
 // AddMember adds a member. Admins may add admins and members; only owners may add owners.
-func (s *Service) AddMember(ctx context.Context, p Principal, workspaceID, email, name, role string) (Member, error) {
-	if err := p.Require(workspaceID, RoleAdmin); err != nil {
-		return Member{}, err
-	}
-	addr, err := checkEmail("email", email)
-	if err != nil {
-		return Member{}, err
-	}
-	if role == "" {
-		role = RoleMember
-	}
-	if !ValidRole(role) {
-		return Member{}, invalid("role", "must be owner, admin or member")
-	}
-	if role == RoleOwner && p.Role != RoleOwner {
-		return Member{}, ErrForbidden
-	}
-	now := s.clock()
-	m := Member{ID: newID(), WorkspaceID: workspaceID, Email: addr, Name: strings.TrimSpace(name), Role: role, CreatedAt: now, UpdatedAt: now}
-	if err := s.db.CreateMember(ctx, m); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return Member{}, ErrMemberExists
+func (s *Service) AddMember(ctx context.Context, p access.Principal, workspaceID, email, name, role string) (_ Member, err error) {
+	defer errs.Wrap(&err, "add member")
+	var m Member
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		actor, err := s.lockForMembers(ctx, tx, p, workspaceID)
+		if err != nil {
+			return err
 		}
+		addr, err := checkEmail("email", email)
+		if err != nil {
+			return err
+		}
+		if role == "" {
+			role = access.RoleMember
+		}
+		if !access.ValidRole(role) {
+			return errs.Invalidf("role", "must be owner, admin or member")
+		}
+		if role == access.RoleOwner && actor != access.RoleOwner {
+			return access.ErrForbidden
+		}
+		now := s.clock()
+		m = Member{ID: newID(), WorkspaceID: workspaceID, Email: addr, Name: strings.TrimSpace(name), Role: role, CreatedAt: now, UpdatedAt: now}
+		return conflict(tx.CreateMember(ctx, m), ErrMemberExists)
+	})
+	if err != nil {
 		return Member{}, err
 	}
 	return m, nil
 }
 
+// lockForMembers locks the workspace, so checks such as "one owner remains"
+// cannot race, and returns the caller's role, read after the lock: a caller
+// demoted or removed meanwhile acts on its new role, not its old one.
+// Members are changed by owners and admins.
+func (s *Service) lockForMembers(ctx context.Context, tx *store.Tx, p access.Principal, workspaceID string) (string, error) {
+	if _, err := lockWorkspace(ctx, tx, p, workspaceID); err != nil {
+		return "", err
+	}
+	return access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin)
+}
+
+// lockWorkspace reads a workspace and locks its row until the transaction
+// ends. An unknown id is ErrWorkspaceNotFound to the operator and
+// ErrForbidden to anyone else, so ids cannot be probed.
+func lockWorkspace(ctx context.Context, tx *store.Tx, p access.Principal, id string) (Workspace, error) {
+	ws, err := tx.LockWorkspace(ctx, id)
+	if errors.Is(err, store.ErrNotFound) && p.Kind != access.KindOperator {
+		return ws, access.ErrForbidden
+	}
+	return ws, notFound(err, ErrWorkspaceNotFound)
+}
+
 // ChangeMemberRole changes a member's role. Only owners may grant or take away
 // the owner role, and the last owner cannot be demoted.
-func (s *Service) ChangeMemberRole(ctx context.Context, p Principal, workspaceID, id, role string) (Member, error) {
-	if err := p.Require(workspaceID, RoleAdmin); err != nil {
-		return Member{}, err
-	}
-	if !ValidRole(role) {
-		return Member{}, invalid("role", "must be owner, admin or member")
-	}
+func (s *Service) ChangeMemberRole(ctx context.Context, p access.Principal, workspaceID, id, role string) (_ Member, err error) {
+	defer errs.Wrap(&err, "change member role")
 	var out Member
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.LockWorkspace(ctx, workspaceID); err != nil {
-			return notFound(err, ErrWorkspaceNotFound)
-		}
-		actor, err := actingRole(ctx, tx, p, workspaceID)
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		actor, err := s.lockForMembers(ctx, tx, p, workspaceID)
 		if err != nil {
 			return err
+		}
+		if !access.ValidRole(role) {
+			return errs.Invalidf("role", "must be owner, admin or member")
 		}
 		m, err := tx.GetMember(ctx, workspaceID, id)
 		if err != nil {
 			return notFound(err, ErrMemberNotFound)
 		}
-		if (m.Role == RoleOwner || role == RoleOwner) && actor != RoleOwner {
-			return ErrForbidden
+		if (m.Role == access.RoleOwner || role == access.RoleOwner) && actor != access.RoleOwner {
+			return access.ErrForbidden
 		}
-		if m.Role == RoleOwner && role != RoleOwner {
-			n, err := tx.CountOwners(ctx, workspaceID)
-			if err != nil {
+		if m.Role == access.RoleOwner && role != access.RoleOwner {
+			if err := lastOwner(ctx, tx, workspaceID); err != nil {
 				return err
-			}
-			if n <= 1 {
-				return ErrLastOwner
 			}
 		}
 		m.Role, m.UpdatedAt = role, s.clock()
@@ -280,15 +386,10 @@ func (s *Service) ChangeMemberRole(ctx context.Context, p Principal, workspaceID
 
 // RemoveMember removes a member (revoking the API secrets issued to them).
 // Only owners may remove an owner, and never the last one.
-func (s *Service) RemoveMember(ctx context.Context, p Principal, workspaceID, id string) error {
-	if err := p.Require(workspaceID, RoleAdmin); err != nil {
-		return err
-	}
+func (s *Service) RemoveMember(ctx context.Context, p access.Principal, workspaceID, id string) (err error) {
+	defer errs.Wrap(&err, "remove member")
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.LockWorkspace(ctx, workspaceID); err != nil {
-			return notFound(err, ErrWorkspaceNotFound)
-		}
-		actor, err := actingRole(ctx, tx, p, workspaceID)
+		actor, err := s.lockForMembers(ctx, tx, p, workspaceID)
 		if err != nil {
 			return err
 		}
@@ -296,38 +397,26 @@ func (s *Service) RemoveMember(ctx context.Context, p Principal, workspaceID, id
 		if err != nil {
 			return notFound(err, ErrMemberNotFound)
 		}
-		if m.Role == RoleOwner {
-			if actor != RoleOwner {
-				return ErrForbidden
+		if m.Role == access.RoleOwner {
+			if actor != access.RoleOwner {
+				return access.ErrForbidden
 			}
-			n, err := tx.CountOwners(ctx, workspaceID)
-			if err != nil {
+			if err := lastOwner(ctx, tx, workspaceID); err != nil {
 				return err
-			}
-			if n <= 1 {
-				return ErrLastOwner
 			}
 		}
 		return notFound(tx.DeleteMember(ctx, workspaceID, id), ErrMemberNotFound)
 	})
 }
 
-// actingRole re-reads the caller's role once the workspace is locked. The
-// Principal was authenticated before the lock was taken, so a concurrent
-// demotion or removal of the caller must not let it act on its old role.
-func actingRole(ctx context.Context, tx *store.Tx, p Principal, workspaceID string) (string, error) {
-	if p.MemberID == "" {
-		return p.Role, nil
-	}
-	m, err := tx.GetMember(ctx, workspaceID, p.MemberID)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", ErrForbidden
-	}
+// lastOwner refuses to take away the workspace's only owner.
+func lastOwner(ctx context.Context, tx *store.Tx, workspaceID string) error {
+	n, err := tx.CountOwners(ctx, workspaceID)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if roleRank[m.Role] < roleRank[RoleAdmin] {
-		return "", ErrForbidden
+	if n <= 1 {
+		return ErrLastOwner
 	}
-	return m.Role, nil
+	return nil
 }

@@ -2,6 +2,7 @@ package token
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,15 +53,22 @@ func forbiddenHeader(name string) bool {
 // Keyring holds the signing and verification keys in memory. It is safe for
 // concurrent use; readers load an immutable snapshot without locking.
 type Keyring struct {
-	snap      atomic.Pointer[keySnapshot]
-	onUnknown atomic.Pointer[func()]
+	snap   atomic.Pointer[keySnapshot]
+	source KeySource
+	gate   reloadGate
 }
 
-// OnUnknownKey sets a hook that Verify calls when a token names a kid the
-// keyring does not hold (another replica, or the CLI, may just have made the
-// key); the hook loads newer keys with Replace, and Verify looks once more.
-// The hook should rate-limit itself: any caller can present a made-up kid.
-func (k *Keyring) OnUnknownKey(hook func()) { k.onUnknown.Store(&hook) }
+// KeySet is what a keyring holds: the key that signs new tokens, the keys
+// that verify (the signer is always one), and the keys the JWKS publishes.
+type KeySet struct {
+	Signer    *Key
+	Verify    []*Key
+	Published []*Key
+}
+
+// KeySource reads the current keys from wherever they are kept (it may do
+// I/O; this package does none itself).
+type KeySource func(ctx context.Context) (KeySet, error)
 
 // keySnapshot is never modified after it is stored.
 type keySnapshot struct {
@@ -70,9 +79,14 @@ type keySnapshot struct {
 
 const emptyJWKS = `{"keys":[]}`
 
-// NewKeyring returns an empty keyring: it verifies nothing and cannot sign until Replace is called.
-func NewKeyring() *Keyring {
-	k := &Keyring{}
+// NewKeyring returns an empty keyring that loads its keys from source on
+// Reload. When a token names a kid the keyring does not hold (another
+// replica, or the command line, may just have made the key), Verify reloads
+// once and looks again, at most once a second whatever the callers present,
+// so made-up kids cost nothing. A nil source makes a keyring that holds what
+// Replace gives it.
+func NewKeyring(source KeySource) *Keyring {
+	k := &Keyring{source: source}
 	k.snap.Store(&keySnapshot{verify: map[string]*Key{}, jwks: []byte(emptyJWKS)})
 	return k
 }
@@ -83,6 +97,62 @@ func (k *Keyring) load() *keySnapshot {
 		return s
 	}
 	return &keySnapshot{jwks: []byte(emptyJWKS)}
+}
+
+// Reload replaces the keys with what the source holds now.
+func (k *Keyring) Reload(ctx context.Context) error {
+	if k.source == nil {
+		return nil
+	}
+	set, err := k.source(ctx)
+	if err != nil {
+		return fmt.Errorf("token: reload keys: %w", err)
+	}
+	k.Replace(set.Signer, set.Verify, set.Published)
+	return nil
+}
+
+// reloadGate lets one unknown-kid reload run at a time and at most one a second.
+type reloadGate struct {
+	mu       sync.Mutex
+	last     time.Time     // when the last reload started
+	inflight chan struct{} // closed when the running reload ends; nil when none runs
+}
+
+// reloadTimeout bounds one unknown-kid reload. The reload serves every caller
+// waiting for it, so it is not tied to any one request's context.
+const reloadTimeout = 2 * time.Second
+
+// reloadSoon reloads unless a reload started less than a second ago; a
+// caller that finds one running waits for it. The source's I/O runs outside
+// the gate's lock, so a slow database never holds other verifications.
+func (k *Keyring) reloadSoon() {
+	if k.source == nil {
+		return
+	}
+	g := &k.gate
+	g.mu.Lock()
+	if ch := g.inflight; ch != nil {
+		g.mu.Unlock()
+		<-ch
+		return
+	}
+	if time.Since(g.last) < time.Second {
+		g.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	g.inflight, g.last = ch, time.Now()
+	g.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+	_ = k.Reload(ctx) // a failed reload leaves the keys as they were; the source reports it
+	cancel()
+
+	g.mu.Lock()
+	g.inflight = nil
+	g.mu.Unlock()
+	close(ch)
 }
 
 // Replace installs a new snapshot. signer signs new tokens (nil makes Sign fail);
@@ -217,11 +287,8 @@ func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
 	}
 	key, ok := k.load().verify[kid]
 	if !ok {
-		if hook := k.onUnknown.Load(); hook != nil {
-			(*hook)()
-			key, ok = k.load().verify[kid]
-		}
-		if !ok {
+		k.reloadSoon()
+		if key, ok = k.load().verify[kid]; !ok {
 			return "", fmt.Errorf("%w: unknown kid", ErrInvalid)
 		}
 	}

@@ -1,6 +1,7 @@
 package token
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/hmac"
 	"crypto/rand"
@@ -10,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +49,7 @@ func sampleClaims() accessClaims {
 func newRing(t testing.TB) (*Keyring, *Key) {
 	t.Helper()
 	key := mustKey(t)
-	ring := NewKeyring()
+	ring := NewKeyring(nil)
 	ring.Replace(key, nil, []*Key{key})
 	return ring, key
 }
@@ -293,7 +296,7 @@ func TestVerifyUnknownKid(t *testing.T) {
 	if _, err := ringA.Verify(raw, TypeAccess, &got); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Verify(token from another keyring) error = %v; want ErrInvalid", err)
 	}
-	if _, err := NewKeyring().Verify(raw, TypeAccess, &got); !errors.Is(err, ErrInvalid) {
+	if _, err := NewKeyring(nil).Verify(raw, TypeAccess, &got); !errors.Is(err, ErrInvalid) {
 		t.Errorf("empty keyring Verify() error = %v; want ErrInvalid", err)
 	}
 	var zero Keyring
@@ -319,7 +322,7 @@ func TestVerifyWrongKeyForKid(t *testing.T) {
 
 func TestKeyRotation(t *testing.T) {
 	oldKey, newKey := mustKey(t), mustKey(t)
-	ring := NewKeyring()
+	ring := NewKeyring(nil)
 	ring.Replace(oldKey, nil, []*Key{oldKey})
 	oldTok, err := ring.Sign(TypeAccess, sampleClaims())
 	if err != nil {
@@ -365,7 +368,7 @@ func TestKeyRotation(t *testing.T) {
 
 func TestVerifyOnlySignerAndNoSigner(t *testing.T) {
 	key := mustKey(t)
-	ring := NewKeyring()
+	ring := NewKeyring(nil)
 	if _, err := ring.Sign(TypeAccess, sampleClaims()); err == nil {
 		t.Errorf("Sign() on empty keyring: err = nil; want error")
 	}
@@ -386,7 +389,7 @@ func TestVerifyOnlySignerAndNoSigner(t *testing.T) {
 }
 
 func TestJWKS(t *testing.T) {
-	if got := string(NewKeyring().JWKS()); got != `{"keys":[]}` {
+	if got := string(NewKeyring(nil).JWKS()); got != `{"keys":[]}` {
 		t.Errorf("empty JWKS() = %s; want {\"keys\":[]}", got)
 	}
 	var zero Keyring
@@ -395,7 +398,7 @@ func TestJWKS(t *testing.T) {
 	}
 
 	a, b, unpublished := mustKey(t), mustKey(t), mustKey(t)
-	ring := NewKeyring()
+	ring := NewKeyring(nil)
 	ring.Replace(a, []*Key{unpublished}, []*Key{a, b, a, nil})
 	raw := ring.JWKS()
 
@@ -479,7 +482,7 @@ func TestPeek(t *testing.T) {
 
 func TestKeyringConcurrent(t *testing.T) {
 	keys := []*Key{mustKey(t), mustKey(t), mustKey(t)}
-	ring := NewKeyring()
+	ring := NewKeyring(nil)
 	ring.Replace(keys[0], keys, keys)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -709,7 +712,7 @@ func BenchmarkVerify(b *testing.B) {
 // ExampleKeyring_Sign shows the intended flow: sign, verify by type, then validate claims.
 func ExampleKeyring_Sign() {
 	key, _ := GenerateKey()
-	ring := NewKeyring()
+	ring := NewKeyring(nil)
 	ring.Replace(key, nil, []*Key{key})
 	now := time.Unix(1_900_000_000, 0)
 	raw, _ := ring.Sign(TypeAccess, Claims{Issuer: "https://auth.example.com", Audience: Audience{"app_1"}, Expiry: now.Unix() + 900})
@@ -721,37 +724,86 @@ func ExampleKeyring_Sign() {
 }
 
 // TestVerifyUnknownKidReloads: a token signed with a key the keyring does not
-// hold yet verifies once the unknown-key hook has loaded it, and the hook runs
-// only for unknown kids.
+// hold yet verifies once the source has been read again; a made-up kid
+// within the next second does not read the source again.
 func TestVerifyUnknownKidReloads(t *testing.T) {
-	ring, old := newRing(t)
-	newKey := mustKey(t)
-	other := NewKeyring()
+	old, newKey := mustKey(t), mustKey(t)
+	var mu sync.Mutex
+	calls, current := 0, KeySet{Signer: old, Published: []*Key{old}}
+	ring := NewKeyring(func(context.Context) (KeySet, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return current, nil
+	})
+	if err := ring.Reload(context.Background()); err != nil || calls != 1 {
+		t.Fatalf("Reload = %v (source calls %d); want nil, 1", err, calls)
+	}
+	other := NewKeyring(nil)
 	other.Replace(newKey, nil, nil)
 	raw, err := other.Sign(TypeAccess, sampleClaims())
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	current = KeySet{Signer: newKey, Verify: []*Key{old}, Published: []*Key{newKey, old}}
+	mu.Unlock()
 	var got accessClaims
-	if _, err := ring.Verify(raw, TypeAccess, &got); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("Verify before any hook = %v; want ErrInvalid", err)
-	}
-	calls := 0
-	ring.OnUnknownKey(func() {
-		calls++
-		ring.Replace(newKey, []*Key{old}, []*Key{newKey, old})
-	})
 	kid, err := ring.Verify(raw, TypeAccess, &got)
-	if err != nil || kid != newKey.ID || calls != 1 {
-		t.Fatalf("Verify after reload = %q, %v (hook calls %d); want %q, nil, 1", kid, err, calls, newKey.ID)
+	if err != nil || kid != newKey.ID || calls != 2 {
+		t.Fatalf("Verify(new kid) = %q, %v (source calls %d); want %q, nil, 2", kid, err, calls, newKey.ID)
 	}
-	if _, err := ring.Verify(raw, TypeAccess, &got); err != nil || calls != 1 {
-		t.Errorf("second Verify = %v, hook calls %d; want nil and no new call", err, calls)
+	if _, err := ring.Verify(raw, TypeAccess, &got); err != nil || calls != 2 {
+		t.Errorf("second Verify = %v, source calls %d; want nil and no new call", err, calls)
 	}
-	stranger := NewKeyring()
+	stranger := NewKeyring(nil)
 	stranger.Replace(mustKey(t), nil, nil)
 	forged, _ := stranger.Sign(TypeAccess, sampleClaims())
 	if _, err := ring.Verify(forged, TypeAccess, &got); !errors.Is(err, ErrInvalid) || calls != 2 {
-		t.Errorf("Verify(unknown after reload) = %v, hook calls %d; want ErrInvalid, 2", err, calls)
+		t.Errorf("Verify(unknown kid within a second of the last reload) = %v, source calls %d; want ErrInvalid, 2", err, calls)
+	}
+}
+
+// TestReloadWaitsOutsideTheLock: while one unknown-kid reload waits on a
+// slow source, verifications of known kids go on, and other callers with
+// unknown kids wait for that reload instead of starting their own.
+func TestReloadWaitsOutsideTheLock(t *testing.T) {
+	key, newKey := mustKey(t), mustKey(t)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	ring := NewKeyring(func(context.Context) (KeySet, error) {
+		calls.Add(1)
+		<-release
+		return KeySet{Signer: newKey, Verify: []*Key{key}, Published: []*Key{newKey, key}}, nil
+	})
+	ring.Replace(key, nil, []*Key{key})
+	known, _ := ring.Sign(TypeAccess, sampleClaims())
+	other := NewKeyring(nil)
+	other.Replace(newKey, nil, nil)
+	fresh, _ := other.Sign(TypeAccess, sampleClaims())
+
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			var c accessClaims
+			_, err := ring.Verify(fresh, TypeAccess, &c)
+			done <- err
+		}()
+	}
+	for calls.Load() == 0 {
+		runtime.Gosched()
+	}
+	var c accessClaims
+	if _, err := ring.Verify(known, TypeAccess, &c); err != nil {
+		t.Fatalf("Verify(known kid) during a reload = %v; want nil", err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("Verify(new kid) = %v; want nil once the reload is done", err)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("source calls = %d; want 1 (the second caller waits for the first reload)", n)
 	}
 }

@@ -1,6 +1,7 @@
 // Package token mints and verifies Gatehouse's signed tokens (compact JWS, ES256),
 // seals secrets at rest, computes keyed hashes and draws random secrets and codes.
-// It is pure: no I/O, and it imports nothing else from Gatehouse.
+// It is pure: no I/O (a Keyring reads its keys through the KeySource it is
+// given), and it imports nothing else from Gatehouse.
 package token
 
 import (

@@ -120,3 +120,22 @@ func DeriveKey(master []byte, purpose string) ([]byte, error) {
 func deriveInfo(purpose string) string {
 	return "gatehouse/v1/" + purpose
 }
+
+// FromMasterKey derives from the master key the sealer of secrets at rest and
+// the keyed hasher, each from a key of its own (DeriveKey "seal" and "hash"),
+// so neither key serves two purposes.
+func FromMasterKey(master []byte) (*Sealer, *Hasher, error) {
+	sealKey, err := DeriveKey(master, "seal")
+	if err != nil {
+		return nil, nil, err
+	}
+	hashKey, err := DeriveKey(master, "hash")
+	if err != nil {
+		return nil, nil, err
+	}
+	sealer, err := NewSealer(sealKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sealer, NewHasher(hashKey), nil
+}

@@ -7,28 +7,26 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
-	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
-// BenchmarkDeliveryThroughput emits b.N events, each in its own transaction,
-// to one endpoint that answers 204, and measures until all are delivered.
+// BenchmarkDeliveryThroughput sends b.N test events, each in its own
+// transaction, to one endpoint that answers 204 through the served system,
+// and measures until all are delivered.
 func BenchmarkDeliveryThroughput(b *testing.B) {
 	for _, kind := range storetest.Kinds(b) {
 		b.Run(kind, func(b *testing.B) {
-			db := storetest.Open(b, kind)
-			e := newEnv(b, db, envOptions{})
+			e := newEnvOn(b, kind, envOptions{serve: true})
 			rc := newReceiver(b, nil)
-			e.endpoint(b, e.appID, rc.url(), nil)
-			data := map[string]any{"user": map[string]any{"id": "u-1", "email": "ada@example.com"}}
+			ep := e.endpoint(b, e.app.ID, rc.url(), nil)
 			ctx := context.Background()
 
 			b.ResetTimer()
 			start := time.Now()
 			for range b.N {
-				e.emit(b, e.appID, webhook.UserCreated, data)
+				e.test(b, e.app.ID, ep.ID)
 			}
 			eventuallyWithin(b, time.Duration(b.N)*time.Second+10*time.Second, "every delivery", func() bool {
-				counts, err := db.CountDeliveriesByStatus(ctx, e.appID)
+				counts, err := e.DB.CountDeliveriesByStatus(ctx, e.app.ID)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 )
 
 // ErrUnsafeURL refuses a webhook URL (not https, userinfo, a non-public
@@ -36,10 +38,11 @@ type Policy struct {
 	}
 }
 
-// egressUnsafe builds a CheckURL refusal; msg is a fixed string, never derived
+// egressUnsafe builds a CheckURL refusal: ErrUnsafeURL, and an invalid url
+// field for the one error table. reason is a fixed string, never derived
 // from a resolver or dial error.
-func egressUnsafe(msg string) error {
-	return fmt.Errorf("%w: %s", ErrUnsafeURL, msg)
+func egressUnsafe(reason string) error {
+	return fmt.Errorf("%w: %w", ErrUnsafeURL, &errs.Invalid{Field: "url", Reason: reason})
 }
 
 // CheckURL validates a URL when an endpoint is created or updated (R-WH-9)
@@ -49,29 +52,29 @@ func egressUnsafe(msg string) error {
 // applies because the answer may change later.
 func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 	if len(raw) > maxURLLength {
-		return "", egressUnsafe("url is too long")
+		return "", egressUnsafe("is too long")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", egressUnsafe("url is not valid")
+		return "", egressUnsafe("is not valid")
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && p.AllowPrivate:
 	default:
-		return "", egressUnsafe("url must use https")
+		return "", egressUnsafe("must use https")
 	}
 	if u.User != nil {
-		return "", egressUnsafe("url must not contain credentials")
+		return "", egressUnsafe("must not contain credentials")
 	}
 	// A fragment is never sent, so one in a webhook URL is a mistake or a
 	// parser-confusion attempt; an empty "#" counts too.
 	if strings.Contains(raw, "#") {
-		return "", egressUnsafe("url must not contain a fragment")
+		return "", egressUnsafe("must not contain a fragment")
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return "", egressUnsafe("url must have a host")
+		return "", egressUnsafe("must have a host")
 	}
 
 	port, err := p.checkPort(u)
@@ -91,7 +94,7 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 		addrs, err := p.resolver().LookupNetIP(ctx, "ip", host)
 		if err != nil || len(addrs) == 0 {
 			// The resolver's error names the DNS server, which may be internal.
-			return "", egressUnsafe("url host does not resolve")
+			return "", egressUnsafe("host does not resolve")
 		}
 		for _, a := range addrs {
 			if p.Denied(a) {
@@ -121,7 +124,7 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 // unless AllowPrivate.
 func (p Policy) checkPort(u *url.URL) (string, error) {
 	if strings.HasSuffix(u.Host, ":") {
-		return "", egressUnsafe("url port is not valid")
+		return "", egressUnsafe("port is not valid")
 	}
 	port := u.Port()
 	if port == "" {
@@ -129,10 +132,10 @@ func (p Policy) checkPort(u *url.URL) (string, error) {
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 || port[0] == '0' {
-		return "", egressUnsafe("url port is not valid")
+		return "", egressUnsafe("port is not valid")
 	}
 	if port != "443" && !p.AllowPrivate {
-		return "", egressUnsafe("url port is not allowed")
+		return "", egressUnsafe("port is not allowed")
 	}
 	return port, nil
 }
@@ -144,7 +147,7 @@ func (p Policy) checkHost(u *url.URL) (string, netip.Addr, error) {
 	if strings.HasPrefix(u.Host, "[") {
 		a, err := netip.ParseAddr(name)
 		if err != nil || !a.Is6() || a.Zone() != "" {
-			return "", netip.Addr{}, egressUnsafe("url host is not a valid address")
+			return "", netip.Addr{}, egressUnsafe("host is not a valid address")
 		}
 		return "", a, nil
 	}
@@ -155,7 +158,7 @@ func (p Policy) checkHost(u *url.URL) (string, netip.Addr, error) {
 
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
 	if !egressValidName(name) {
-		return "", netip.Addr{}, egressUnsafe("url host is not a valid name")
+		return "", netip.Addr{}, egressUnsafe("host is not a valid name")
 	}
 	labels := strings.Split(name, ".")
 	// A host whose last label is a number is read as an IPv4 address by
@@ -164,20 +167,20 @@ func (p Policy) checkHost(u *url.URL) (string, netip.Addr, error) {
 	// this is a legacy form. No real top-level domain is numeric, so
 	// "123.example.com" stays a name.
 	if egressNumericLabel(labels[len(labels)-1]) {
-		return "", netip.Addr{}, egressUnsafe("url host uses a legacy numeric address form")
+		return "", netip.Addr{}, egressUnsafe("host uses a legacy numeric address form")
 	}
 	// Cloud metadata names are never a legitimate target, even in development.
 	if name == "metadata.google.internal" || name == "metadata.amazonaws.com" {
-		return "", netip.Addr{}, egressUnsafe("url host is not allowed")
+		return "", netip.Addr{}, egressUnsafe("host is not allowed")
 	}
 	if !p.AllowPrivate {
 		if name == "localhost" || egressHasSuffix(name, "localhost", "internal", "local", "home.arpa") {
-			return "", netip.Addr{}, egressUnsafe("url host is not allowed")
+			return "", netip.Addr{}, egressUnsafe("host is not allowed")
 		}
 		// A single label is subject to resolver search domains, i.e. the
 		// local network's naming.
 		if len(labels) < 2 {
-			return "", netip.Addr{}, egressUnsafe("url host must be a fully qualified domain name")
+			return "", netip.Addr{}, egressUnsafe("host must be a fully qualified domain name")
 		}
 	}
 	return name, netip.Addr{}, nil
@@ -312,11 +315,13 @@ func IsRefused(err error) bool {
 // callers must not show err.Error() to tenants.
 func (p Policy) Client(timeout time.Duration) *http.Client {
 	d := &net.Dialer{Timeout: timeout, Control: p.control}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	tr := &http.Transport{
 		// Environment proxies would dial on our behalf and bypass Control.
 		Proxy:                  nil,
 		DialContext:            p.dialContext(d),
-		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		DialTLSContext:         dialTLS(p.dialContext(d), tlsConfig),
+		TLSClientConfig:        tlsConfig,
 		TLSHandshakeTimeout:    timeout,
 		ResponseHeaderTimeout:  timeout,
 		MaxResponseHeaderBytes: 64 << 10,
@@ -377,7 +382,7 @@ func (p Policy) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 				if ctx.Err() != nil {
 					return nil, fmt.Errorf("webhook dial: %w", ctx.Err())
 				}
-				return nil, errors.New("webhook dial: host does not resolve")
+				return nil, errHostNotFound
 			}
 			// One bad answer taints the name, as at create time.
 			for _, a := range addrs {
@@ -404,6 +409,38 @@ func (p Policy) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 			}
 		}
 		return nil, first
+	}
+}
+
+// errHostNotFound is a delivery target whose name does not resolve; the
+// resolver's own error names the DNS server, which may be internal.
+var errHostNotFound = errors.New("webhook dial: host does not resolve")
+
+// handshakeError marks a failed TLS handshake, so a delivery records "TLS
+// handshake failed" by the error's type, whatever the TLS library said.
+type handshakeError struct{ err error }
+
+func (e handshakeError) Error() string { return "webhook dial: tls handshake: " + e.err.Error() }
+func (e handshakeError) Unwrap() error { return e.err }
+
+// dialTLS dials through dial (and so through every check of the Policy) and
+// runs the TLS handshake itself, wrapping its failure in handshakeError.
+func dialTLS(dial func(ctx context.Context, network, address string) (net.Conn, error), cfg *tls.Config) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		conn, err := dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			c.ServerName, _, _ = net.SplitHostPort(address)
+		}
+		tc := tls.Client(conn, c)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return nil, handshakeError{err}
+		}
+		return tc, nil
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 )
 
 // egressFakeResolver answers from a table that tests may change between calls
@@ -82,7 +84,7 @@ func TestCheckURLRefused(t *testing.T) {
 		want string // substring of the error
 	}{
 		// Checklist item 65.
-		{"http://example.com", "url must use https"},
+		{"http://example.com", "must use https"},
 		{"https://127.0.0.1", egressRefusal},
 		{"https://169.254.169.254/latest/meta-data", egressRefusal},
 		{"https://[::1]", egressRefusal},
@@ -125,10 +127,10 @@ func TestCheckURLRefused(t *testing.T) {
 		{"https://single", "fully qualified"},
 		{"https://example.com/#frag", "fragment"},
 		{"https://example.com/#", "fragment"},
-		{"ftp://example.com", "url must use https"},
+		{"ftp://example.com", "must use https"},
 		{"https:example.com", "must have a host"},
 		{"https:///path", "must have a host"},
-		{"//example.com", "url must use https"},
+		{"//example.com", "must use https"},
 		{"https://exa_mple.com", "not a valid name"},
 		{"https://-example.com", "not a valid name"},
 		{"https://ex..ample.com", "not a valid name"},
@@ -145,6 +147,14 @@ func TestCheckURLRefused(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("CheckURL(%q) error = %q; want it to contain %q", tt.raw, err, tt.want)
+		}
+		// Also the one invalid-input error, on the url field, whose reason
+		// does not repeat the field.
+		var inv *errs.Invalid
+		if !errors.As(err, &inv) || inv.Field != "url" {
+			t.Errorf("CheckURL(%q) error = %v (%T); want an *errs.Invalid on \"url\"", tt.raw, err, err)
+		} else if !strings.Contains(inv.Reason, tt.want) || strings.HasPrefix(inv.Reason, "url") || strings.Contains(err.Error(), "url url") {
+			t.Errorf("CheckURL(%q) reason = %q (error %q); want it to contain %q without repeating the field", tt.raw, inv.Reason, err, tt.want)
 		}
 		// R-WH-11: never the resolved address or the resolver's text.
 		for _, leak := range []string{"10.1.2.3", "10.9.9.9", "no such host", "fd00::1"} {
@@ -207,8 +217,10 @@ func TestCheckURLAllowPrivateStillRefuses(t *testing.T) {
 		"http://u:p@127.0.0.1",
 		"ftp://127.0.0.1",
 	} {
-		if got, err := p.CheckURL(context.Background(), raw); !errors.Is(err, ErrUnsafeURL) {
-			t.Errorf("Policy{AllowPrivate: true}.CheckURL(%q) = %q, %v; want ErrUnsafeURL", raw, got, err)
+		got, err := p.CheckURL(context.Background(), raw)
+		var inv *errs.Invalid
+		if !errors.Is(err, ErrUnsafeURL) || !errors.As(err, &inv) || inv.Field != "url" {
+			t.Errorf("Policy{AllowPrivate: true}.CheckURL(%q) = %q, %v; want ErrUnsafeURL and an *errs.Invalid on \"url\"", raw, got, err)
 		}
 	}
 }
@@ -626,8 +638,9 @@ func FuzzCheckURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		got, err := p.CheckURL(context.Background(), raw)
 		if err != nil {
-			if !errors.Is(err, ErrUnsafeURL) {
-				t.Fatalf("CheckURL(%q) error = %v; want ErrUnsafeURL", raw, err)
+			var inv *errs.Invalid
+			if !errors.Is(err, ErrUnsafeURL) || !errors.As(err, &inv) || inv.Field != "url" {
+				t.Fatalf("CheckURL(%q) error = %v; want ErrUnsafeURL and an *errs.Invalid on \"url\"", raw, err)
 			}
 			return
 		}

@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -14,120 +13,116 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/riverqueue/river"
-
-	"github.com/gatehouse-auth/gatehouse/internal/queue"
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
-// Polling bounds for asynchronous outcomes.
+// Polling bounds for asynchronous outcomes. The served system's queue polls
+// every 500 ms on SQLite (and for retries on PostgreSQL), so a delivery may
+// take that long to start.
 const (
 	pollEvery   = 20 * time.Millisecond
-	pollTimeout = 10 * time.Second
+	pollTimeout = 15 * time.Second
 )
 
-// envOptions tunes newEnv.
+// envOptions say how the test system makes deliveries.
 type envOptions struct {
-	// retryBase is the Worker's backoff base; zero means 20 ms.
+	// serve serves the system, so that its own queue and delivery worker make
+	// the deliveries, in real time unless fakeClock. Without it nothing is
+	// worked: the test drives a Worker of its own (env.newWorker) on the
+	// system's fake clock.
+	serve bool
+	// fakeClock keeps a served system on its fake clock, for tests that move
+	// time (the rotation overlap). Such a test must not need a retry: River
+	// schedules retries in real time, from the worker's (fake) clock.
+	fakeClock bool
+	// retryBase is the delivery backoff base (webhooks.retry_base); zero means 20 ms.
 	retryBase time.Duration
-	// workerNow is the delivery worker's clock; nil means time.Now.
-	workerNow func() time.Time
-	// insertOnly builds a queue that enqueues but works nothing, for tests
-	// that drive Worker.Work themselves.
-	insertOnly bool
+	// courier wraps the recording courier.
+	courier func(courier.Provider) courier.Provider
+	// settings are further GATEHOUSE_* settings.
+	settings map[string]string
 }
 
-// env is a running webhook system on one store: the River queue works the
-// webhooks queue with a real Worker until the test ends.
+func (o envOptions) system() servertest.Options {
+	base := o.retryBase
+	if base == 0 {
+		base = 20 * time.Millisecond
+	}
+	settings := map[string]string{"GATEHOUSE_WEBHOOKS_RETRY_BASE": base.String()}
+	for k, v := range o.settings {
+		settings[k] = v
+	}
+	return servertest.Options{Serve: o.serve, RealClock: o.serve && !o.fakeClock, Courier: o.courier, Settings: settings}
+}
+
+// env is an assembled system (servertest) with the workspace "Acme" and its
+// app "Acme Shop". Endpoints of an app are managed with that app's own API
+// secret, as an integration would.
 type env struct {
-	db      *store.DB
-	sealer  *token.Sealer
-	policy  webhook.Policy
-	worker  *webhook.Worker
-	queue   *queue.Queue
-	emitter *webhook.Emitter
-	svc     *webhook.Service
-	wsID    string
-	appID   string
+	*servertest.System
+	ws      tenant.Workspace
+	owner   tenant.Member
+	app     tenant.App
+	apps    map[string]tenant.App
+	callers map[string]access.Principal
 }
 
-// newEnv migrates River's tables on db, starts the queue and creates the
-// workspace and the app "Acme Shop".
-func newEnv(tb testing.TB, db *store.DB, opts envOptions) *env {
-	tb.Helper()
-	ctx := context.Background()
-	if opts.retryBase == 0 {
-		opts.retryBase = 20 * time.Millisecond
-	}
-	if err := queue.Migrate(ctx, db, nil); err != nil {
-		tb.Fatalf("queue.Migrate: %v", err)
-	}
-	sealer, err := token.NewSealer(randomKey(tb))
-	if err != nil {
-		tb.Fatalf("token.NewSealer: %v", err)
-	}
-	e := &env{db: db, sealer: sealer, policy: webhook.Policy{AllowPrivate: true}}
-	e.worker = webhook.NewWorker(webhook.WorkerDeps{DB: db, Sealer: sealer, Policy: e.policy,
-		RetryBase: opts.retryBase, Now: opts.workerNow})
-	cfg := queue.Config{FetchPollInterval: 50 * time.Millisecond}
-	if !opts.insertOnly {
-		workers := river.NewWorkers()
-		river.AddWorker(workers, e.worker)
-		cfg.Workers, cfg.Queues = workers, map[string]int{webhook.QueueName: 8}
-	}
-	e.queue, err = queue.New(db, cfg)
-	if err != nil {
-		tb.Fatalf("queue.New: %v", err)
-	}
-	if !opts.insertOnly {
-		if err := e.queue.Start(ctx); err != nil {
-			tb.Fatalf("queue.Start: %v", err)
-		}
-		tb.Cleanup(func() {
-			stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			if err := e.queue.Stop(stopCtx); err != nil {
-				tb.Errorf("queue.Stop: %v", err)
-			}
-		})
-	}
-	e.emitter = webhook.NewEmitter(e.queue, nil)
-	e.svc = webhook.NewService(db, sealer, e.policy, e.emitter, nil)
+// forEachEnv runs fn with an env on every engine.
+func forEachEnv(t *testing.T, o envOptions, fn func(t *testing.T, e *env)) {
+	t.Helper()
+	servertest.ForEach(t, o.system(), func(t *testing.T, sys *servertest.System) { fn(t, newEnv(t, sys)) })
+}
 
-	now := time.Now().UTC()
-	e.wsID = uuid.NewString()
-	if err := db.CreateWorkspace(ctx, store.Workspace{ID: e.wsID, Name: "Acme", Slug: "acme-" + e.wsID[:8],
-		CreatedAt: now, UpdatedAt: now}); err != nil {
-		tb.Fatalf("CreateWorkspace: %v", err)
-	}
-	e.appID = e.newApp(tb, "Acme Shop")
+// newEnvOn builds an env on one engine.
+func newEnvOn(tb testing.TB, kind string, o envOptions) *env {
+	tb.Helper()
+	return newEnv(tb, servertest.New(tb, kind, o.system()))
+}
+
+// newEnv creates the workspace "Acme" and the app "Acme Shop" in sys.
+func newEnv(tb testing.TB, sys *servertest.System) *env {
+	tb.Helper()
+	e := &env{System: sys, apps: map[string]tenant.App{}, callers: map[string]access.Principal{}}
+	e.ws, e.owner = sys.Workspace(tb, "Acme")
+	e.app = e.newApp(tb, "Acme Shop")
 	return e
 }
 
-func randomKey(tb testing.TB) []byte {
+// newApp creates another app in the env's workspace, with an API secret.
+func (e *env) newApp(tb testing.TB, name string) tenant.App {
 	tb.Helper()
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		tb.Fatal(err)
-	}
-	return key
+	a := e.App(tb, e.ws.ID, name, nil)
+	e.apps[a.ID] = a
+	e.callers[a.ID] = e.Principal(tb, e.AppSecret(tb, a.ID))
+	return a
 }
 
-// newApp creates another app in the env's workspace and returns its id.
-func (e *env) newApp(tb testing.TB, name string) string {
+// setSchema gives the env's app a user-metadata schema.
+func (e *env) setSchema(tb testing.TB, schema appuser.Schema) {
 	tb.Helper()
-	now := time.Now().UTC()
-	id := uuid.NewString()
-	err := e.db.CreateApp(context.Background(), store.App{ID: id, WorkspaceID: e.wsID, Name: name, Slug: "app-" + id[:8],
-		Origin: "https://shop.example.com", EmailAuthType: "magic", AccessExpiration: 900, RefreshExpiration: 604800,
-		MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email"}, CreatedAt: now, UpdatedAt: now})
+	a, err := e.Tenants.UpdateApp(context.Background(), servertest.Operator, e.ws.ID, e.app.ID, tenant.AppSettings{MetaSchema: &schema})
 	if err != nil {
-		tb.Fatalf("CreateApp: %v", err)
+		tb.Fatalf("UpdateApp(schema): %v", err)
 	}
-	return id
+	e.app, e.apps[a.ID] = a, a
+}
+
+// caller is the principal of the app's API secret.
+func (e *env) caller(tb testing.TB, appID string) access.Principal {
+	tb.Helper()
+	p, ok := e.callers[appID]
+	if !ok {
+		tb.Fatalf("no API secret for app %s", appID)
+	}
+	return p
 }
 
 // endpoint creates an endpoint of app at url; mod adjusts the input first.
@@ -137,32 +132,71 @@ func (e *env) endpoint(tb testing.TB, appID, url string, mod func(*webhook.Input
 	if mod != nil {
 		mod(&in)
 	}
-	ep, err := e.svc.Create(context.Background(), appID, in)
+	ep, err := e.Webhooks.Create(context.Background(), e.caller(tb, appID), appID, in)
 	if err != nil {
 		tb.Fatalf("Create(%q): %v", url, err)
 	}
 	return ep
 }
 
-// emit emits one event in its own committed transaction.
-func (e *env) emit(tb testing.TB, appID, eventType string, data any) {
+// test sends a webhook.test event to one endpoint (its own transaction).
+func (e *env) test(tb testing.TB, appID, endpointID string) webhook.Delivery {
 	tb.Helper()
-	err := e.db.Tx(context.Background(), func(tx *store.Tx) error {
-		return e.emitter.Emit(context.Background(), tx, appID, eventType, data)
-	})
+	d, err := e.Webhooks.Test(context.Background(), e.caller(tb, appID), appID, endpointID)
 	if err != nil {
-		tb.Fatalf("Emit(%q): %v", eventType, err)
+		tb.Fatalf("Test(%s): %v", endpointID, err)
 	}
+	return d
+}
+
+// createUser creates a user of app as the operator: user.created.
+func (e *env) createUser(tb testing.TB, appID string, in appuser.CreateInput) appuser.User {
+	tb.Helper()
+	u, _, err := e.Users.Create(context.Background(), servertest.Operator, e.apps[appID], in)
+	if err != nil {
+		tb.Fatalf("Users.Create: %v", err)
+	}
+	return u
+}
+
+// touchUser sets a user active again as the operator: user.updated.
+func (e *env) touchUser(tb testing.TB, appID, userID string) appuser.User {
+	tb.Helper()
+	u, err := e.Users.SetStatus(context.Background(), servertest.Operator, e.apps[appID], userID, appuser.StatusActive)
+	if err != nil {
+		tb.Fatalf("Users.SetStatus: %v", err)
+	}
+	return u
 }
 
 // deliveries returns an endpoint's deliveries (newest first) with their attempts.
 func (e *env) deliveries(tb testing.TB, appID, endpointID string) webhook.DeliveryPage {
 	tb.Helper()
-	page, err := e.svc.Deliveries(context.Background(), appID, endpointID, 1, 100)
+	page, err := e.Webhooks.Deliveries(context.Background(), e.caller(tb, appID), appID, endpointID, 1, 100)
 	if err != nil {
 		tb.Fatalf("Deliveries: %v", err)
 	}
 	return page
+}
+
+// newWorker builds the one component a test may build itself: a delivery
+// Worker on the system's database, master key and fake clock, for tests that
+// drive Work directly on a system that is not served (so nothing else works
+// the jobs). A zero policy allows the loopback receivers.
+func (e *env) newWorker(tb testing.TB, retryBase time.Duration, policy *webhook.Policy) *webhook.Worker {
+	tb.Helper()
+	if e.Clock == nil {
+		tb.Fatalf("newWorker needs a system on the fake clock")
+	}
+	sealer, _, err := token.FromMasterKey(e.MasterKey)
+	if err != nil {
+		tb.Fatalf("token.FromMasterKey: %v", err)
+	}
+	p := webhook.Policy{AllowPrivate: true}
+	if policy != nil {
+		p = *policy
+	}
+	return webhook.NewWorker(webhook.WorkerDeps{DB: e.DB, Sealer: sealer, Policy: p, RetryBase: retryBase, Now: e.Clock.Now})
 }
 
 // settled reports whether d will not be attempted again.
@@ -288,9 +322,9 @@ func tOf(header string) string {
 	return ""
 }
 
-// asInvalid reports whether err is a *webhook.InvalidError and returns it.
-func asInvalid(err error) (*webhook.InvalidError, bool) {
-	var inv *webhook.InvalidError
+// asInvalid reports whether err is an *errs.Invalid and returns it.
+func asInvalid(err error) (*errs.Invalid, bool) {
+	var inv *errs.Invalid
 	ok := errors.As(err, &inv)
 	return inv, ok
 }

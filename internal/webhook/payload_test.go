@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,83 +14,94 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 	"github.com/gatehouse-auth/gatehouse/webhookverify"
 )
 
 // TestPayloadIsStoredEventVerbatim checks that what a receiver gets is
-// exactly the stored envelope, built from data as the emitting services
-// build it, with no secret in body or headers.
+// exactly the stored envelope, as the services emit it, with no secret in
+// body or headers: not the endpoint's secret, nor the sign-in code, link or
+// tokens the same flow produced. The system runs on its fake clock (no
+// retries), so every timestamp in the payload is fixed.
 func TestPayloadIsStoredEventVerbatim(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+	t.Parallel()
+	forEachEnv(t, envOptions{serve: true, fakeClock: true}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		e := newEnv(t, db, envOptions{})
+		e.setSchema(t, appuser.Schema{
+			{ID: "plan", Name: "Plan", FieldName: "plan", FieldType: appuser.FieldString},
+			{ID: "note", Name: "Note", FieldName: "note", FieldType: appuser.FieldText},
+		})
 		rc := newReceiver(t, nil)
-		ep := e.endpoint(t, e.appID, rc.url(), nil)
+		ep := e.endpoint(t, e.app.ID, rc.url(), nil)
 
-		now := time.Now().UTC().Truncate(time.Microsecond)
-		user := store.AppUser{ID: uuid.NewString(), AppID: e.appID, UserID: uuid.NewString(), Status: store.StatusActive,
-			Email: "zoë@example.com", EmailVerified: true, Meta: []byte(`{"plan":"pro","note":"<b>&</b>"}`),
-			CreatedAt: now, UpdatedAt: now}
-		// As internal/signin builds a verification event: ids, timing and
-		// device, never the code or the link (which exist only here).
-		const code, link = "493817", "https://shop.example.com/magic?token=mlt_s3cr3t"
-		verification := map[string]any{
-			"verification_id": uuid.NewString(), "intent": "login",
-			"meta_data":  map[string]any{"delivery_method": "email", "contact_email": user.Email, "ticket_id": uuid.NewString()},
-			"timing":     map[string]any{"sent_at": now, "opened_at": nil, "confirmed_at": nil, "time_to_verify_seconds": nil},
-			"device":     map[string]any{"os": "macOS", "browser": "Firefox"},
-			"ip_address": "203.0.113.7",
+		const email = "zoe@example.com"
+		user := e.createUser(t, e.app.ID, appuser.CreateInput{Email: email, Meta: map[string]any{"plan": "pro", "note": "<b>&</b>"}})
+		client := signin.Client{IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) Gecko/20100101 Firefox/126.0"}
+		if _, err := e.SignIn.SendMagicLink(ctx, e.app, email, nil, false, client); err != nil {
+			t.Fatalf("SendMagicLink: %v", err)
 		}
-		events := []struct {
-			typ  string
-			data any
-		}{
-			{webhook.UserCreated, appuser.EventData(user)},
-			{webhook.Verification("email", webhook.OutcomeRequested), verification},
+		linkMsg, _ := e.Mail.Last(email)
+		if _, err := e.SignIn.SendOTP(ctx, e.app, email, nil, client); err != nil {
+			t.Fatalf("SendOTP: %v", err)
 		}
-		for _, ev := range events {
-			e.emit(t, e.appID, ev.typ, ev.data)
+		codeMsg, _ := e.Mail.Last(email)
+		tokens, err := e.SignIn.VerifyOTP(ctx, e.app, user.ID, codeMsg.Code, client)
+		if err != nil {
+			t.Fatalf("VerifyOTP: %v", err)
 		}
-		page := e.waitSettled(t, e.appID, ep.ID, len(events))
+		link, err := url.Parse(linkMsg.Link)
+		if err != nil || link.Query().Get("sct_magic") == "" || len(codeMsg.Code) != 6 {
+			t.Fatalf("sent link %q (%v) and code %q; want a link with a token and a 6-digit code", linkMsg.Link, err, codeMsg.Code)
+		}
+		secrets := map[string]string{
+			"endpoint secret": ep.Secret, "secret prefix": "whsec_", "code": codeMsg.Code, "link": linkMsg.Link,
+			"link token": link.Query().Get("sct_magic"), "access token": tokens.Access, "refresh token": tokens.Refresh,
+			"CSRF token": tokens.CSRF,
+		}
+		wantTypes := []string{webhook.UserCreated, webhook.Verification("email", webhook.OutcomeRequested),
+			webhook.Verification("email", webhook.OutcomeRequested), webhook.Verification("email", webhook.OutcomeVerified)}
+		page := e.waitSettled(t, e.app.ID, ep.ID, len(wantTypes))
 
 		stored := map[string][]byte{}
 		for _, d := range page.Deliveries {
-			work, err := db.GetDeliveryWork(ctx, d.ID)
+			work, err := e.DB.GetDeliveryWork(ctx, d.ID)
 			if err != nil {
 				t.Fatalf("GetDeliveryWork: %v", err)
 			}
 			stored[d.EventID] = work.Body
 		}
 		reqs := rc.requests()
-		if len(reqs) != len(events) {
-			t.Fatalf("receiver got %d requests; want %d", len(reqs), len(events))
+		if len(reqs) != len(wantTypes) {
+			t.Fatalf("receiver got %d requests; want %d", len(reqs), len(wantTypes))
 		}
+		var types []string
 		for _, r := range reqs {
 			env := envelope(t, r.body)
+			types = append(types, env.EventType)
 			if want, ok := stored[env.ID]; !ok || !bytes.Equal(r.body, want) {
 				t.Errorf("received body %s; want the stored event body %s byte for byte", r.body, want)
 			}
-			for _, secret := range []string{ep.Secret, "whsec_", code, link, "mlt_"} {
+			for what, secret := range secrets {
 				if bytes.Contains(r.body, []byte(secret)) {
-					t.Errorf("%s payload contains a secret value", env.EventType)
+					t.Errorf("%s payload contains the %s", env.EventType, what)
 				}
 				for name, values := range r.header {
 					if name != webhookverify.Header && strings.Contains(strings.Join(values, " "), secret) {
-						t.Errorf("header %s carries a secret value", name)
+						t.Errorf("header %s carries the %s", name, what)
 					}
 				}
 			}
 			if env.EventType == webhook.UserCreated {
-				if got, want := roundTrip(t, env.Data), roundTrip(t, appuser.EventData(user)); !reflect.DeepEqual(got, want) {
+				if got, want := roundTrip(t, env.Data), roundTrip(t, appuser.EventData(user.AppUser)); !reflect.DeepEqual(got, want) {
 					t.Errorf("user.created data = %v; want %v", got, want)
 				}
 			}
+		}
+		if !sameSet(types, wantTypes) {
+			t.Errorf("received %v; want %v", types, wantTypes)
 		}
 	})
 }
@@ -102,20 +114,22 @@ type receiverScript struct {
 // TestReceiverScriptsVerifyRealDelivery feeds one real delivery, raw header
 // and raw body as received, to the Node and Python receiver examples.
 func TestReceiverScriptsVerifyRealDelivery(t *testing.T) {
+	t.Parallel()
 	scripts := []receiverScript{
 		{"node", filepath.Join("..", "..", "webhookverify", "testdata", "verify.mjs")},
 		{"python3", filepath.Join("..", "..", "webhookverify", "testdata", "verify.py")},
 	}
-	db := storetest.Open(t, store.SQLite)
-	e := newEnv(t, db, envOptions{})
+	// Real time: the scripts check the signature's age against their own clock.
+	e := newEnvOn(t, store.SQLite, envOptions{serve: true})
+	e.setSchema(t, appuser.Schema{{ID: "name", Name: "Name", FieldName: "name", FieldType: appuser.FieldString}})
 	rc := newReceiver(t, nil)
-	ep := e.endpoint(t, e.appID, rc.url(), nil)
-	rotated, err := e.svc.RotateSecret(context.Background(), e.appID, ep.ID)
+	ep := e.endpoint(t, e.app.ID, rc.url(), nil)
+	rotated, err := e.Webhooks.RotateSecret(context.Background(), e.caller(t, e.app.ID), e.app.ID, ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.emit(t, e.appID, webhook.UserUpdated, map[string]any{"user": map[string]any{"name": "Zoë – 東京 ✓", "id": "u-1"}})
-	e.waitSettled(t, e.appID, ep.ID, 1)
+	e.createUser(t, e.app.ID, appuser.CreateInput{Email: "zoe@example.com", Meta: map[string]any{"name": "Zoë – 東京 ✓"}})
+	e.waitSettled(t, e.app.ID, ep.ID, 1)
 	r := rc.requests()[0]
 	header := r.header.Get(webhookverify.Header)
 
@@ -143,8 +157,11 @@ func TestReceiverScriptsVerifyRealDelivery(t *testing.T) {
 					t.Errorf("%s %s with %s = %q; want %q", s.interpreter, filepath.Base(s.file), tt.name, got, tt.want)
 				}
 			}
-			// A body changed by one byte fails.
-			tampered := bytes.Replace(r.body, []byte("u-1"), []byte("u-2"), 1)
+			// A body changed in a few bytes fails.
+			tampered := bytes.Replace(r.body, []byte("東京"), []byte("京都"), 1)
+			if bytes.Equal(tampered, r.body) {
+				t.Fatalf("body %s does not carry the user's name as sent", r.body)
+			}
 			if got := runReceiverScript(t, bin, s.file, header, tampered, ep.Secret); got != "fail" {
 				t.Errorf("%s with a tampered body = %q; want %q", s.interpreter, got, "fail")
 			}

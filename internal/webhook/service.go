@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -24,11 +25,6 @@ var (
 	ErrDeliveryInProgress = errors.New("webhook delivery still in progress")
 )
 
-// InvalidError is a request field that breaks a rule.
-type InvalidError struct{ Field, Reason string }
-
-func (e *InvalidError) Error() string { return e.Field + " " + e.Reason }
-
 // Limits of endpoint settings (interface §4.14, §8; security R-X-6).
 const (
 	DefaultRetryLimit = 3
@@ -39,6 +35,12 @@ const (
 	RotationOverlap = 24 * time.Hour
 	secretPrefix    = "whsec_"
 )
+
+// Delivery is one event on its way to one endpoint.
+type Delivery = store.WebhookDelivery
+
+// Attempt is one HTTP attempt of a delivery.
+type Attempt = store.WebhookAttempt
 
 // Endpoint is an endpoint as the API shows it; Secret is set only by create and rotate.
 type Endpoint struct {
@@ -80,21 +82,31 @@ func (s *Service) Policy() Policy { return s.policy }
 
 func newSecret() string { return secretPrefix + token.RandomString(32) }
 
-// apply validates in onto ep.
-func (s *Service) apply(ctx context.Context, ep *store.WebhookEndpoint, in Input) error {
+// checkURL checks and normalises in.URL, if set. It may resolve the host,
+// so it runs before any transaction.
+func (s *Service) checkURL(ctx context.Context, in *Input) error {
+	if in.URL == nil {
+		return nil
+	}
+	u, err := s.policy.CheckURL(ctx, strings.TrimSpace(*in.URL))
+	if err != nil {
+		return err // an *errs.Invalid for the url field
+	}
+	in.URL = &u
+	return nil
+}
+
+// apply validates in onto ep; in.URL has passed checkURL.
+func apply(ep *store.WebhookEndpoint, in Input) error {
 	if in.URL != nil {
-		u, err := s.policy.CheckURL(ctx, strings.TrimSpace(*in.URL))
-		if err != nil {
-			return &InvalidError{Field: "url", Reason: strings.TrimPrefix(strings.TrimPrefix(err.Error(), ErrUnsafeURL.Error()), ": ")}
-		}
-		ep.URL = u
+		ep.URL = *in.URL
 	}
 	if in.EventTypes != nil {
 		types := []string{}
 		for _, t := range *in.EventTypes {
 			t = strings.TrimSpace(t)
 			if !ValidPattern(t) {
-				return &InvalidError{Field: "event_types", Reason: fmt.Sprintf("contains an unknown event type %q", truncate(t, 64))}
+				return errs.Invalidf("event_types", "contains an unknown event type %q", truncate(t, 64))
 			}
 			types = append(types, t)
 		}
@@ -102,7 +114,7 @@ func (s *Service) apply(ctx context.Context, ep *store.WebhookEndpoint, in Input
 	}
 	if in.RetryLimit != nil {
 		if *in.RetryLimit < 0 || *in.RetryLimit > MaxRetryLimit {
-			return &InvalidError{Field: "retry_limit", Reason: "must be between 0 and 10"}
+			return errs.Invalidf("retry_limit", "must be between 0 and 10")
 		}
 		ep.RetryLimit = *in.RetryLimit
 	}
@@ -111,22 +123,22 @@ func (s *Service) apply(ctx context.Context, ep *store.WebhookEndpoint, in Input
 		// PostgreSQL text refuses NUL and invalid UTF-8: refuse them here as
 		// bad input rather than fail in the database (and store them on SQLite).
 		if !utf8.ValidString(d) || strings.ContainsRune(d, 0) {
-			return &InvalidError{Field: "description", Reason: "must be UTF-8 text without NUL characters"}
+			return errs.Invalidf("description", "must be UTF-8 text without NUL characters")
 		}
 		if utf8.RuneCountInString(d) > maxDescription {
-			return &InvalidError{Field: "description", Reason: "must be at most 256 characters"}
+			return errs.Invalidf("description", "must be at most 256 characters")
 		}
 		ep.Description = d
 	}
 	if in.Metadata != nil {
 		b, err := json.Marshal(in.Metadata)
 		if err != nil || len(b) > maxMetadata {
-			return &InvalidError{Field: "metadata", Reason: "must be a JSON object of at most 4 KiB"}
+			return errs.Invalidf("metadata", "must be a JSON object of at most 4 KiB")
 		}
 		// PostgreSQL jsonb refuses \u0000 in any key or string.
 		var decoded any
 		if err := json.Unmarshal(b, &decoded); err != nil || hasNUL(decoded) {
-			return &InvalidError{Field: "metadata", Reason: "must not contain NUL characters"}
+			return errs.Invalidf("metadata", "must not contain NUL characters")
 		}
 		ep.Metadata = b
 	}
@@ -160,15 +172,23 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// Create adds an endpoint; the response is the only one that shows its secret.
-func (s *Service) Create(ctx context.Context, appID string, in Input) (Endpoint, error) {
+// Create adds an endpoint (Write access to the app); the response is the
+// only one that shows its secret.
+func (s *Service) Create(ctx context.Context, p access.Principal, appID string, in Input) (_ Endpoint, err error) {
+	defer errs.Wrap(&err, "create webhook")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Write); err != nil {
+		return Endpoint{}, err
+	}
 	if in.URL == nil {
-		return Endpoint{}, &InvalidError{Field: "url", Reason: "is required"}
+		return Endpoint{}, errs.Invalidf("url", "is required")
+	}
+	if err := s.checkURL(ctx, &in); err != nil {
+		return Endpoint{}, err
 	}
 	now := s.clock()
 	ep := store.WebhookEndpoint{ID: uuid.Must(uuid.NewV7()).String(), AppID: appID, EventTypes: []string{},
 		RetryLimit: DefaultRetryLimit, Metadata: []byte("{}"), Enabled: true, CreatedAt: now, UpdatedAt: now}
-	if err := s.apply(ctx, &ep, in); err != nil {
+	if err := apply(&ep, in); err != nil {
 		return Endpoint{}, err
 	}
 	secret := newSecret()
@@ -177,14 +197,26 @@ func (s *Service) Create(ctx context.Context, appID string, in Input) (Endpoint,
 		return Endpoint{}, err
 	}
 	ep.SecretSealed = sealed
-	if err := s.db.CreateWebhookEndpoint(ctx, ep); err != nil {
+	// The URL check resolves names, so it runs before the transaction; the
+	// role is read again in the transaction that stores the endpoint.
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
+			return err
+		}
+		return tx.CreateWebhookEndpoint(ctx, ep)
+	})
+	if err != nil {
 		return Endpoint{}, err
 	}
 	return Endpoint{WebhookEndpoint: ep, Secret: secret}, nil
 }
 
-// List returns an app's endpoints (never their secrets).
-func (s *Service) List(ctx context.Context, appID string) ([]Endpoint, error) {
+// List returns an app's endpoints (never their secrets); Read access.
+func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_ []Endpoint, err error) {
+	defer errs.Wrap(&err, "list webhooks")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
+		return nil, err
+	}
 	eps, err := s.db.ListWebhookEndpoints(ctx, appID)
 	if err != nil {
 		return nil, err
@@ -196,70 +228,116 @@ func (s *Service) List(ctx context.Context, appID string) ([]Endpoint, error) {
 	return out, nil
 }
 
-// Get returns one endpoint (never its secret).
-func (s *Service) Get(ctx context.Context, appID, id string) (Endpoint, error) {
-	ep, err := s.db.GetWebhookEndpoint(ctx, appID, id)
+// EventTypes lists the event types an endpoint of the app may subscribe to; Read access.
+func (s *Service) EventTypes(ctx context.Context, p access.Principal, appID string) (_ []string, err error) {
+	defer errs.Wrap(&err, "list event types")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
+		return nil, err
+	}
+	return EventTypes(), nil
+}
+
+// Get returns one endpoint (never its secret); Read access.
+func (s *Service) Get(ctx context.Context, p access.Principal, appID, id string) (_ Endpoint, err error) {
+	defer errs.Wrap(&err, "get webhook")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
+		return Endpoint{}, err
+	}
+	return get(ctx, s.db.Queries, appID, id)
+}
+
+func get(ctx context.Context, q store.Queries, appID, id string) (Endpoint, error) {
+	ep, err := q.GetWebhookEndpoint(ctx, appID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return Endpoint{}, ErrEndpointNotFound
 	}
 	return Endpoint{WebhookEndpoint: ep}, err
 }
 
-// Update changes an endpoint's settings.
-func (s *Service) Update(ctx context.Context, appID, id string, in Input) (Endpoint, error) {
-	ep, err := s.Get(ctx, appID, id)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	if err := s.apply(ctx, &ep.WebhookEndpoint, in); err != nil {
-		return Endpoint{}, err
-	}
-	ep.UpdatedAt = s.clock()
-	if err := s.db.UpdateWebhookEndpoint(ctx, ep.WebhookEndpoint); err != nil {
-		return Endpoint{}, err
-	}
-	return ep, nil
+// change runs fn on an endpoint in a transaction that first checks Write
+// access, and stores what fn made of it.
+func (s *Service) change(ctx context.Context, p access.Principal, appID, id string, fn func(ep *Endpoint) error) (Endpoint, error) {
+	var ep Endpoint
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
+			return err
+		}
+		var err error
+		if ep, err = get(ctx, tx.Queries, appID, id); err != nil {
+			return err
+		}
+		if err := fn(&ep); err != nil {
+			return err
+		}
+		ep.UpdatedAt = s.clock()
+		return tx.UpdateWebhookEndpoint(ctx, ep.WebhookEndpoint)
+	})
+	return ep, err
 }
 
-// Delete removes an endpoint and its deliveries.
-func (s *Service) Delete(ctx context.Context, appID, id string) error {
-	err := s.db.DeleteWebhookEndpoint(ctx, appID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrEndpointNotFound
+// Update changes an endpoint's settings; Write access.
+func (s *Service) Update(ctx context.Context, p access.Principal, appID, id string, in Input) (_ Endpoint, err error) {
+	defer errs.Wrap(&err, "update webhook")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Write); err != nil {
+		return Endpoint{}, err // before the URL is resolved for a caller who may not
 	}
-	return err
-}
-
-// RotateSecret gives the endpoint a new secret; for RotationOverlap the old
-// one still signs too (one v1= each), so receivers can switch without loss.
-func (s *Service) RotateSecret(ctx context.Context, appID, id string) (Endpoint, error) {
-	ep, err := s.Get(ctx, appID, id)
-	if err != nil {
+	if err := s.checkURL(ctx, &in); err != nil {
 		return Endpoint{}, err
 	}
+	return s.change(ctx, p, appID, id, func(ep *Endpoint) error { return apply(&ep.WebhookEndpoint, in) })
+}
+
+// Delete removes an endpoint and its deliveries; Write access.
+func (s *Service) Delete(ctx context.Context, p access.Principal, appID, id string) (err error) {
+	defer errs.Wrap(&err, "delete webhook")
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
+			return err
+		}
+		err := tx.DeleteWebhookEndpoint(ctx, appID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrEndpointNotFound
+		}
+		return err
+	})
+}
+
+// RotateSecret gives the endpoint a new secret (Write access); for
+// RotationOverlap the old one still signs too (one v1= each), so receivers
+// can switch without loss.
+func (s *Service) RotateSecret(ctx context.Context, p access.Principal, appID, id string) (_ Endpoint, err error) {
+	defer errs.Wrap(&err, "rotate webhook secret")
 	secret := newSecret()
-	sealed, err := s.sealer.Seal([]byte(secret), secretAD(ep.ID))
+	ep, err := s.change(ctx, p, appID, id, func(ep *Endpoint) error {
+		sealed, err := s.sealer.Seal([]byte(secret), secretAD(ep.ID))
+		if err != nil {
+			return err
+		}
+		until := s.clock().Add(RotationOverlap)
+		ep.PreviousSecretSealed, ep.PreviousExpiresAt, ep.SecretSealed = ep.SecretSealed, &until, sealed
+		return nil
+	})
 	if err != nil {
-		return Endpoint{}, err
-	}
-	until := s.clock().Add(RotationOverlap)
-	ep.PreviousSecretSealed, ep.PreviousExpiresAt, ep.SecretSealed = ep.SecretSealed, &until, sealed
-	ep.UpdatedAt = s.clock()
-	if err := s.db.UpdateWebhookEndpoint(ctx, ep.WebhookEndpoint); err != nil {
 		return Endpoint{}, err
 	}
 	ep.Secret = secret
 	return ep, nil
 }
 
-// Test sends a webhook.test event to this endpoint only (even if it is not subscribed to it).
-func (s *Service) Test(ctx context.Context, appID, id string) (store.WebhookDelivery, error) {
-	ep, err := s.Get(ctx, appID, id)
-	if err != nil {
-		return store.WebhookDelivery{}, err
-	}
+// Test sends a webhook.test event to this endpoint only, even if it is not
+// subscribed to it; Write access.
+func (s *Service) Test(ctx context.Context, p access.Principal, appID, id string) (_ Delivery, err error) {
+	defer errs.Wrap(&err, "test webhook")
+	var ep Endpoint
 	var deliveryID string
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
+			return err
+		}
+		var err error
+		if ep, err = get(ctx, tx.Queries, appID, id); err != nil {
+			return err
+		}
 		ids, err := s.emitter.emitTo(ctx, tx, appID, WebhookTest, map[string]any{
 			"message": "This is a test event.", "endpoint_id": ep.ID}, []store.WebhookEndpoint{ep.WebhookEndpoint})
 		if len(ids) == 1 {
@@ -268,23 +346,24 @@ func (s *Service) Test(ctx context.Context, appID, id string) (store.WebhookDeli
 		return err
 	})
 	if err != nil {
-		return store.WebhookDelivery{}, err
+		return Delivery{}, err
 	}
 	return s.db.GetDelivery(ctx, ep.ID, deliveryID)
 }
 
 // DeliveryPage is one page of an endpoint's deliveries with their attempts.
 type DeliveryPage struct {
-	Deliveries []store.WebhookDelivery
-	Attempts   map[string][]store.WebhookAttempt
+	Deliveries []Delivery
+	Attempts   map[string][]Attempt
 	Total      int
 	Page       int
 	PerPage    int
 }
 
-// Deliveries lists an endpoint's deliveries, newest first.
-func (s *Service) Deliveries(ctx context.Context, appID, id string, page, perPage int) (DeliveryPage, error) {
-	ep, err := s.Get(ctx, appID, id)
+// Deliveries lists an endpoint's deliveries, newest first; Read access.
+func (s *Service) Deliveries(ctx context.Context, p access.Principal, appID, id string, page, perPage int) (_ DeliveryPage, err error) {
+	defer errs.Wrap(&err, "list webhook deliveries")
+	ep, err := s.Get(ctx, p, appID, id)
 	if err != nil {
 		return DeliveryPage{}, err
 	}
@@ -309,30 +388,36 @@ func (s *Service) Deliveries(ctx context.Context, appID, id string, page, perPag
 	return DeliveryPage{Deliveries: list, Attempts: attempts, Total: total, Page: page, PerPage: perPage}, nil
 }
 
-// Redeliver queues a delivery again (same event, same id) with a fresh retry budget.
-func (s *Service) Redeliver(ctx context.Context, appID, id, deliveryID string) (store.WebhookDelivery, error) {
-	ep, err := s.Get(ctx, appID, id)
-	if err != nil {
-		return store.WebhookDelivery{}, err
-	}
-	d, err := s.db.GetDelivery(ctx, ep.ID, deliveryID)
-	if errors.Is(err, store.ErrNotFound) {
-		return d, ErrDeliveryNotFound
-	}
-	if err != nil {
-		return d, err
-	}
-	if d.Status == store.DeliveryPending || d.Status == store.DeliveryProcessing || d.NextAttemptAt != nil {
-		return d, ErrDeliveryInProgress
-	}
+// Redeliver queues a delivery again (same event, same id) with a fresh retry
+// budget; Write access.
+func (s *Service) Redeliver(ctx context.Context, p access.Principal, appID, id, deliveryID string) (_ Delivery, err error) {
+	defer errs.Wrap(&err, "redeliver webhook")
+	var ep Endpoint
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
+			return err
+		}
+		var err error
+		if ep, err = get(ctx, tx.Queries, appID, id); err != nil {
+			return err
+		}
+		d, err := tx.GetDelivery(ctx, ep.ID, deliveryID)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrDeliveryNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if d.Status == store.DeliveryPending || d.Status == store.DeliveryProcessing || d.NextAttemptAt != nil {
+			return ErrDeliveryInProgress
+		}
 		if err := tx.ResetDelivery(ctx, d.ID, ep.RetryLimit+1, s.clock()); err != nil {
 			return err
 		}
 		return s.emitter.enqueue(ctx, tx, d.ID, ep.RetryLimit+1)
 	})
 	if err != nil {
-		return d, err
+		return Delivery{}, err
 	}
-	return s.db.GetDelivery(ctx, ep.ID, d.ID)
+	return s.db.GetDelivery(ctx, ep.ID, deliveryID)
 }

@@ -245,9 +245,9 @@ func describe(err error) string {
 		return "refused: non-public address"
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		return fmt.Sprintf("timed out after %s", AttemptTimeout)
-	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
+	case errors.As(err, new(handshakeError)):
 		return "TLS handshake failed"
-	case strings.Contains(err.Error(), "no such host"):
+	case errors.Is(err, errHostNotFound):
 		return "host not found"
 	}
 	return "connection failed"

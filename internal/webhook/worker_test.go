@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
 	"strconv"
-	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,12 +19,12 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 	"github.com/gatehouse-auth/gatehouse/webhookverify"
 )
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	const base = 5 * time.Second
 	tests := []struct {
 		n       int
@@ -69,25 +73,24 @@ func isCancel(err error) bool {
 	return errors.As(err, &c)
 }
 
-// TestWorkResignsEveryAttempt drives Worker.Work directly under a clock the
-// test steps, so that each attempt is seconds apart.
+// TestWorkResignsEveryAttempt drives Worker.Work directly under the system's
+// fake clock, which the test steps, so that each attempt is seconds apart.
 func TestWorkResignsEveryAttempt(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+	t.Parallel()
+	forEachEnv(t, envOptions{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		var clock atomic.Int64
-		clock.Store(time.Now().Truncate(time.Second).UnixNano())
-		now := func() time.Time { return time.Unix(0, clock.Load()) }
 		const base = 20 * time.Millisecond
-		e := newEnv(t, db, envOptions{insertOnly: true, workerNow: now, retryBase: base})
+		worker := e.newWorker(t, base, nil)
 		rc := newReceiver(t, status(http.StatusServiceUnavailable, "busy"))
-		ep := e.endpoint(t, e.appID, rc.url(), func(in *webhook.Input) { in.RetryLimit = ptr(2) })
-		e.emit(t, e.appID, webhook.UserCreated, map[string]any{"user": map[string]any{"id": "u-1"}})
-		d := e.deliveries(t, e.appID, ep.ID).Deliveries[0]
+		ep := e.endpoint(t, e.app.ID, rc.url(), func(in *webhook.Input) { in.RetryLimit = ptr(2) })
+		d := e.test(t, e.app.ID, ep.ID)
 
+		var signedAt []time.Time
 		for n := 1; n <= 3; n++ {
-			at := now()
-			err := e.worker.Work(ctx, job(d.ID, n, 3))
-			got := e.deliveries(t, e.appID, ep.ID).Deliveries[0]
+			at := e.Clock.Now()
+			signedAt = append(signedAt, at)
+			err := worker.Work(ctx, job(d.ID, n, 3))
+			got := e.deliveries(t, e.app.ID, ep.ID).Deliveries[0]
 			if n < 3 {
 				if err == nil || isCancel(err) {
 					t.Errorf("attempt %d: Work = %v; want a retryable error", n, err)
@@ -96,7 +99,7 @@ func TestWorkResignsEveryAttempt(t *testing.T) {
 				if got.Status != store.DeliveryFailed || got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(want) {
 					t.Errorf("attempt %d: delivery = %q next %v; want failed next %v", n, got.Status, got.NextAttemptAt, want)
 				}
-				if next := e.worker.NextRetry(job(d.ID, n, 3)); !next.Equal(at.Add(webhook.Backoff(base, d.ID, n))) {
+				if next := worker.NextRetry(job(d.ID, n, 3)); !next.Equal(at.Add(webhook.Backoff(base, d.ID, n))) {
 					t.Errorf("attempt %d: NextRetry = %v; want %v", n, next, at.Add(webhook.Backoff(base, d.ID, n)))
 				}
 			} else {
@@ -107,21 +110,20 @@ func TestWorkResignsEveryAttempt(t *testing.T) {
 					t.Errorf("last attempt: delivery = %q next %v attempts %d; want failed, nil, 3", got.Status, got.NextAttemptAt, got.Attempts)
 				}
 			}
-			clock.Add(int64(7 * time.Second))
+			e.Clock.Advance(7 * time.Second)
 		}
 
 		reqs := rc.requests()
 		if len(reqs) != 3 {
 			t.Fatalf("receiver got %d requests; want 3", len(reqs))
 		}
-		start := time.Unix(0, clock.Load()).Add(-21 * time.Second)
 		seen := map[string]bool{}
 		for i, r := range reqs {
 			sig := r.header.Get(webhookverify.Header)
 			if !bytes.Equal(r.body, reqs[0].body) {
 				t.Errorf("attempt %d body differs from attempt 1", i+1)
 			}
-			wantT := strconv.FormatInt(start.Add(time.Duration(i)*7*time.Second).Unix(), 10)
+			wantT := strconv.FormatInt(signedAt[i].Unix(), 10)
 			if got := tOf(sig); got != wantT {
 				t.Errorf("attempt %d: t = %s; want %s (the time of this attempt)", i+1, got, wantT)
 			}
@@ -131,8 +133,7 @@ func TestWorkResignsEveryAttempt(t *testing.T) {
 				}
 				seen[v] = true
 			}
-			signedAt := start.Add(time.Duration(i) * 7 * time.Second)
-			if err := webhookverify.Verify(sig, r.body, signedAt, 0, ep.Secret); err != nil {
+			if err := webhookverify.Verify(sig, r.body, signedAt[i], 0, ep.Secret); err != nil {
 				t.Errorf("attempt %d: Verify = %v; want nil", i+1, err)
 			}
 		}
@@ -142,23 +143,23 @@ func TestWorkResignsEveryAttempt(t *testing.T) {
 // TestWorkTimeoutIsRecordedAndRetryable runs an attempt whose deadline
 // passes while the receiver hangs: the attempt must still be recorded.
 func TestWorkTimeoutIsRecordedAndRetryable(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, envOptions{insertOnly: true})
+	t.Parallel()
+	forEachEnv(t, envOptions{}, func(t *testing.T, e *env) {
+		worker := e.newWorker(t, 20*time.Millisecond, nil)
 		rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done() // until the client gives up
 		})
-		ep := e.endpoint(t, e.appID, rc.url(), nil)
-		e.emit(t, e.appID, webhook.UserCreated, map[string]any{})
-		d := e.deliveries(t, e.appID, ep.ID).Deliveries[0]
+		ep := e.endpoint(t, e.app.ID, rc.url(), nil)
+		d := e.test(t, e.app.ID, ep.ID)
 
 		// The same deadline path as AttemptTimeout, without waiting 10 s.
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		err := e.worker.Work(ctx, job(d.ID, 1, d.MaxAttempts))
+		err := worker.Work(ctx, job(d.ID, 1, d.MaxAttempts))
 		if err == nil || isCancel(err) {
 			t.Errorf("Work = %v; want a retryable error", err)
 		}
-		page := e.deliveries(t, e.appID, ep.ID)
+		page := e.deliveries(t, e.app.ID, ep.ID)
 		got := page.Deliveries[0]
 		want := fmt.Sprintf("timed out after %s", webhook.AttemptTimeout)
 		if got.Status != store.DeliveryFailed || got.NextAttemptAt == nil || got.LastError != want {
@@ -171,21 +172,22 @@ func TestWorkTimeoutIsRecordedAndRetryable(t *testing.T) {
 }
 
 func TestWorkDisabledAndMissing(t *testing.T) {
-	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+	t.Parallel()
+	forEachEnv(t, envOptions{}, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		e := newEnv(t, db, envOptions{insertOnly: true})
+		p := e.caller(t, e.app.ID)
+		worker := e.newWorker(t, 20*time.Millisecond, nil)
 		rc := newReceiver(t, nil)
-		ep := e.endpoint(t, e.appID, rc.url(), nil)
-		e.emit(t, e.appID, webhook.UserCreated, map[string]any{})
-		d := e.deliveries(t, e.appID, ep.ID).Deliveries[0]
+		ep := e.endpoint(t, e.app.ID, rc.url(), nil)
+		d := e.test(t, e.app.ID, ep.ID)
 		// Disabled after the event was queued: the attempt fails for good, unsent.
-		if _, err := e.svc.Update(ctx, e.appID, ep.ID, webhook.Input{Enabled: ptr(false)}); err != nil {
+		if _, err := e.Webhooks.Update(ctx, p, e.app.ID, ep.ID, webhook.Input{Enabled: ptr(false)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.worker.Work(ctx, job(d.ID, 1, d.MaxAttempts)); !isCancel(err) {
+		if err := worker.Work(ctx, job(d.ID, 1, d.MaxAttempts)); !isCancel(err) {
 			t.Errorf("Work on a disabled endpoint = %v; want a JobCancel error", err)
 		}
-		got := e.deliveries(t, e.appID, ep.ID).Deliveries[0]
+		got := e.deliveries(t, e.app.ID, ep.ID).Deliveries[0]
 		if got.Status != store.DeliveryFailed || got.NextAttemptAt != nil || got.LastError != "endpoint disabled" {
 			t.Errorf("delivery = %q next %v error %q; want failed, nil, %q", got.Status, got.NextAttemptAt, got.LastError, "endpoint disabled")
 		}
@@ -193,11 +195,121 @@ func TestWorkDisabledAndMissing(t *testing.T) {
 			t.Errorf("receiver got %d requests; want 0", n)
 		}
 		// Deleted endpoint: its delivery is gone and the job is cancelled.
-		if err := e.svc.Delete(ctx, e.appID, ep.ID); err != nil {
+		if err := e.Webhooks.Delete(ctx, p, e.app.ID, ep.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.worker.Work(ctx, job(d.ID, 1, d.MaxAttempts)); !isCancel(err) {
+		if err := worker.Work(ctx, job(d.ID, 1, d.MaxAttempts)); !isCancel(err) {
 			t.Errorf("Work on a deleted delivery = %v; want a JobCancel error", err)
+		}
+	})
+}
+
+// TestWorkRecordsInterruptedAttempt is a server that stopped during the
+// last attempt River would have made without the emitter's spare runs: the
+// rerun records the lost attempt and decides finality from the delivery's
+// own count, not from River's.
+func TestWorkRecordsInterruptedAttempt(t *testing.T) {
+	t.Parallel()
+	forEachEnv(t, envOptions{}, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		worker := e.newWorker(t, 20*time.Millisecond, nil)
+		rc := newReceiver(t, status(http.StatusInternalServerError, "down"))
+		ep := e.endpoint(t, e.app.ID, rc.url(), func(in *webhook.Input) { in.RetryLimit = ptr(0) })
+		d := e.test(t, e.app.ID, ep.ID)
+		if d.MaxAttempts != 1 {
+			t.Fatalf("delivery max attempts = %d; want 1 (retry_limit 0)", d.MaxAttempts)
+		}
+		// Attempt 1 starts, and the server dies before it is recorded.
+		if _, err := e.DB.StartDeliveryAttempt(ctx, d.ID, e.Clock.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		e.Clock.Advance(time.Minute)
+		// River runs the job again (its run 2 of 1 + the spare runs).
+		err := worker.Work(ctx, job(d.ID, 2, d.MaxAttempts+3))
+		if !isCancel(err) {
+			t.Errorf("Work after an interrupted last attempt = %v; want a JobCancel error (final)", err)
+		}
+		page := e.deliveries(t, e.app.ID, ep.ID)
+		got := page.Deliveries[0]
+		if got.Status != store.DeliveryFailed || got.NextAttemptAt != nil {
+			t.Errorf("delivery = %q next %v; want failed, nil", got.Status, got.NextAttemptAt)
+		}
+		var attempts []string
+		for _, a := range page.Attempts[d.ID] {
+			attempts = append(attempts, fmt.Sprintf("#%d %s", a.Attempt, a.Error))
+		}
+		want := []string{"#1 interrupted: the server stopped during the attempt", "#2 endpoint answered 500"}
+		if !slices.Equal(attempts, want) {
+			t.Errorf("attempts = %q; want %q", attempts, want)
+		}
+		if n := rc.count(); n != 1 {
+			t.Errorf("receiver got %d requests; want 1", n)
+		}
+	})
+}
+
+// noHosts is a resolver that knows no name (NXDOMAIN), as a target whose
+// DNS record was removed after the endpoint was saved.
+type noHosts struct{}
+
+func (noHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "10.9.9.9:53", IsNotFound: true}
+}
+
+// TestWorkClassifiesTransportFailures checks that a failed attempt is
+// recorded by the kind of error (its type), in words that name no address,
+// and is retried.
+func TestWorkClassifiesTransportFailures(t *testing.T) {
+	t.Parallel()
+	forEachEnv(t, envOptions{}, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+		t.Cleanup(plain.Close)
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		refusedAddr := closed.Addr().String()
+		_ = closed.Close()
+		_, plainPort, _ := net.SplitHostPort(plain.Listener.Addr().String())
+
+		tests := []struct {
+			name   string
+			url    string
+			policy *webhook.Policy
+			want   string
+		}{
+			// A plain-HTTP server behind an https:// URL.
+			{"TLS handshake", "https://" + plain.Listener.Addr().String() + "/hooks", nil, "TLS handshake failed"},
+			// Resolved when saved (the system's resolver), gone at delivery.
+			{"unresolvable host", "http://localhost:" + plainPort + "/hooks",
+				&webhook.Policy{AllowPrivate: true, Resolver: noHosts{}}, "host not found"},
+			{"connection refused", "http://" + refusedAddr + "/hooks", nil, "connection failed"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				worker := e.newWorker(t, 20*time.Millisecond, tt.policy)
+				ep := e.endpoint(t, e.app.ID, tt.url, nil)
+				d := e.test(t, e.app.ID, ep.ID)
+				err := worker.Work(ctx, job(d.ID, 1, d.MaxAttempts))
+				if err == nil || isCancel(err) {
+					t.Errorf("Work = %v; want a retryable error", err)
+				}
+				page := e.deliveries(t, e.app.ID, ep.ID)
+				got := page.Deliveries[0]
+				if got.Status != store.DeliveryFailed || got.NextAttemptAt == nil || got.LastError != tt.want {
+					t.Errorf("delivery = %q next %v error %q; want failed, a next attempt, %q", got.Status, got.NextAttemptAt, got.LastError, tt.want)
+				}
+				a := page.Attempts[got.ID]
+				if len(a) != 1 || a[0].Error != tt.want || a[0].ResponseStatus != nil {
+					t.Fatalf("attempts = %+v; want one %q without a status", a, tt.want)
+				}
+				for _, leak := range []string{"127.0.0.1", "10.9.9.9", "no such host", "tls:", "refused"} {
+					if strings.Contains(a[0].Error, leak) {
+						t.Errorf("recorded error %q names %q", a[0].Error, leak)
+					}
+				}
+			})
 		}
 	})
 }

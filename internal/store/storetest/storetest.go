@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -126,7 +127,8 @@ func configFromURL(t testing.TB, raw string) pgtestdb.Config {
 	}
 }
 
-// migrator applies the store's own PostgreSQL migrations to pgtestdb's template.
+// migrator applies the store's PostgreSQL migrations (Gatehouse's and River's)
+// to pgtestdb's template; the hash changes when either does.
 type migrator struct{}
 
 func (migrator) Hash() (string, error) {
@@ -134,7 +136,12 @@ func (migrator) Hash() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	river, err := store.RiverVersion()
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
+	fmt.Fprintf(h, "river %d\n", river)
 	err = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -8,8 +8,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
-// Keys returns a sealer and a keyed hasher derived from a new master key.
-func Keys(t testing.TB) (*token.Sealer, *token.Hasher) {
+// MasterKey returns a new random master key.
+func MasterKey(t testing.TB) []byte {
 	t.Helper()
 	raw, err := token.GenerateMasterKey()
 	if err != nil {
@@ -19,17 +19,15 @@ func Keys(t testing.TB) (*token.Sealer, *token.Hasher) {
 	if err != nil {
 		t.Fatalf("ParseMasterKey: %v", err)
 	}
-	sealKey, err := token.DeriveKey(master, "seal")
+	return master
+}
+
+// Keys returns a sealer and a keyed hasher derived from a new master key.
+func Keys(t testing.TB) (*token.Sealer, *token.Hasher) {
+	t.Helper()
+	sealer, hasher, err := token.FromMasterKey(MasterKey(t))
 	if err != nil {
-		t.Fatalf("DeriveKey(seal): %v", err)
+		t.Fatalf("FromMasterKey: %v", err)
 	}
-	hashKey, err := token.DeriveKey(master, "hash")
-	if err != nil {
-		t.Fatalf("DeriveKey(hash): %v", err)
-	}
-	sealer, err := token.NewSealer(sealKey)
-	if err != nil {
-		t.Fatalf("NewSealer: %v", err)
-	}
-	return sealer, token.NewHasher(hashKey)
+	return sealer, hasher
 }

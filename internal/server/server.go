@@ -1,0 +1,431 @@
+// Package server assembles Gatehouse in one ordered place, after WTF Dial's
+// Main: settings → master key and derived keys → store → schema (Gatehouse's
+// migrations and River's) → courier → queue → services → HTTP. The binary,
+// every command-line command and every test that needs more than one package
+// build the system through New, so tests run the graph production runs
+// (event emitter, webhooks, key reload included) with only the clock, the
+// courier, the limits and the keys overridden. Nothing is assigned after
+// construction.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
+	"github.com/gatehouse-auth/gatehouse/internal/queue"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+)
+
+// Schema says what New does with the database schema.
+type Schema int
+
+const (
+	// ApplySchema applies pending migrations first (serve, the tests).
+	ApplySchema Schema = iota
+	// RequireSchema refuses a schema that is not current (operator commands).
+	RequireSchema
+	// SchemaOnly stops once the store is open: for `gatehouse migrate`, which
+	// needs no master key and no services.
+	SchemaOnly
+)
+
+// Options override what the settings would choose. The zero value builds
+// exactly what the settings say.
+type Options struct {
+	// Log receives the server's log lines; nil discards them.
+	Log *slog.Logger
+	// Clock replaces time.Now in every service, limiter and worker.
+	Clock func() time.Time
+	// Courier replaces the e-mail and SMS providers the settings name.
+	Courier courier.Provider
+	// Limits replaces the sign-in rate limits the settings give.
+	Limits *signin.Limits
+	// MasterKey replaces the master key the settings point to.
+	MasterKey []byte
+	// Schema says what to do with the schema; the zero value applies it.
+	Schema Schema
+	// Version is reported by the API description and the start-up log.
+	Version string
+}
+
+// Server is the assembled system.
+type Server struct {
+	// The domain services, for the command line and the tests.
+	Tenants  *tenant.Service
+	Users    *appuser.Service
+	SignIn   *signin.Service
+	Webhooks *webhook.Service
+	// DB is the open store: the tests read it, nothing in production does
+	// outside the services.
+	DB *store.DB
+
+	cfg     config.Config
+	log     *slog.Logger
+	now     func() time.Time
+	keyring *token.Keyring
+	api     *httpapi.Server
+	workers *queue.Queue
+	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
+	pruneRates func(context.Context) error
+	current    atomic.Bool // the schema was found current
+}
+
+// New builds the system for cfg. On error nothing is left open.
+func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err error) {
+	s := &Server{cfg: cfg, log: opts.Log, now: opts.Clock}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+
+	// Master key and the keys derived from it (not needed for the schema alone).
+	var sealer *token.Sealer
+	var hasher *token.Hasher
+	if opts.Schema != SchemaOnly {
+		master := opts.MasterKey
+		if master == nil {
+			if master, err = masterKey(cfg); err != nil {
+				return nil, err
+			}
+		}
+		if sealer, hasher, err = token.FromMasterKey(master); err != nil {
+			return nil, err
+		}
+	}
+
+	// Store and schema.
+	if s.DB, err = openStore(ctx, cfg); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = s.DB.Close()
+		}
+	}()
+	switch opts.Schema {
+	case SchemaOnly:
+		return s, nil
+	case ApplySchema:
+		if err := s.DB.Migrate(ctx); err != nil {
+			return nil, err
+		}
+	case RequireSchema:
+		if pending, err := s.DB.Pending(ctx); err != nil {
+			return nil, err
+		} else if pending {
+			return nil, errors.New("the database schema is not up to date: run `gatehouse migrate up` (serve does it by itself)")
+		}
+	}
+	s.current.Store(true)
+
+	// Courier.
+	outbox := courier.NewOutbox(outboxStore{db: s.DB, now: s.now})
+	mail := opts.Courier
+	if mail == nil {
+		if mail, err = newCourier(cfg, s.log, outbox); err != nil {
+			return nil, err
+		}
+	}
+
+	// Queue: an inserting client for the services (jobs are inserted in
+	// their transactions); the working client, which needs the services, comes after them.
+	jobs, err := queue.New(s.DB, queue.Config{Log: quietRiver(s.log)})
+	if err != nil {
+		return nil, err
+	}
+
+	// Services.
+	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.log))
+	templates, err := courier.LoadTemplates()
+	if err != nil {
+		return nil, err
+	}
+	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
+	events := webhook.NewEmitter(jobs, s.now)
+	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now)
+	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
+		Issuer: cfg.Tokens.Issuer, Now: s.now, Log: s.log})
+	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
+		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, Now: s.now, Log: s.log})
+	limits := opts.Limits
+	if limits == nil {
+		l, err := signinLimits(cfg)
+		if err != nil {
+			return nil, err
+		}
+		limits = &l
+	}
+	var limiter signin.Limiter = ratelimit.NewMemory(s.now)
+	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {
+		shared := ratelimit.NewSQL(s.DB, s.now)
+		limiter, s.pruneRates = shared, shared.Prune
+	}
+	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
+		Templates: templates, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
+		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
+			RefreshGrace: cfg.Tokens.RefreshGrace}})
+
+	// Workers: webhook deliveries and the challenge-expiry sweep.
+	workers := river.NewWorkers()
+	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
+		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log}))
+	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
+	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
+		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance)},
+		Queues:   map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2}})
+	if err != nil {
+		return nil, err
+	}
+
+	// Signing keys: the first one is made on the first start.
+	if err := s.Tenants.EnsureSigningKey(ctx); err != nil {
+		return nil, err
+	}
+
+	// HTTP.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var devOutbox *courier.Outbox
+	if cfg.Dev {
+		devOutbox = outbox
+	}
+	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Webhooks: s.Webhooks,
+		Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
+		BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
+	return s, nil
+}
+
+// API is the HTTP API, for tests that look at its routes and description.
+func (s *Server) API() *httpapi.Server { return s.api }
+
+// Keyring holds the signing keys this replica has loaded.
+func (s *Server) Keyring() *token.Keyring { return s.keyring }
+
+// Close releases the store. Call it after Serve has returned.
+func (s *Server) Close() error { return s.DB.Close() }
+
+// Migrate applies every pending migration of both schema sets.
+func (s *Server) Migrate(ctx context.Context) error {
+	if err := s.DB.Migrate(ctx); err != nil {
+		return err
+	}
+	s.current.Store(true)
+	return nil
+}
+
+// MigrationState is one migration of either set (Gatehouse's or River's).
+type MigrationState = store.MigrationState
+
+// MigrationStatus lists every migration of both sets and whether it is applied.
+func (s *Server) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+	return s.DB.MigrationStatus(ctx)
+}
+
+// ready is /readyz: the database answers and its schema is current. Once
+// current, a schema stays current (migrations only go forward), so that is
+// checked once.
+func (s *Server) ready(ctx context.Context) error {
+	if err := s.DB.Ping(ctx); err != nil {
+		return err
+	}
+	if s.current.Load() {
+		return nil
+	}
+	pending, err := s.DB.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errors.New("the database schema is not up to date")
+	}
+	s.current.Store(true)
+	return nil
+}
+
+// Listen binds the configured address and returns the settings with a base
+// URL derived from a ":0" address replaced by the port actually bound (and
+// the issuer with it, when it was derived too). Bind before New: the base URL
+// and issuer go into tokens and links.
+func Listen(cfg config.Config) (net.Listener, config.Config, error) {
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return nil, cfg, &config.SettingError{Key: "http.addr", Env: "GATEHOUSE_HTTP_ADDR", Reason: err.Error()}
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if strings.HasSuffix(cfg.BaseURL, ":0") {
+		old := cfg.BaseURL
+		cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "0") + port
+		if cfg.Tokens.Issuer == old {
+			cfg.Tokens.Issuer = cfg.BaseURL
+		}
+	}
+	return ln, cfg, nil
+}
+
+// Serve runs the system on ln until ctx ends: the HTTP API, the job workers
+// and the periodic key reload and rate-limit pruning, each started here with
+// a context and ended here. Then it stops gracefully: no new connections,
+// in-flight requests drained (up to http.shutdown_timeout), deliveries in
+// flight given their attempt's time. It returns the server's error, if any.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	cfg := s.cfg
+	srv := &http.Server{Handler: s.api.Handler(), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
+		MaxHeaderBytes: 64 << 10}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// A token naming a kid this replica has not loaded reloads at once; this
+	// picks up rotations (and publication windows ending) otherwise.
+	wg.Go(func() {
+		every(ctx, 10*time.Second, func() {
+			if err := s.keyring.Reload(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("reload signing keys", "err", err)
+			}
+		})
+	})
+	if s.pruneRates != nil {
+		wg.Go(func() { every(ctx, time.Minute, func() { _ = s.pruneRates(ctx) }) })
+	}
+	if err := s.workers.Start(ctx); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
+	if cfg.PrivateTargetsAllowed() {
+		s.log.Warn("webhooks may target http:// and private or loopback addresses (webhooks.allow_private_targets); never in production")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	kind, _ := cfg.DatabaseKind()
+	s.log.Info("gatehouse started", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", kind,
+		"dev", cfg.Dev, "version", s.api.Version)
+
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.log.Info("shutting down", "timeout", cfg.HTTP.ShutdownTimeout.String())
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HTTP.ShutdownTimeout)
+		if err = srv.Shutdown(sctx); err != nil {
+			err = fmt.Errorf("shutdown: %w", err)
+		}
+		scancel()
+	}
+	// Deliveries in flight get the attempt timeout to finish; the rest are
+	// retried after restart.
+	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.AttemptTimeout+2*time.Second)
+	if qerr := s.workers.Stop(qctx); qerr != nil {
+		s.log.Warn("job queue stop", "err", qerr)
+	}
+	qcancel()
+	if err == nil {
+		s.log.Info("stopped")
+	}
+	return err
+}
+
+// every runs fn each interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+// openStore connects to the configured database.
+func openStore(ctx context.Context, cfg config.Config) (*store.DB, error) {
+	kind, target := cfg.DatabaseKind()
+	if kind == store.SQLite && strings.HasPrefix(target, "file:") {
+		target, _, _ = strings.Cut(strings.TrimPrefix(target, "file:"), "?")
+	}
+	return store.Open(ctx, kind, target, store.Options{MaxConns: cfg.Database.MaxConns})
+}
+
+// queueMaintenance runs periodic housekeeping jobs.
+const queueMaintenance = "maintenance"
+
+// quietRiver keeps River's own informational chatter out of the log.
+func quietRiver(log *slog.Logger) *slog.Logger {
+	return slog.New(levelFloor{log.Handler(), slog.LevelWarn})
+}
+
+// levelFloor drops records below min.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(a), h.min}
+}
+func (h levelFloor) WithGroup(n string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(n), h.min}
+}
+
+// signinLimits turns the rate-limit settings into rules.
+func signinLimits(cfg config.Config) (signin.Limits, error) {
+	l := signin.Limits{CodeFailuresPerHour: cfg.RateLimit.CodeFailuresPerHour, PollInterval: cfg.RateLimit.PollInterval}
+	for _, r := range []struct {
+		key, value string
+		dst        *ratelimit.Rule
+	}{
+		{"ratelimit.send_per_identifier", cfg.RateLimit.SendPerIdentifier, &l.SendPerIdentifier},
+		{"ratelimit.send_per_ip", cfg.RateLimit.SendPerIP, &l.SendPerIP},
+		{"ratelimit.verify_per_ip", cfg.RateLimit.VerifyPerIP, &l.VerifyPerIP},
+		{"ratelimit.lookup_per_ip", cfg.RateLimit.LookupPerIP, &l.LookupPerIP},
+	} {
+		rule, err := ratelimit.ParseRule(r.value)
+		if err != nil {
+			return l, &config.SettingError{Key: r.key, Reason: err.Error()}
+		}
+		*r.dst = rule
+	}
+	return l, nil
+}
+
+// trustedProxies parses http.trusted_proxies (validated by config already).
+func trustedProxies(list []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, c := range list {
+		if p, err := netip.ParsePrefix(c); err == nil {
+			out = append(out, p)
+		} else if a, err := netip.ParseAddr(c); err == nil {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// released lists every migration that has landed, with the SHA-256 of its
+// file. Migrations are append-only: once landed, a file never changes (a
+// database that applied it would never apply the change), and a change to
+// the schema is a new file with the next number, written for both engines.
+// Add the hash of a new file here in the change that adds it.
+var released = map[string]string{
+	"postgres/00001_foundation.sql": "72fe887e42238872140a72df685e2126761fe62a396da717748d9c9f08d6ea9e",
+	"postgres/00002_signin.sql":     "d592fb8053d6f2af3e860be4f1e2a866fd6d139bad79c1c3839256950adb7721",
+	"postgres/00003_webhooks.sql":   "5fc43946eb422883da855b7c4b85bf9de7b729b5806d949522e21fa61aa38f2f",
+	"sqlite/00001_foundation.sql":   "0f1f5a1c700cc4c8c3e6eb6e2ca551a3f6d135b8005d5fe8ad920f0db60ed4c1",
+	"sqlite/00002_signin.sql":       "481630c044b776e952f08183f7799ac1f5dd0081bdd45bb4382e94eb6d5a2981",
+	"sqlite/00003_webhooks.sql":     "cac90e1d011537d7b5859b7ecf35bf26d9a91e41d29779aae5bc0c9f775ad805",
+}
+
+// TestMigrationsAreAppendOnly fails when a landed migration file changes or
+// disappears, and when a new file has no recorded hash yet.
+func TestMigrationsAreAppendOnly(t *testing.T) {
+	found := map[string]bool{}
+	for _, kind := range []string{store.SQLite, store.Postgres} {
+		fsys, err := store.Migrations(kind)
+		if err != nil {
+			t.Fatalf("Migrations(%s): %v", kind, err)
+		}
+		err = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := fs.ReadFile(fsys, path)
+			if err != nil {
+				return err
+			}
+			name, sum := kind+"/"+path, sha256.Sum256(b)
+			found[name] = true
+			switch want, ok := released[name]; {
+			case !ok:
+				t.Errorf("migration %s has no recorded hash: add %q: %q to released in this file (and never change the file again)",
+					name, name, hex.EncodeToString(sum[:]))
+			case want != hex.EncodeToString(sum[:]):
+				t.Errorf("landed migration %s has changed (sha256 %s; landed as %s): put the change in a new migration instead",
+					name, hex.EncodeToString(sum[:]), want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("walk %s migrations: %v", kind, err)
+		}
+	}
+	for name := range released {
+		if !found[name] {
+			t.Errorf("landed migration %s is gone: migrations are never deleted", name)
+		}
+	}
+}
