@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -1246,25 +1247,15 @@ func TestMarkVerified(t *testing.T) {
 // kept: a forgery.
 func tamper(t *testing.T, tok string, set map[string]any) string {
 	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token has %d parts; want a compact JWT", len(parts))
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("token payload: %v", err)
-	}
-	claims := map[string]any{}
-	if err := json.Unmarshal(raw, &claims); err != nil {
-		t.Fatalf("token payload: %v", err)
-	}
+	claims := tokentest.Payload(t, tok)
 	for k, v := range set {
 		claims[k] = v
 	}
-	raw, err = json.Marshal(claims)
+	raw, err := json.Marshal(claims)
 	if err != nil {
 		t.Fatalf("token payload: %v", err)
 	}
+	parts := strings.Split(tok, ".")
 	parts[1] = base64.RawURLEncoding.EncodeToString(raw)
 	return strings.Join(parts, ".")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 // TestAPI runs every scenario group against one server per engine, then
@@ -529,7 +530,7 @@ func testInvite(t *testing.T, e *env) {
 		t.Fatalf("invitation link has no sct_magic")
 	}
 	e.remember(magic)
-	claims := jwtPayload(t, magic)
+	claims := tokentest.Payload(t, magic)
 	for k, want := range map[string]any{"uuid": invited["id"], "user_status": "pending", "webauthnEnabled": false,
 		"email": "invitee@example.com"} {
 		if got, ok := claims[k]; !ok || got != want {
@@ -568,7 +569,7 @@ func testInvite(t *testing.T, e *env) {
 				u, _ := url.Parse(m.Link)
 				tok := u.Query().Get("sct_magic")
 				e.remember(tok)
-				if c := jwtPayload(t, tok); c["uuid"] != userOf(t, r)["id"] || c["phone"] != "+14155552673" || c["user_status"] != "pending" {
+				if c := tokentest.Payload(t, tok); c["uuid"] != userOf(t, r)["id"] || c["phone"] != "+14155552673" || c["user_status"] != "pending" {
 					t.Errorf("SMS invitation claims = %v; want the invited user", c)
 				}
 			}},

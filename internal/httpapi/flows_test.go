@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 // The sign-in, token, session and webhook routes, driven through the
@@ -107,7 +108,7 @@ func (e *env) tokenSet(t *testing.T, r response, userID string) (access, refresh
 	if r.str("key_id") != e.Keyring().SignerID() {
 		t.Errorf("token set key_id = %q; want the signing key %q", r.str("key_id"), e.Keyring().SignerID())
 	}
-	c := jwtPayload(t, access)
+	c := tokentest.Payload(t, access)
 	if c["uuid"] != r.str("user_id") || c["aud"] != e.app.ID || c["iss"] != e.Config.Tokens.Issuer {
 		t.Errorf("access claims = %v; want uuid %s, aud %s, iss %s", c, r.str("user_id"), e.app.ID, e.Config.Tokens.Issuer)
 	}
@@ -256,7 +257,7 @@ func testMagicLinkFlow(t *testing.T, e *env) {
 	if handle == tok {
 		t.Fatalf("the poll handle is the e-mailed token")
 	}
-	if c := jwtPayload(t, tok); c["uuid"] != userID || c["webauthnEnabled"] != true || c["purpose"] != "magic_link" {
+	if c := tokentest.Payload(t, tok); c["uuid"] != userID || c["webauthnEnabled"] != true || c["purpose"] != "magic_link" {
 		t.Errorf("magic claims = %v; want uuid %s, webauthnEnabled true, purpose magic_link", c, userID)
 	}
 	poll := scenario{method: "POST", path: status, body: map[string]any{"id": handle}}

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -173,22 +172,4 @@ func (e *env) do(t *testing.T, method, path string, headers map[string]string, b
 	r := response{status: res.StatusCode, header: res.Header, raw: raw}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
-}
-
-// jwtPayload decodes a JWT's claims without verifying it.
-func jwtPayload(t *testing.T, jwt string) map[string]any {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("jwtPayload(%q): %d parts; want 3", jwt, len(parts))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("jwtPayload: decode payload: %v", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("jwtPayload: unmarshal payload: %v", err)
-	}
-	return m
 }

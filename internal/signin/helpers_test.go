@@ -1,7 +1,6 @@
 package signin_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -231,24 +230,6 @@ func count(events []event) map[string]int {
 		got[ev.Type]++
 	}
 	return got
-}
-
-// payload decodes a compact JWS's payload without checking anything.
-func payload(t testing.TB, tok string) map[string]any {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token has %d parts; want 3", len(parts))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("decode payload: %v", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("unmarshal payload: %v", err)
-	}
-	return m
 }
 
 // flip changes one character of tok at i into another base64url character.

@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 func TestMagicLinkCrossDevice(t *testing.T) {
@@ -54,7 +55,7 @@ func TestMagicLinkCrossDevice(t *testing.T) {
 		if ca.Session.IP != e.client.IP || cb.Session.IP != deviceB.IP || ca.Session.Method != signin.MethodMagic {
 			t.Errorf("sessions = %+v and %+v; want each device's own IP, method magic", ca.Session, cb.Session)
 		}
-		if sa, sb := payload(t, a.Access)["sid"], payload(t, b.Access)["sid"]; sa == sb {
+		if sa, sb := tokentest.Payload(t, a.Access)["sid"], tokentest.Payload(t, b.Access)["sid"]; sa == sb {
 			t.Errorf("both access tokens carry sid %v; want different sessions", sa)
 		}
 
@@ -168,7 +169,7 @@ func TestMagicLinkPayload(t *testing.T) {
 		u := e.user(t, "alice@example.com")
 		for _, webauthn := range []bool{false, true} {
 			_, tok := e.sendLink(t, "alice@example.com", webauthn)
-			p := payload(t, tok)
+			p := tokentest.Payload(t, tok)
 			if p["uuid"] != u.ID || p["user_status"] != store.StatusActive || p["email"] != "alice@example.com" {
 				t.Errorf("magic token payload = %v; want uuid %s, user_status active, email alice@example.com", p, u.ID)
 			}

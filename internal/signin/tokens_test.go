@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 func TestRefreshRotation(t *testing.T) {
@@ -238,7 +239,7 @@ func TestAuthenticate(t *testing.T) {
 		if c.User.ID != u.ID || c.Session.AppUserID != u.ID || c.Session.AppID != e.app.ID || c.Session.Method != signin.MethodOTP {
 			t.Errorf("Authenticate = %+v; want alice's OTP session in app %s", c, e.app.ID)
 		}
-		claims := payload(t, ts.Access)
+		claims := tokentest.Payload(t, ts.Access)
 		if claims["sub"] != u.ID || claims["uuid"] != u.ID || claims["aud"] != e.app.ID || claims["iss"] != issuer ||
 			claims["sid"] != c.Session.ID || claims["exp"] == nil || claims["jti"] == nil {
 			t.Errorf("access token claims = %v; want sub/uuid %s, aud %s, iss, sid %s, exp, jti", claims, u.ID, e.app.ID, c.Session.ID)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -46,6 +47,21 @@ type MigrationState struct {
 // (such as the PostgreSQL test harness) that hash or apply them.
 func Migrations(kind string) (fs.FS, error) {
 	return fs.Sub(migrationFiles, "migrations/"+kind)
+}
+
+// MigrationFiles returns every embedded migration file by its path
+// ("postgres/00001_foundation.sql"), for tools that hash them.
+func MigrationFiles() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(migrationFiles, "migrations", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := migrationFiles.ReadFile(path)
+		out[strings.TrimPrefix(path, "migrations/")] = b
+		return err
+	})
+	return out, err
 }
 
 // RiverVersion is the newest River schema version this build applies on

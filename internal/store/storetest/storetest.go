@@ -9,10 +9,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,7 +133,7 @@ func configFromURL(t testing.TB, raw string) pgtestdb.Config {
 type migrator struct{}
 
 func (migrator) Hash() (string, error) {
-	fsys, err := store.Migrations(store.Postgres)
+	files, err := store.MigrationFiles()
 	if err != nil {
 		return "", err
 	}
@@ -142,19 +143,13 @@ func (migrator) Hash() (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "river %d\n", river)
-	err = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		if strings.HasPrefix(path, store.Postgres+"/") {
+			h.Write([]byte(path))
+			h.Write(files[path])
 		}
-		b, err := fs.ReadFile(fsys, path)
-		if err != nil {
-			return err
-		}
-		h.Write([]byte(path))
-		h.Write(b)
-		return nil
-	})
-	return hex.EncodeToString(h.Sum(nil))[:16], err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 func (migrator) Migrate(ctx context.Context, _ *sql.DB, conf pgtestdb.Config) error {

@@ -3,6 +3,9 @@
 package tokentest
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -30,4 +33,23 @@ func Keys(t testing.TB) (*token.Sealer, *token.Hasher) {
 		t.Fatalf("FromMasterKey: %v", err)
 	}
 	return sealer, hasher
+}
+
+// Payload decodes a compact JWS's claims without checking anything, for
+// tests that look inside the tokens a service hands out.
+func Payload(t testing.TB, tok string) map[string]any {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("token has %d parts; want a compact JWS", len(parts))
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatalf("token payload: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("token payload: %v", err)
+	}
+	return m
 }
