@@ -32,9 +32,6 @@ func (e *env) withSystem(cmd *cobra.Command, fn func(ctx context.Context, sys *s
 	return fn(ctx, sys)
 }
 
-// operator is the principal of every command.
-var operator = access.Operator()
-
 func migrateCommand(e *env) *cobra.Command {
 	schema := func(cmd *cobra.Command, apply bool) error {
 		cfg, err := e.load(cmd)
@@ -74,7 +71,7 @@ func workspacesCommand(e *env) *cobra.Command {
 				return err
 			}
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				nw, err := sys.Tenants.CreateWorkspace(ctx, operator, in)
+				nw, err := sys.Tenants.CreateWorkspace(ctx, access.Operator(), in)
 				if err != nil {
 					return err
 				}
@@ -90,7 +87,7 @@ func workspacesCommand(e *env) *cobra.Command {
 		Use: "list", Short: "List workspaces", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				views, err := sys.Tenants.ListWorkspaces(ctx, operator)
+				views, err := sys.Tenants.ListWorkspaces(ctx, access.Operator())
 				if err != nil {
 					return err
 				}
@@ -118,7 +115,7 @@ func appsCommand(e *env) *cobra.Command {
 				if loginURL != "" {
 					s.LoginURL = &loginURL
 				}
-				app, err := sys.Tenants.CreateApp(ctx, operator, workspaceID, s)
+				app, err := sys.Tenants.CreateApp(ctx, access.Operator(), workspaceID, s)
 				if err != nil {
 					return err
 				}
@@ -135,7 +132,7 @@ func appsCommand(e *env) *cobra.Command {
 		Use: "list", Short: "List apps", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				apps, err := sys.Tenants.ListApps(ctx, operator, listWorkspace)
+				apps, err := sys.Tenants.ListApps(ctx, access.Operator(), listWorkspace)
 				if err != nil {
 					return err
 				}
@@ -164,9 +161,9 @@ func secretsCommand(e *env) *cobra.Command {
 				var rec tenant.APISecret
 				var err error
 				if appID != "" {
-					tok, rec, err = sys.Tenants.CreateAppSecret(ctx, operator, appID, name)
+					tok, rec, err = sys.Tenants.CreateAppSecret(ctx, access.Operator(), appID, name)
 				} else {
-					tok, rec, err = sys.Tenants.CreateWorkspaceSecret(ctx, operator, workspaceID, member, name)
+					tok, rec, err = sys.Tenants.CreateWorkspaceSecret(ctx, access.Operator(), workspaceID, member, name)
 				}
 				if err != nil {
 					return err
@@ -189,7 +186,7 @@ func secretsCommand(e *env) *cobra.Command {
 				return usageError(errors.New("secrets list needs exactly one of --app ID or --workspace ID"))
 			}
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				recs, err := sys.Tenants.ListSecrets(ctx, operator, listApp, listWorkspace)
+				recs, err := sys.Tenants.ListSecrets(ctx, access.Operator(), listApp, listWorkspace)
 				if err != nil {
 					return err
 				}
@@ -207,7 +204,7 @@ func secretsCommand(e *env) *cobra.Command {
 		Use: "revoke ID", Short: "Revoke an API secret; it fails on its next use", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				if err := sys.Tenants.RevokeSecret(ctx, operator, a[0]); err != nil {
+				if err := sys.Tenants.RevokeSecret(ctx, access.Operator(), a[0]); err != nil {
 					return err
 				}
 				return printJSON(e.stdout, map[string]any{"id": a[0], "revoked": true})
@@ -222,7 +219,7 @@ func keysCommand(e *env) *cobra.Command {
 		Use: "rotate", Short: "Start signing with a new key; the old one stays published until its tokens expire", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				k, err := sys.Tenants.RotateSigningKey(ctx, operator)
+				k, err := sys.Tenants.RotateSigningKey(ctx, access.Operator())
 				if err != nil {
 					return err
 				}
@@ -234,7 +231,7 @@ func keysCommand(e *env) *cobra.Command {
 		Use: "list", Short: "List signing keys (public information only)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				keys, err := sys.Tenants.ListSigningKeys(ctx, operator)
+				keys, err := sys.Tenants.ListSigningKeys(ctx, access.Operator())
 				if err != nil {
 					return err
 				}

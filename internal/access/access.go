@@ -141,3 +141,21 @@ func OperatorOnly(p Principal) error {
 	}
 	return ErrForbidden
 }
+
+// Reaches reports whether p's credential belongs to the app (which is of
+// workspaceID) at all, whatever it may do there; workspaceID alone with
+// appID "" asks the same of a workspace. The HTTP layer asks it before it
+// reads a request's input, so a credential of another tenant learns nothing
+// from how that input would be judged. What p may do is still decided by the
+// method it calls, with roles read then.
+func Reaches(p Principal, appID, workspaceID string) bool {
+	switch p.Kind {
+	case KindOperator:
+		return true
+	case KindAppSecret, KindAPIKey:
+		return appID != "" && p.AppID == appID
+	case KindWorkspaceSecret:
+		return workspaceID == "" || p.WorkspaceID == workspaceID
+	}
+	return false
+}

@@ -233,56 +233,64 @@ func (s *Service) create(ctx context.Context, p *access.Principal, app store.App
 			return err
 		}
 		var err error
-		if u, metaErrs, err = s.newUser(app, in, status); err != nil {
-			return err
-		}
-		email, phone, now := u.Email, u.Phone, u.CreatedAt
-		if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
-			return ErrUserExists
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		if email != "" && phone != "" {
-			if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
-				return ErrUserExists
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-		base, err := tx.EnsureBaseUser(ctx, store.BaseUser{ID: newID(), WorkspaceID: app.WorkspaceID, Email: email, Phone: phone, CreatedAt: now})
-		if err != nil {
-			return err
-		}
-		// With both an e-mail and a phone, they may belong to two different
-		// people of the workspace; only give the person a contact that nobody
-		// else holds, or the update breaks a unique constraint. With one, the
-		// person was found by it.
-		if email != "" && phone != "" {
-			addEmail, err := unclaimed(ctx, tx, base, email, "")
-			if err != nil {
-				return err
-			}
-			addPhone, err := unclaimed(ctx, tx, base, "", phone)
-			if err != nil {
-				return err
-			}
-			if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
-				return err
-			}
-		}
-		u.UserID = base.ID
-		if err := tx.CreateAppUser(ctx, u); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				return ErrUserExists
-			}
-			return err
-		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, EventData(u))
+		u, metaErrs, err = s.insert(ctx, tx, app, in, status)
+		return err
 	})
 	if err != nil {
 		return User{}, nil, err
 	}
 	return decode(u), metaErrs, nil
+}
+
+// insert validates a create request and stores the user, in tx, with its
+// user.created event. ErrUserExists: the app has a user with that contact.
+func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in CreateInput, status string) (store.AppUser, MetaErrors, error) {
+	u, metaErrs, err := s.newUser(app, in, status)
+	if err != nil {
+		return u, nil, err
+	}
+	email, phone, now := u.Email, u.Phone, u.CreatedAt
+	if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
+		return u, nil, ErrUserExists
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return u, nil, err
+	}
+	if email != "" && phone != "" {
+		if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
+			return u, nil, ErrUserExists
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return u, nil, err
+		}
+	}
+	base, err := tx.EnsureBaseUser(ctx, store.BaseUser{ID: newID(), WorkspaceID: app.WorkspaceID, Email: email, Phone: phone, CreatedAt: now})
+	if err != nil {
+		return u, nil, err
+	}
+	// With both an e-mail and a phone, they may belong to two different
+	// people of the workspace; only give the person a contact that nobody
+	// else holds, or the update breaks a unique constraint. With one, the
+	// person was found by it.
+	if email != "" && phone != "" {
+		addEmail, err := unclaimed(ctx, tx, base, email, "")
+		if err != nil {
+			return u, nil, err
+		}
+		addPhone, err := unclaimed(ctx, tx, base, "", phone)
+		if err != nil {
+			return u, nil, err
+		}
+		if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
+			return u, nil, err
+		}
+	}
+	u.UserID = base.ID
+	if err := tx.CreateAppUser(ctx, u); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return u, nil, ErrUserExists
+		}
+		return u, nil, err
+	}
+	return u, metaErrs, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, EventData(u))
 }
 
 // unclaimed returns the one contact given (email or phone) when base may take
@@ -308,25 +316,36 @@ func unclaimed(ctx context.Context, tx *store.Tx, base store.BaseUser, email, ph
 // a new invitation.
 func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App, in CreateInput) (_ User, _ MetaErrors, err error) {
 	defer errs.Wrap(&err, "invite user")
-	u, metaErrs, err := s.create(ctx, &p, app, in, store.StatusPending)
-	if errors.Is(err, ErrUserExists) {
-		email, phone, cerr := contacts(app, in)
-		if cerr != nil {
-			return User{}, nil, cerr
+	var u store.AppUser
+	var metaErrs MetaErrors
+	var tok string
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+			return err
 		}
-		existing, ferr := s.db.FindAppUser(ctx, app.ID, email, phone)
-		if ferr != nil || existing.Status != store.StatusPending {
-			return User{}, nil, ErrUserExists
+		var err error
+		u, metaErrs, err = s.insert(ctx, tx, app, in, store.StatusPending)
+		if errors.Is(err, ErrUserExists) {
+			// A still-pending user is invited again; anyone else exists.
+			existing, ferr := tx.FindAppUser(ctx, app.ID, u.Email, u.Phone)
+			if ferr != nil || existing.Status != store.StatusPending {
+				return ErrUserExists
+			}
+			u, err = existing, nil
 		}
-		u, err = decode(existing), nil
-	}
+		if err != nil {
+			return err
+		}
+		tok, err = s.newInvitation(ctx, tx, app, u)
+		return err
+	})
 	if err != nil {
 		return User{}, nil, err
 	}
-	if err := s.sendInvitation(ctx, app, u.AppUser); err != nil {
+	if err := s.sendInvitation(ctx, app, u, tok); err != nil {
 		return User{}, nil, err
 	}
-	return u, metaErrs, nil
+	return decode(u), metaErrs, nil
 }
 
 // invitationClaims are read by the client SDK (uuid, user_status, email,
@@ -342,7 +361,8 @@ type invitationClaims struct {
 	Purpose         string `json:"purpose"`
 }
 
-func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.AppUser) error {
+// newInvitation stores, in tx, a single-use invitation for u and returns its token.
+func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (string, error) {
 	now := s.clock()
 	inv := store.Invitation{ID: newID(), AppID: app.ID, AppUserID: u.ID, ExpiresAt: now.Add(InvitationTTL), CreatedAt: now}
 	tok, err := s.keys.Sign(token.TypeMagic, invitationClaims{
@@ -351,14 +371,18 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 		UUID: u.ID, UserStatus: store.StatusPending, Email: u.Email, Phone: u.Phone, Purpose: "invitation",
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	inv.TokenHash = s.hasher.Hash("invitation", tok)
-	if err := s.db.CreateInvitation(ctx, inv); err != nil {
-		return err
-	}
+	return tok, tx.CreateInvitation(ctx, inv)
+}
+
+// sendInvitation sends the invitation's link to u, by e-mail when u has an
+// address, else by SMS.
+func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.AppUser, tok string) error {
 	link := AppLink(app, "sct_magic", tok)
 	msg := courier.Message{Link: link, AppID: app.ID}
+	var err error
 	if u.Email != "" {
 		msg.Channel, msg.To = courier.ChannelEmail, u.Email
 		msg.Subject, msg.Text, msg.HTML, err = s.templates.Render("invitation", courier.InvitationData{

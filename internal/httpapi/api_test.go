@@ -254,6 +254,18 @@ func testCredentials(t *testing.T, e *env) {
 			wantStatus: 403},
 		{name: "another app's API key", method: "POST", path: users, headers: bearer(otherKey), body: create("c1@example.com"),
 			wantStatus: 403},
+		// Refused before the input is read: a foreign credential learns
+		// nothing from how its input would have been judged.
+		{name: "another app's secret with a malformed body", method: "POST", path: users, headers: bearer(otherSecret),
+			body: `{"identifier": 42}`, wantStatus: 403},
+		{name: "another app's secret with a bad page", method: "GET", path: users + "?page=abc", headers: bearer(otherSecret),
+			wantStatus: 403},
+		{name: "another app's key with a bad webhook body", method: "POST", path: "/v1/apps/" + e.app.ID + "/webhooks",
+			headers: bearer(otherKey), body: `{"webhook": 1}`, wantStatus: 403},
+		{name: "another workspace's secret with a bad body", method: "PATCH", path: "/v1/workspaces/" + e.ws.ID,
+			headers: bearer(otherWSSecret), body: `{"name": 42}`, wantStatus: 403},
+		{name: "an app secret on a workspace route", method: "PATCH", path: "/v1/workspaces/" + e.ws.ID,
+			headers: bearer(e.appSecret), body: `{"name": 42}`, wantStatus: 403},
 		{name: "a secret for an app that does not exist", method: "GET", path: "/v1/00000000-0000-7000-8000-000000000000/users",
 			headers: bearer(e.appSecret), wantStatus: 403},
 		{name: "another workspace's secret", method: "GET", path: users, headers: bearer(otherWSSecret), wantStatus: 403},

@@ -39,9 +39,11 @@ const (
 const metaAuth = "gatehouse.auth"
 
 // credentials is the huma middleware that finds out who is calling and for
-// which app; it decides nothing else. Each header accepts only its own token
-// type: Authorization carries API secrets and API keys (and nothing else);
-// user tokens use X-Authorization.
+// which app, and refuses a credential that does not belong to the path's app
+// or workspace at all (access.Reaches) before any input is read; what the
+// caller may do there is decided by the domain method. Each header accepts
+// only its own token type: Authorization carries API secrets and API keys (and
+// nothing else); user tokens use X-Authorization.
 func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 	op := hctx.Operation()
 	kind, _ := op.Metadata[metaAuth].(auth)
@@ -61,7 +63,7 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 			return
 		}
 		app, err := s.Tenants.App(ctx, appParam(hctx))
-		if errors.Is(err, tenant.ErrAppNotFound) {
+		if errors.Is(err, tenant.ErrAppNotFound) || (err == nil && !access.Reaches(p, app.ID, app.WorkspaceID)) {
 			err = access.ErrForbidden // no probing for ids: same answer as another tenant's app
 		}
 		if err != nil {
@@ -71,6 +73,10 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 		hctx = huma.WithValue(huma.WithValue(hctx, keyPrincipal, p), keyApp, app)
 	case authWorkspace:
 		p, err := s.principal(ctx, hctx.Header("Authorization"))
+		if err == nil && (p.Kind == access.KindAppSecret || p.Kind == access.KindAPIKey ||
+			!access.Reaches(p, "", hctx.Param("workspace_id"))) {
+			err = access.ErrForbidden
+		}
 		if err != nil {
 			s.writeError(hctx, err)
 			return

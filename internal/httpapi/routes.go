@@ -44,17 +44,17 @@ func (s *Server) registerRoutes() {
 
 	// Workspaces, members and their apps.
 	register(s, op("listWorkspaces", "GET", "/v1/workspaces", "List the caller's workspaces", "Workspaces"), authWorkspace, s.listWorkspaces)
-	register(s, op("createWorkspace", "POST", "/v1/workspaces", "Create a workspace", "Workspaces"), authWorkspace, s.createWorkspace)
+	register(s, op("createWorkspace", "POST", "/v1/workspaces", "Create a workspace", "Workspaces"), authWorkspace, s.createWorkspace, http.StatusConflict)
 	register(s, op("getWorkspace", "GET", "/v1/workspaces/{workspace_id}", "Get a workspace", "Workspaces"), authWorkspace, s.getWorkspace)
-	register(s, op("updateWorkspace", "PATCH", "/v1/workspaces/{workspace_id}", "Update a workspace", "Workspaces"), authWorkspace, s.updateWorkspace)
+	register(s, op("updateWorkspace", "PATCH", "/v1/workspaces/{workspace_id}", "Update a workspace", "Workspaces"), authWorkspace, s.updateWorkspace, http.StatusConflict)
 	register(s, op("listMembers", "GET", "/v1/workspaces/{workspace_id}/members", "List members", "Workspaces"), authWorkspace, s.listMembers)
-	register(s, op("addMember", "POST", "/v1/workspaces/{workspace_id}/members", "Add a member", "Workspaces"), authWorkspace, s.addMember)
-	register(s, op("updateMember", "PATCH", "/v1/workspaces/{workspace_id}/members/{member_id}", "Change a member's role", "Workspaces"), authWorkspace, s.updateMember)
-	register(s, op("removeMember", "DELETE", "/v1/workspaces/{workspace_id}/members/{member_id}", "Remove a member", "Workspaces"), authWorkspace, s.removeMember)
+	register(s, op("addMember", "POST", "/v1/workspaces/{workspace_id}/members", "Add a member", "Workspaces"), authWorkspace, s.addMember, http.StatusConflict)
+	register(s, op("updateMember", "PATCH", "/v1/workspaces/{workspace_id}/members/{member_id}", "Change a member's role", "Workspaces"), authWorkspace, s.updateMember, http.StatusConflict)
+	register(s, op("removeMember", "DELETE", "/v1/workspaces/{workspace_id}/members/{member_id}", "Remove a member", "Workspaces"), authWorkspace, s.removeMember, http.StatusConflict)
 	register(s, op("listWorkspaceApps", "GET", "/v1/workspaces/{workspace_id}/apps", "List a workspace's apps", "Workspaces"), authWorkspace, s.listWorkspaceApps)
-	register(s, op("createWorkspaceApp", "POST", "/v1/workspaces/{workspace_id}/apps", "Create an app", "Workspaces"), authWorkspace, s.createWorkspaceApp)
+	register(s, op("createWorkspaceApp", "POST", "/v1/workspaces/{workspace_id}/apps", "Create an app", "Workspaces"), authWorkspace, s.createWorkspaceApp, http.StatusConflict)
 	register(s, op("getWorkspaceApp", "GET", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Get an app with its private settings", "Workspaces"), authWorkspace, s.getWorkspaceApp)
-	register(s, op("updateWorkspaceApp", "PATCH", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Update an app", "Workspaces"), authWorkspace, s.updateWorkspaceApp)
+	register(s, op("updateWorkspaceApp", "PATCH", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Update an app", "Workspaces"), authWorkspace, s.updateWorkspaceApp, http.StatusConflict)
 	register(s, op("deleteWorkspaceApp", "DELETE", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Delete an app", "Workspaces"), authWorkspace, s.deleteWorkspaceApp)
 
 	// Users of apps (interface §4.1, §4.2; client-compat A2–A11, C1).
@@ -63,11 +63,11 @@ func (s *Server) registerRoutes() {
 	register(s, op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users"), authApp, s.inviteUser)
 	register(s, op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), authApp, s.listUsers)
 	register(s, op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), authApp, s.getUser)
-	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser)
+	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser, http.StatusUnprocessableEntity)
 	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, s.activateUser)
 	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, s.deactivateUser)
 	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, s.deleteUser)
-	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, s.lookupUser)
+	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, s.lookupUser, http.StatusTooManyRequests)
 	register(s, op("listUserSessions", "GET", "/v1/apps/{app_id}/users/{id}/sessions", "List a user's sessions", "Sessions"), authApp, s.userSessions)
 	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, s.userSessions)
 	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, s.revokeUserSession)
@@ -81,23 +81,23 @@ func (s *Server) registerRoutes() {
 	register(s, op("deleteWebhook", "DELETE", "/v1/apps/{app_id}/webhooks/{id}", "Delete a webhook endpoint", "Webhooks"), authApp, s.deleteWebhook)
 	register(s, op("testWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/test", "Send a webhook.test event", "Webhooks"), authApp, s.testWebhook)
 	register(s, op("listWebhookDeliveries", "GET", "/v1/apps/{app_id}/webhooks/{id}/deliveries", "List deliveries, newest first", "Webhooks"), authApp, s.listDeliveries)
-	register(s, op("redeliverWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/deliveries/{delivery_id}/redeliver", "Deliver an event again", "Webhooks"), authApp, s.redeliver)
+	register(s, op("redeliverWebhook", "POST", "/v1/apps/{app_id}/webhooks/{id}/deliveries/{delivery_id}/redeliver", "Deliver an event again", "Webhooks"), authApp, s.redeliver, http.StatusConflict)
 	register(s, op("rotateWebhookSecret", "POST", "/v1/apps/{app_id}/webhooks/{id}/rotate_secret", "Rotate the signing secret", "Webhooks"), authApp, s.rotateWebhookSecret)
 
 	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
-	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, s.sendOTP)
-	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, s.verifyOTP)
-	register(s, op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in"), authPublicApp, s.sendMagicLink)
-	register(s, op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in"), authPublicApp, s.sendMagicLink)
+	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, s.sendOTP, http.StatusTooManyRequests)
+	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, s.verifyOTP, http.StatusUnprocessableEntity, http.StatusTooManyRequests)
+	register(s, op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in"), authPublicApp, s.sendMagicLink, http.StatusTooManyRequests)
+	register(s, op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in"), authPublicApp, s.sendMagicLink, http.StatusTooManyRequests)
 	register(s, op("authenticateMagicLink", "PATCH", "/v1/auth/{app_id}/magic_links/authenticate", "Sign in the device that opened a magic link", "Sign-in"), authPublicApp, s.authenticateMagicLink)
-	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, s.magicLinkStatus)
+	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, s.magicLinkStatus, http.StatusConflict, http.StatusTooManyRequests)
 	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, s.confirmInvite)
-	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, s.refreshTokens)
-	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, s.refreshTokens)
-	register(s, op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), authPublicApp, s.rotateAccess)
-	register(s, op("verifyRefresh", "POST", "/v1/auth/{app_id}/tokens/verify/refresh", "Check a refresh token without using it", "Tokens"), authPublicApp, s.verifyRefresh)
+	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, s.refreshTokens, http.StatusUnauthorized)
+	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, s.refreshTokens, http.StatusUnauthorized)
+	register(s, op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), authPublicApp, s.rotateAccess, http.StatusUnauthorized)
+	register(s, op("verifyRefresh", "POST", "/v1/auth/{app_id}/tokens/verify/refresh", "Check a refresh token without using it", "Tokens"), authPublicApp, s.verifyRefresh, http.StatusUnauthorized)
 	register(s, op("currentUser", "GET", "/v1/auth/{app_id}/current_user", "The signed-in user", "Sessions"), authUser, s.currentUser)
-	register(s, op("updateCurrentUserMeta", "PATCH", "/v1/auth/{app_id}/current_user/meta", "Update the signed-in user's metadata", "Sessions"), authUser, s.updateCurrentUserMeta)
+	register(s, op("updateCurrentUserMeta", "PATCH", "/v1/auth/{app_id}/current_user/meta", "Update the signed-in user's metadata", "Sessions"), authUser, s.updateCurrentUserMeta, http.StatusUnprocessableEntity)
 	register(s, op("signOut", "DELETE", "/v1/auth/{app_id}/current_user", "Sign out (end this session)", "Sessions"), authUser, s.signOut)
 	register(s, op("listSessions", "GET", "/v1/auth/{app_id}/sessions", "List the signed-in user's sessions", "Sessions"), authUser, s.listSessions)
 	register(s, op("revokeSession", "DELETE", "/v1/auth/{app_id}/sessions/{id}", "End one of the signed-in user's sessions", "Sessions"), authUser, s.revokeSession)
@@ -112,7 +112,9 @@ func op(id, method, path, summary, tag string) huma.Operation {
 
 // register adds a huma operation: its credential rule goes into the metadata
 // read by credentials(), and every error it returns goes through fail().
-func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Context, *I) (*O, error)) {
+// Besides the errors of its credential rule (and 500, which any operation can
+// answer), extra lists the statuses the operation's own failures bring.
+func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Context, *I) (*O, error), extra ...int) {
 	o.Metadata = map[string]any{metaAuth: a}
 	var codes []int
 	switch a {
@@ -127,7 +129,7 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 	default:
 		codes = []int{http.StatusBadRequest}
 	}
-	o.Responses = s.errorResponses(codes...)
+	o.Responses = s.errorResponses(append(append(codes, extra...), http.StatusInternalServerError)...)
 	s.routes = append(s.routes, Route{Method: o.Method, Path: o.Path})
 	huma.Register(s.api, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := h(ctx, in)

@@ -296,23 +296,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.api.Handler(), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
 		MaxHeaderBytes: 64 << 10}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	loops, stopLoops := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() { stopLoops(); wg.Wait() }()
 	// A token naming a kid this replica has not loaded reloads at once; this
-	// picks up rotations (and publication windows ending) otherwise.
-	wg.Go(func() {
-		every(ctx, 10*time.Second, func() {
-			if err := s.keyring.Reload(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("reload signing keys", "err", err)
-			}
-		})
-	})
+	// picks up rotations (and publication windows ending) otherwise. A failed
+	// reload is logged by the key source.
+	wg.Go(func() { every(loops, 10*time.Second, func() { _ = s.keyring.Reload(loops) }) })
 	if s.pruneRates != nil {
-		wg.Go(func() { every(ctx, time.Minute, func() { _ = s.pruneRates(ctx) }) })
+		wg.Go(func() { every(loops, time.Minute, func() { _ = s.pruneRates(loops) }) })
 	}
-	if err := s.workers.Start(ctx); err != nil {
+	// The workers stop when Stop says, below, not when ctx ends: a context
+	// that ends makes River cancel the jobs in flight at once.
+	if err := s.workers.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	if cfg.PrivateTargetsAllowed() {

@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
 // TestServeAnswers: the assembled system serves its API on both engines,
@@ -42,4 +45,26 @@ func TestServeAnswers(t *testing.T) {
 			t.Errorf("MigrationStatus lists %v; want both sets", sets)
 		}
 	})
+}
+
+// TestServeReturnsWhenItCannotServe: when the listener fails, Serve stops
+// its own background loops and workers and returns the error, rather than
+// waiting for a context that nobody will cancel.
+func TestServeReturnsWhenItCannotServe(t *testing.T) {
+	sys := servertest.New(t, store.SQLite, servertest.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = ln.Close() // Accept fails at once
+	done := make(chan error, 1)
+	go func() { done <- sys.Serve(context.Background(), ln) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("Serve on a closed listener = nil; want its error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Serve on a closed listener did not return")
+	}
 }

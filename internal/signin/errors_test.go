@@ -90,7 +90,8 @@ func TestErrorsNameTheOperation(t *testing.T) {
 			{"revoke user session", func() error {
 				return e.SignIn.RevokeUserSession(ctx, stranger, e.app, alice.ID, caller.Session.ID)
 			}, access.ErrForbidden},
-			{"update meta", func() error {
+			// UpdateMeta is appuser's UpdateOwnMeta, which names it.
+			{"update own metadata", func() error {
 				_, err := e.SignIn.UpdateMeta(ctx, e.app, caller, map[string]any{"undeclared": "x"})
 				return err
 			}, nil},

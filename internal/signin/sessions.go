@@ -64,17 +64,16 @@ func sessionNotFound(err error) error {
 }
 
 // UpdateMeta changes the caller's own metadata; keys outside the app's
-// schema are refused.
-func (s *Service) UpdateMeta(ctx context.Context, app store.App, caller Caller, meta map[string]any) (_ appuser.User, err error) {
-	defer errs.Wrap(&err, "update meta")
+// schema are refused. (appuser names the operation in its errors.)
+func (s *Service) UpdateMeta(ctx context.Context, app store.App, caller Caller, meta map[string]any) (appuser.User, error) {
 	return s.users.UpdateOwnMeta(ctx, app, caller.User.ID, meta)
 }
 
 // LookupUser finds a user by e-mail or phone for an anonymous caller (the
 // client SDK's existence check before signing in): nil when unknown. It is
 // rate-limited per client IP, since it tells whether an account exists.
-func (s *Service) LookupUser(ctx context.Context, app store.App, identifier string, c Client) (_ *appuser.User, err error) {
-	defer errs.Wrap(&err, "look up user")
+func (s *Service) LookupUser(ctx context.Context, app store.App, identifier string, c Client) (*appuser.User, error) {
+	// appuser names the operation in its errors; a refusal here is typed.
 	if err := s.allow(ctx, bucket{key: "lookup:ip:" + c.IP, rule: s.limits.LookupPerIP}); err != nil {
 		return nil, err
 	}

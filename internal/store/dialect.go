@@ -12,8 +12,13 @@ type dialect struct {
 	// statement (PostgreSQL's data-modifying CTE); SQLite has no such CTE and
 	// runs the two statements in a transaction instead (see RotateRefreshToken).
 	rotateRefresh string
-	// forUpdate locks the selected rows until the transaction ends. SQLite
-	// needs none: a write transaction there holds the database's one write lock.
+	// forUpdate locks the selected rows against change until the transaction
+	// ends. It is PostgreSQL's FOR NO KEY UPDATE, which, unlike FOR UPDATE,
+	// does not block inserts of rows that reference the locked one (a foreign
+	// key check takes FOR KEY SHARE): locking a workspace must not stop its apps
+	// and users being created, or a role read FOR SHARE and a member change
+	// could deadlock. SQLite needs none: a write transaction there holds the
+	// database's one write lock.
 	forUpdate string
 	// forShare locks the selected rows against change (not against other
 	// readers) until the transaction ends; SQLite needs none, as above.
@@ -40,7 +45,7 @@ var (
 		name:                Postgres,
 		gooseDialect:        "postgres",
 		caseInsensitiveLike: "ILIKE",
-		forUpdate:           " FOR UPDATE",
+		forUpdate:           " FOR NO KEY UPDATE",
 		forShare:            " FOR SHARE",
 		rotateRefresh: `WITH spent AS (
 			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL

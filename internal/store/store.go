@@ -176,7 +176,7 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 		tx.pgxTx = ptx
 		q := pgxQuerier{c: ptx}
-		tx.Queries = Queries{r: q, w: q, d: &db.dialect}
+		tx.Queries = Queries{r: q, w: q, d: &db.dialect, tx: true}
 		defer func() {
 			if p := recover(); p != nil {
 				_ = ptx.Rollback(context.WithoutCancel(ctx))
@@ -196,7 +196,7 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	tx.sqlTx = stx
 	q := sqlQuerier{c: stx, rebind: db.rebind}
-	tx.Queries = Queries{r: q, w: q, d: &db.dialect}
+	tx.Queries = Queries{r: q, w: q, d: &db.dialect, tx: true}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = stx.Rollback()
@@ -216,6 +216,16 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 type Queries struct {
 	r, w querier
 	d    *dialect
+	tx   bool // the statements run in a transaction
+}
+
+// locking returns clause (a row-locking suffix) inside a transaction, and ""
+// outside one, where a lock would end with the statement anyway.
+func (q Queries) locking(clause string) string {
+	if q.tx {
+		return clause
+	}
+	return ""
 }
 
 // now is the time the store writes: UTC, at the microsecond precision both

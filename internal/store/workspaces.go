@@ -134,9 +134,10 @@ func (q Queries) DeleteMember(ctx context.Context, workspaceID, id string) error
 // PostgreSQL it also holds a share lock on the member's row until commit, so
 // a concurrent change of that role (or the member's removal) waits for the
 // change this role permits, or this read waits for it and sees the new role.
+// Outside a transaction it is a plain read.
 func (q Queries) MemberRole(ctx context.Context, workspaceID, memberID string) (string, error) {
 	var role string
-	err := q.r.queryRow(ctx, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND id = $2`+q.d.forShare,
+	err := q.r.queryRow(ctx, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND id = $2`+q.locking(q.d.forShare),
 		workspaceID, memberID).Scan(&role)
 	return role, err
 }
@@ -147,6 +148,6 @@ func (q Queries) MemberRole(ctx context.Context, workspaceID, memberID string) (
 func (q Queries) MemberRoleInApp(ctx context.Context, appID, memberID string) (string, error) {
 	var role string
 	err := q.r.queryRow(ctx, `SELECT m.role FROM workspace_members m JOIN apps a ON a.workspace_id = m.workspace_id
-		WHERE a.id = $1 AND m.id = $2`+q.d.forShareOf("m"), appID, memberID).Scan(&role)
+		WHERE a.id = $1 AND m.id = $2`+q.locking(q.d.forShareOf("m")), appID, memberID).Scan(&role)
 	return role, err
 }

@@ -90,19 +90,20 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 }
 
 // App returns an app for the requests that name it (credential checks, CORS,
-// sign-in): from a cache at most the cache's TTL old (DefaultAppCacheTTL).
+// sign-in): from a cache at most AppCacheTTL old.
 // Changes made through this Service are seen at once; changes made by another
 // replica or the command line, within the TTL. Anyone may read an app's
 // public settings, so no principal is asked for.
 func (s *Service) App(ctx context.Context, id string) (App, error) {
-	if a, ok := s.apps.get(id); ok {
+	a, ok, gen := s.apps.get(id)
+	if ok {
 		return a, nil
 	}
 	a, err := s.GetApp(ctx, id)
 	if err != nil {
 		return a, err
 	}
-	s.apps.put(a)
+	s.apps.put(a, gen)
 	return a, nil
 }
 
@@ -359,6 +360,9 @@ type appCache struct {
 	now func() time.Time
 	mu  sync.Mutex
 	m   map[string]cachedApp
+	// gen counts forgets: an app read from the database while one happened
+	// may be older than the change that caused it, so it is not kept.
+	gen uint64
 }
 
 type cachedApp struct {
@@ -370,27 +374,33 @@ func newAppCache(ttl time.Duration, now func() time.Time) *appCache {
 	return &appCache{ttl: ttl, now: now, m: map[string]cachedApp{}}
 }
 
-func (c *appCache) get(id string) (App, bool) {
+// get returns the cached app, if fresh, and the generation to put a fresh read with.
+func (c *appCache) get(id string) (App, bool, uint64) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.m[id]
-	c.mu.Unlock()
 	if ok && c.now().Sub(e.at) < c.ttl {
-		return e.app, true
+		return e.app, true, c.gen
 	}
-	return App{}, false
+	return App{}, false, c.gen
 }
 
-func (c *appCache) put(a App) {
+// put keeps a, read at generation gen, unless an app was forgotten since.
+func (c *appCache) put(a App, gen uint64) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if len(c.m) > 10000 {
 		clear(c.m)
 	}
 	c.m[a.ID] = cachedApp{app: a, at: c.now()}
-	c.mu.Unlock()
 }
 
 func (c *appCache) forget(id string) {
 	c.mu.Lock()
 	delete(c.m, id)
+	c.gen++
 	c.mu.Unlock()
 }

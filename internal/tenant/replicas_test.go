@@ -14,7 +14,7 @@ import (
 
 // TestAppCache checks the bound on how stale Service.App may be: a change
 // made by another replica or the command line (peer, a second system on the
-// same database and clock) is seen within tenant.DefaultAppCacheTTL (2 s)
+// same database and clock) is seen within tenant.AppCacheTTL (2 s)
 // of the moment the app was cached, and not before that bound is reached;
 // a change or delete made through the same Service is seen at once.
 func TestAppCache(t *testing.T) {
@@ -40,15 +40,15 @@ func TestAppCache(t *testing.T) {
 			t.Errorf("GetApp after the peer's update = %+v, %v; want the database's %+v", got, err, changed)
 		}
 		// Up to the bound, sys may serve what it cached...
-		sys.Clock.Advance(tenant.DefaultAppCacheTTL - 500*time.Millisecond - time.Nanosecond)
+		sys.Clock.Advance(tenant.AppCacheTTL - 500*time.Millisecond - time.Nanosecond)
 		if got, err := sys.Tenants.App(ctx, a.ID); err != nil || !reflect.DeepEqual(got, a) {
-			t.Errorf("App just under %v after caching = %+v, %v; want the cached %+v", tenant.DefaultAppCacheTTL, got, err, a)
+			t.Errorf("App just under %v after caching = %+v, %v; want the cached %+v", tenant.AppCacheTTL, got, err, a)
 		}
 		// ...and once it is reached, it reads the app again.
 		sys.Clock.Advance(time.Nanosecond)
 		got, err := sys.Tenants.App(ctx, a.ID)
 		if err != nil || !reflect.DeepEqual(got, changed) || got.Origin != "https://shop2.example" {
-			t.Errorf("App %v after caching = %+v, %v; want the peer's change %+v", tenant.DefaultAppCacheTTL, got, err, changed)
+			t.Errorf("App %v after caching = %+v, %v; want the peer's change %+v", tenant.AppCacheTTL, got, err, changed)
 		}
 		// The peer, which changed it, sees its own change at once.
 		if got, err := peer.Tenants.App(ctx, a.ID); err != nil || !reflect.DeepEqual(got, changed) {
@@ -67,9 +67,9 @@ func TestAppCache(t *testing.T) {
 		if got, err := peer.Tenants.App(ctx, a.ID); err != nil || !got.PublicSignup {
 			t.Errorf("peer App right after sys's update = %+v, %v; want its cached copy (public signup on)", got, err)
 		}
-		sys.Clock.Advance(tenant.DefaultAppCacheTTL)
+		sys.Clock.Advance(tenant.AppCacheTTL)
 		if got, err := peer.Tenants.App(ctx, a.ID); err != nil || !reflect.DeepEqual(got, mine) {
-			t.Errorf("peer App %v after sys's update = %+v, %v; want %+v", tenant.DefaultAppCacheTTL, got, err, mine)
+			t.Errorf("peer App %v after sys's update = %+v, %v; want %+v", tenant.AppCacheTTL, got, err, mine)
 		}
 
 		// A refused update leaves the cache as it was.
@@ -91,9 +91,9 @@ func TestAppCache(t *testing.T) {
 		if _, err := peer.Tenants.App(ctx, a.ID); err != nil {
 			t.Errorf("peer App right after sys's delete = %v; want its cached copy", err)
 		}
-		sys.Clock.Advance(tenant.DefaultAppCacheTTL)
+		sys.Clock.Advance(tenant.AppCacheTTL)
 		if got, err := peer.Tenants.App(ctx, a.ID); !errors.Is(err, tenant.ErrAppNotFound) {
-			t.Errorf("peer App %v after sys's delete = %+v, %v; want ErrAppNotFound", tenant.DefaultAppCacheTTL, got, err)
+			t.Errorf("peer App %v after sys's delete = %+v, %v; want ErrAppNotFound", tenant.AppCacheTTL, got, err)
 		}
 
 		// A miss is not cached: an app made by the peer is found by sys at once.

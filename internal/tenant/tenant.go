@@ -28,10 +28,10 @@ var (
 	ErrAPIKeyNotFound    = errors.New("api key not found")
 )
 
-// DefaultAppCacheTTL is how long App may serve an app without reading it
-// again: a change made by another replica or the command line is seen within
-// it; a change made through this Service, at once.
-const DefaultAppCacheTTL = 2 * time.Second
+// AppCacheTTL is how long App may serve an app without reading it again: a
+// change made by another replica or the command line is seen within it; a
+// change made through this Service, at once.
+const AppCacheTTL = 2 * time.Second
 
 // Service is the tenant domain.
 type Service struct {
@@ -54,8 +54,6 @@ type Deps struct {
 	Issuer  string
 	Now     func() time.Time
 	Log     *slog.Logger
-	// AppCacheTTL bounds how stale App may be; zero means DefaultAppCacheTTL.
-	AppCacheTTL time.Duration
 }
 
 // New returns a Service.
@@ -66,11 +64,8 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if d.AppCacheTTL <= 0 {
-		d.AppCacheTTL = DefaultAppCacheTTL
-	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, now: d.Now, log: d.Log,
-		apps: newAppCache(d.AppCacheTTL, d.Now)}
+		apps: newAppCache(AppCacheTTL, d.Now)}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

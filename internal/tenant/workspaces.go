@@ -342,9 +342,13 @@ func (s *Service) lockForMembers(ctx context.Context, tx *store.Tx, p access.Pri
 }
 
 // lockWorkspace reads a workspace and locks its row until the transaction
-// ends. An unknown id is ErrWorkspaceNotFound to the operator and
-// ErrForbidden to anyone else, so ids cannot be probed.
+// ends, for the operator or a member of that workspace; anyone else is
+// refused before anything is locked. An unknown id is ErrWorkspaceNotFound to
+// the operator and ErrForbidden to anyone else, so ids cannot be probed.
 func lockWorkspace(ctx context.Context, tx *store.Tx, p access.Principal, id string) (Workspace, error) {
+	if p.Kind != access.KindOperator && (p.Kind != access.KindWorkspaceSecret || p.WorkspaceID != id) {
+		return Workspace{}, access.ErrForbidden // never lock another tenant's row
+	}
 	ws, err := tx.LockWorkspace(ctx, id)
 	if errors.Is(err, store.ErrNotFound) && p.Kind != access.KindOperator {
 		return ws, access.ErrForbidden

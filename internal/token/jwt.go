@@ -56,6 +56,10 @@ type Keyring struct {
 	snap   atomic.Pointer[keySnapshot]
 	source KeySource
 	gate   reloadGate
+	// reloading serialises reloads (periodic, after a rotation, for an
+	// unknown kid), so an older read can never be installed after a newer
+	// one. Verifications never wait for it.
+	reloading sync.Mutex
 }
 
 // KeySet is what a keyring holds: the key that signs new tokens, the keys
@@ -104,6 +108,8 @@ func (k *Keyring) Reload(ctx context.Context) error {
 	if k.source == nil {
 		return nil
 	}
+	k.reloading.Lock()
+	defer k.reloading.Unlock()
 	set, err := k.source(ctx)
 	if err != nil {
 		return fmt.Errorf("token: reload keys: %w", err)

@@ -77,9 +77,6 @@ func NewService(db *store.DB, sealer *token.Sealer, policy Policy, emitter *Emit
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
-// Policy is the SSRF policy endpoints are checked against.
-func (s *Service) Policy() Policy { return s.policy }
-
 func newSecret() string { return secretPrefix + token.RandomString(32) }
 
 // checkURL checks and normalises in.URL, if set. It may resolve the host,
