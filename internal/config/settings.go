@@ -320,8 +320,8 @@ func table() []setting {
 			check: func(c Config) error { return inRange(c.RateLimit.CodeFailuresPerHour, 0, 100) },
 		},
 		{
-			Setting: Setting{Key: "ratelimit.poll_interval", Default: "1s",
-				Help: "Shortest time between two magic-link status polls of one link; faster polls get 429. 0s to 60s."},
+			Setting: Setting{Key: "ratelimit.poll_interval", Default: "2s",
+				Help: "Shortest time between two magic-link status polls of one link; faster polls get 429 slow_down. 0s to 60s."},
 			bind:  durationField(func(c *Config) *time.Duration { return &c.RateLimit.PollInterval }),
 			check: func(c Config) error { return durationRange(c.RateLimit.PollInterval, 0, time.Minute) },
 		},

@@ -38,6 +38,9 @@ type LinkData struct {
 	AppName   string // name of the app being signed in to
 	Link      string // magic sign-in link; secret
 	ExpiresIn string // human duration, e.g. "15 minutes"; optional
+	// RequestedFrom names the device that asked, e.g. "Chrome on macOS,
+	// 203.0.113.7"; optional.
+	RequestedFrom string
 }
 
 // Templates is the parsed set of embedded e-mail templates. It is safe for concurrent use.

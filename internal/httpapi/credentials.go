@@ -127,6 +127,7 @@ func callerFrom(ctx context.Context) signin.Caller {
 func client(ctx context.Context, userAgent string) signin.Client {
 	ip := ClientIP(ctx)
 	c := signin.Client{UserAgent: userAgent}
+	c.Location, _ = ctx.Value(keyClientLocation).(string)
 	if ip.IsValid() {
 		c.IP = ip.String()
 	}

@@ -74,6 +74,7 @@ var errorTable = []struct {
 	{signin.ErrInvalidCode, http.StatusUnprocessableEntity, "invalid_code", "Invalid or expired code"},
 	{signin.ErrTooManyAttempts, http.StatusTooManyRequests, "too_many_attempts", "Too many wrong codes: request a new code later"},
 	// The client SDK treats exactly this 404 message as non-fatal (client-compat §6.3).
+	{signin.ErrMagicLinkDenied, http.StatusNotFound, "magic_link_denied", "Magic link not found or expired"},
 	{signin.ErrMagicLinkNotFound, http.StatusNotFound, "magic_link_not_found_or_expired", "Magic link not found or expired"},
 	{signin.ErrMagicLinkPending, http.StatusConflict, "magic_link_pending", "Magic link not yet activated"},
 	{signin.ErrSessionNotFound, http.StatusNotFound, "session_not_found", "Session not found"},
@@ -92,6 +93,10 @@ var typedErrors = []func(error) *apiError{
 	}),
 	as(func(e *signin.RateLimitedError) *apiError {
 		ae := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many requests: slow down")
+		if e.SlowDown {
+			// RFC 8628 §3.5's name for polling faster than the interval.
+			ae = newAPIError(http.StatusTooManyRequests, "slow_down", "Polling too fast: wait for Retry-After seconds between polls")
+		}
 		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
 		return ae
 	}),

@@ -38,6 +38,7 @@ func TestFlows(t *testing.T) {
 		}{
 			{"otp", testOTPFlow},
 			{"magic_link", testMagicLinkFlow},
+			{"magic_link_consent", testMagicLinkConsentFlow},
 			{"invitation", testInvitationFlow},
 			{"tokens", testTokenFlow},
 			{"sessions", testSessionFlow},
@@ -266,7 +267,7 @@ func testMagicLinkFlow(t *testing.T, e *env) {
 	runScenarios(t, e, []scenario{
 		pending,
 		{name: "polled again too soon", method: "POST", path: status, body: map[string]any{"id": handle}, wantStatus: 429,
-			wantCode: "rate_limited"},
+			wantCode: "slow_down"},
 		{name: "a forged token", method: "PATCH", path: authn, body: map[string]any{"token": tok[:len(tok)-4] + "AAAA"},
 			wantStatus: 404, wantCode: "magic_link_not_found_or_expired"},
 		{name: "opening the link signs that device in", method: "PATCH", path: authn, body: map[string]any{"token": tok},

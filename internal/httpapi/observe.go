@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -20,6 +21,7 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyClientIP
+	keyClientLocation
 	keyPrincipal
 	keyApp
 	keyCaller
@@ -92,6 +94,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		ip := s.clientIP(r)
 		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyClientIP, ip)
+		if loc := s.clientLocation(r); loc != "" {
+			ctx = context.WithValue(ctx, keyClientLocation, loc)
+		}
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
@@ -148,6 +153,52 @@ func (s *Server) clientIP(r *http.Request) netip.Addr {
 		}
 	}
 	return peer
+}
+
+// geoHeaders are the approximate-place headers that common proxies and CDNs
+// add (city, country); they are believed only from a trusted proxy.
+var geoHeaders = [][2]string{
+	{"CF-IPCity", "CF-IPCountry"},
+	{"X-Vercel-IP-City", "X-Vercel-IP-Country"},
+	{"X-AppEngine-City", "X-AppEngine-Country"},
+	{"X-Client-City", "X-Client-Country"},
+}
+
+// clientLocation is "City, CC" (or one of them) from a trusted proxy's geo
+// headers, for showing a person where a request came from; empty otherwise.
+func (s *Server) clientLocation(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer.Unmap()) {
+		return ""
+	}
+	for _, h := range geoHeaders {
+		city, country := printable(r.Header.Get(h[0]), 60), printable(r.Header.Get(h[1]), 8)
+		switch {
+		case city != "" && country != "":
+			return city + ", " + country
+		case city != "" || country != "":
+			return city + country
+		}
+	}
+	return ""
+}
+
+// printable keeps at most n runes of v, dropping control characters.
+func printable(v string, n int) string {
+	out := make([]rune, 0, len(v))
+	for _, r := range strings.TrimSpace(v) {
+		if len(out) == n {
+			break
+		}
+		if unicode.IsPrint(r) {
+			out = append(out, r)
+		}
+	}
+	return string(out)
 }
 
 func (s *Server) trusted(a netip.Addr) bool {

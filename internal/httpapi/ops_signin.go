@@ -95,6 +95,8 @@ type magicLinkOutput struct {
 	Body struct {
 		MagicLink struct {
 			ID string `json:"id" doc:"The polling handle for POST /magic_links/status. It is not the e-mailed token."`
+			// Shown by the requesting device; the consent page shows it too.
+			MatchNumber int `json:"match_number" minimum:"10" maximum:"99" doc:"A two-digit number to show on the requesting device. If the link is opened on another device, the consent page shows the same number, so the user can tell the request is theirs before approving it."`
 		} `json:"magic_link"`
 		UserID         string             `json:"user_id"`
 		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors"`
@@ -108,6 +110,7 @@ func (s *Server) sendMagicLink(ctx context.Context, in *sendOTPInput) (*magicLin
 	}
 	out := &magicLinkOutput{}
 	out.Body.MagicLink.ID, out.Body.UserID, out.Body.UserMetaErrors = res.ChallengeID, res.UserID, res.MetaErrors
+	out.Body.MagicLink.MatchNumber = res.MatchNumber
 	return out, nil
 }
 

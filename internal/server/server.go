@@ -187,7 +187,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
 		Templates: templates, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
-			RefreshGrace: cfg.Tokens.RefreshGrace}})
+			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL}})
 
 	// Workers: webhook deliveries and the challenge-expiry sweep.
 	workers := river.NewWorkers()

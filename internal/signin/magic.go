@@ -1,9 +1,13 @@
 package signin
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"math/big"
+	"net/url"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -12,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // magicClaims are what the client SDK decodes from a magic-link token
@@ -26,9 +31,10 @@ type magicClaims struct {
 	Purpose         string `json:"purpose"`
 }
 
-// SendMagicLink e-mails (or texts) a link to the app's login page carrying a
+// SendMagicLink e-mails (or texts) a link to the consent page carrying a
 // single-use token, and returns a separate polling handle to the device that
-// asked, so it can collect its own session once the link is opened anywhere.
+// asked, so it can collect its own session once the link is opened on that
+// device or approved on another. The match number is shown by both devices.
 func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, c Client) (_ SendResult, err error) {
 	defer errs.Wrap(&err, "send magic link")
 	r, err := s.resolve(ctx, app, identifier, meta, c)
@@ -38,11 +44,12 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	ttl := time.Duration(app.MagicLinkExpiration) * time.Second
 	if r.User == nil {
 		now := s.clock()
-		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true}, nil
+		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true,
+			MatchNumber: matchNumber()}, nil
 	}
 	u := r.User
 	ch := s.newChallenge(app, r, MethodMagicLink, 1, ttl, c)
-	ch.WebauthnEnabled = webauthn
+	ch.WebauthnEnabled, ch.MatchNumber, ch.Location = webauthn, matchNumber(), truncate(c.Location, 120)
 	tok, err := s.keys.Sign(token.TypeMagic, magicClaims{
 		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: ch.CreatedAt.Unix(),
 			Expiry: ch.ExpiresAt.Unix(), ID: ch.ID},
@@ -53,8 +60,9 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	}
 	handle := token.RandomString(32)
 	ch.SecretHash, ch.PollHash = s.hasher.Hash("magic", tok), s.hasher.Hash("magic-poll", handle)
-	link := appuser.AppLink(app, "sct_magic", tok)
-	msg, err := s.message(app, r.ID, "magic_link", courier.LinkData{AppName: app.Name, Link: link, ExpiresIn: minutes(ttl)},
+	link := s.consentLink(app, tok)
+	msg, err := s.message(app, r.ID, "magic_link", courier.LinkData{AppName: app.Name, Link: link, ExpiresIn: minutes(ttl),
+		RequestedFrom: describeRequester(ch)},
 		fmt.Sprintf("Sign in to %s: %s (expires in %s)", app.Name, link, minutes(ttl)))
 	if err != nil {
 		return SendResult{}, err
@@ -64,7 +72,47 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	if err != nil {
 		return SendResult{}, err
 	}
-	return SendResult{ChallengeID: handle, SentAt: ch.CreatedAt, UserID: u.ID, Sent: sent, MetaErrors: r.MetaErrors}, nil
+	return SendResult{ChallengeID: handle, SentAt: ch.CreatedAt, UserID: u.ID, Sent: sent, MetaErrors: r.MetaErrors,
+		MatchNumber: ch.MatchNumber}, nil
+}
+
+// consentLink is the e-mailed link: this server's page for the app, which
+// sends the requesting device straight on to the app and asks any other
+// device whether the request was the user's. It is built from base_url,
+// never from a request's Host header.
+func (s *Service) consentLink(app store.App, tok string) string {
+	return s.settings.BaseURL + "/v1/auth/" + url.PathEscape(app.ID) + "/magic_links/open?" +
+		url.Values{"sct_magic": {tok}}.Encode()
+}
+
+// matchNumber is the two-digit number the requesting device and the
+// consent page both show, so the user can see they belong together.
+func matchNumber() int {
+	n, err := rand.Int(rand.Reader, big.NewInt(90))
+	if err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return int(n.Int64()) + 10
+}
+
+// describeRequester names the requesting device for the e-mail.
+func describeRequester(ch store.Challenge) string {
+	browser, os := DescribeUserAgent(ch.UserAgent)
+	out := browser + " on " + os
+	if ch.IP != "" {
+		out += ", " + ch.IP
+	}
+	if ch.Location != "" {
+		out += " (" + ch.Location + ")"
+	}
+	return out
+}
+
+// sameDevice reports whether c is the device that asked for ch: the same
+// address and the same browser. It is a heuristic that only ever saves a
+// click: a device that does not match gets the consent page.
+func sameDevice(ch store.Challenge, c Client) bool {
+	return c.IP != "" && c.UserAgent != "" && ch.IP == c.IP && ch.UserAgent == truncate(c.UserAgent, 512)
 }
 
 // parseMagic checks a magic-link token's signature, type, app and expiry;
@@ -82,21 +130,24 @@ func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 
 // AuthenticateMagicLink signs in the device that opened a link: it spends
 // the link and starts a session. The device that asked for the link gets its
-// own session from MagicLinkStatus.
+// own session from MagicLinkStatus only when this is that same device; a
+// link opened elsewhere this way signs in the opener alone, and the poll
+// handle dies (consent, on the page, is what releases a poller elsewhere).
 func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "authenticate magic link")
-	if _, err := s.parseMagic(app, tok); err != nil {
+	ch, err := s.openLink(ctx, app, tok)
+	if err != nil {
 		return TokenSet{}, err
 	}
-	ch, err := s.db.GetChallengeBySecret(ctx, s.hasher.Hash("magic", tok))
-	if err != nil || ch.AppID != app.ID || ch.Method != MethodMagicLink {
-		return TokenSet{}, notFound(err)
+	consent := store.ConsentOpenerOnly
+	if sameDevice(ch, c) {
+		consent = store.ConsentSameDevice
 	}
 	now := s.clock()
 	var out TokenSet
 	var spent bool
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.CompleteChallenge(ctx, ch.ID, now)
+		won, err := tx.CompleteChallenge(ctx, ch.ID, now, consent)
 		if err != nil {
 			return err
 		}
@@ -113,6 +164,100 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 		return TokenSet{}, ErrMagicLinkNotFound
 	}
 	return out, err
+}
+
+// openLink finds the challenge behind a genuine magic-link token of app.
+func (s *Service) openLink(ctx context.Context, app store.App, tok string) (store.Challenge, error) {
+	if _, err := s.parseMagic(app, tok); err != nil {
+		return store.Challenge{}, err
+	}
+	ch, err := s.db.GetChallengeBySecret(ctx, s.hasher.Hash("magic", tok))
+	if err != nil || ch.AppID != app.ID || ch.Method != MethodMagicLink {
+		return store.Challenge{}, notFound(err)
+	}
+	return ch, nil
+}
+
+// LinkConsent is what the consent page shows about a pending magic link.
+type LinkConsent struct {
+	// SameDevice: the opener is the device that asked; the page sends it
+	// straight on to AppLink.
+	SameDevice bool
+	// AppLink is the app's sign-in page with the token, where the opener
+	// signs in on this device instead (sct_magic, as the client SDK reads).
+	AppLink string
+	// The requesting device, as the request that asked for the link showed it.
+	Browser, OS, IP, Location string
+	RequestedAt, ExpiresAt    time.Time
+	MatchNumber               int
+	Recipient                 string // masked
+}
+
+// OpenMagicLink reads what the consent page shows for a link. It changes
+// nothing: opening a link (a scanner's GET included) neither spends it nor
+// signs anyone in.
+func (s *Service) OpenMagicLink(ctx context.Context, app store.App, tok string, c Client) (_ LinkConsent, err error) {
+	defer errs.Wrap(&err, "open magic link")
+	ch, err := s.openLink(ctx, app, tok)
+	if err != nil {
+		return LinkConsent{}, err
+	}
+	if ch.Status != store.ChallengePending || !s.clock().Before(ch.ExpiresAt) {
+		return LinkConsent{}, ErrMagicLinkNotFound
+	}
+	browser, os := DescribeUserAgent(ch.UserAgent)
+	return LinkConsent{SameDevice: sameDevice(ch, c), AppLink: appuser.AppLink(app, "sct_magic", tok),
+		Browser: browser, OS: os, IP: ch.IP, Location: ch.Location, RequestedAt: ch.CreatedAt, ExpiresAt: ch.ExpiresAt,
+		MatchNumber: ch.MatchNumber, Recipient: courier.MaskAddress(ch.Recipient)}, nil
+}
+
+// Consent decisions and denial reasons the consent page sends.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+
+	DenialNotRequested   = "not_requested"
+	DenialNumberMismatch = "number_mismatch"
+)
+
+// DecideMagicLink records the recipient's answer on the consent page.
+// Approve verifies the contact and releases a session to the device that
+// asked (its next poll collects it); Deny ends the request for good. Either
+// way the link is spent, and the event carries consent_decision.
+func (s *Service) DecideMagicLink(ctx context.Context, app store.App, tok, decision, reason string, c Client) (err error) {
+	defer errs.Wrap(&err, "decide magic link")
+	if decision != DecisionApprove && decision != DecisionDeny {
+		return &errs.Invalid{Field: "decision", Reason: "must be approve or deny"}
+	}
+	if reason != DenialNumberMismatch {
+		reason = DenialNotRequested
+	}
+	ch, err := s.openLink(ctx, app, tok)
+	if err != nil {
+		return err
+	}
+	now := s.clock()
+	browser, os := DescribeUserAgent(c.UserAgent)
+	decidedBy := map[string]any{"ip_address": c.IP, "browser": browser, "os": os}
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		if decision == DecisionDeny {
+			won, err := tx.DenyChallenge(ctx, ch.ID, now)
+			if err != nil || !won {
+				return cmp.Or(err, ErrMagicLinkNotFound)
+			}
+			s.log.WarnContext(ctx, "magic link denied by its recipient", "app_id", app.ID, "challenge_id", ch.ID,
+				"reason", reason)
+			return s.emitVerification(ctx, tx, ch, webhook.OutcomeDenied, &now, map[string]any{
+				"consent_decision": "denied", "denial_reason": reason, "decided_by": decidedBy})
+		}
+		won, err := tx.CompleteChallenge(ctx, ch.ID, now, store.ConsentApproved)
+		if err != nil || !won {
+			return cmp.Or(err, ErrMagicLinkNotFound)
+		}
+		_, err = s.verifyContact(ctx, tx, app, ch, now, ErrMagicLinkNotFound, map[string]any{
+			"consent_decision": "approved", "decided_by": decidedBy})
+		return err
+	})
 }
 
 func notFound(err error) error {
@@ -132,6 +277,10 @@ func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle str
 	// answers cannot tell them apart.
 	if s.limits.PollInterval > 0 {
 		if err := s.allow(ctx, bucket{key: "poll:" + pollHash, rule: ratelimit.Rule{Limit: 1, Period: s.limits.PollInterval}}); err != nil {
+			var rl *RateLimitedError
+			if errors.As(err, &rl) {
+				rl.SlowDown = true
+			}
 			return TokenSet{}, err
 		}
 	}
@@ -146,7 +295,10 @@ func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle str
 	switch {
 	case ch.Status == store.ChallengePending && now.Before(ch.ExpiresAt):
 		return TokenSet{}, ErrMagicLinkPending
-	case ch.Status != store.ChallengeCompleted || ch.CollectedAt != nil:
+	case ch.Status == store.ChallengeDenied:
+		return TokenSet{}, ErrMagicLinkDenied
+	case ch.Status != store.ChallengeCompleted || ch.CollectedAt != nil ||
+		(ch.Consent != store.ConsentSameDevice && ch.Consent != store.ConsentApproved):
 		return TokenSet{}, ErrMagicLinkNotFound
 	}
 	var out TokenSet

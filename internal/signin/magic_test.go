@@ -15,7 +15,10 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
-func TestMagicLinkCrossDevice(t *testing.T) {
+// TestMagicLinkSameDevice: a link opened by the device that asked for it
+// (same address, same browser) signs that device in with one click, and the
+// poller in its other tab collects a session of its own.
+func TestMagicLinkSameDevice(t *testing.T) {
 	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
 		ctx := t.Context()
 		e := newEnv(t, sys, nil)
@@ -29,16 +32,19 @@ func TestMagicLinkCrossDevice(t *testing.T) {
 			t.Errorf("MagicLinkStatus(before the link is opened) = %v; want ErrMagicLinkPending", err)
 		}
 		var rl *signin.RateLimitedError
-		if _, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, e.client); !errors.As(err, &rl) || rl.RetryAfter <= 0 {
-			t.Errorf("MagicLinkStatus(polled again at once) = %v; want *RateLimitedError", err)
+		if _, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, e.client); !errors.As(err, &rl) || rl.RetryAfter <= 0 || !rl.SlowDown {
+			t.Errorf("MagicLinkStatus(polled again at once) = %v; want *RateLimitedError with SlowDown", err)
+		}
+		view, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, e.client)
+		if err != nil || !view.SameDevice || !strings.Contains(view.AppLink, "sct_magic="+tok) {
+			t.Fatalf("OpenMagicLink(same device) = %+v, %v; want SameDevice and the app link with the token", view, err)
 		}
 
-		deviceB := signin.Client{IP: "203.0.113.9", UserAgent: "Mobile Safari"}
-		b, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, deviceB)
+		b, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, e.client)
 		if err != nil {
 			t.Fatalf("AuthenticateMagicLink = %v; want nil", err)
 		}
-		if _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, deviceB); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+		if _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, e.client); !errors.Is(err, signin.ErrMagicLinkNotFound) {
 			t.Errorf("AuthenticateMagicLink(used token) = %v; want ErrMagicLinkNotFound", err)
 		}
 
@@ -48,15 +54,9 @@ func TestMagicLinkCrossDevice(t *testing.T) {
 			t.Fatalf("MagicLinkStatus(after the link was opened) = %v; want nil", err)
 		}
 		ca, cb := e.caller(t, a.Access), e.caller(t, b.Access)
-		if ca.User.ID != u.ID || cb.User.ID != u.ID || ca.Session.ID == cb.Session.ID {
-			t.Errorf("device A: user %s session %s, device B: user %s session %s; want alice in two sessions",
+		if ca.User.ID != u.ID || cb.User.ID != u.ID || ca.Session.ID == cb.Session.ID || ca.Session.Method != signin.MethodMagic {
+			t.Errorf("tab A: user %s session %s, tab B: user %s session %s; want alice in two magic sessions",
 				ca.User.ID, ca.Session.ID, cb.User.ID, cb.Session.ID)
-		}
-		if ca.Session.IP != e.client.IP || cb.Session.IP != deviceB.IP || ca.Session.Method != signin.MethodMagic {
-			t.Errorf("sessions = %+v and %+v; want each device's own IP, method magic", ca.Session, cb.Session)
-		}
-		if sa, sb := tokentest.Payload(t, a.Access)["sid"], tokentest.Payload(t, b.Access)["sid"]; sa == sb {
-			t.Errorf("both access tokens carry sid %v; want different sessions", sa)
 		}
 
 		e.Clock.Advance(2 * time.Second)
@@ -71,6 +71,170 @@ func TestMagicLinkCrossDevice(t *testing.T) {
 		got, err := e.get(t, u.ID)
 		if err != nil || !got.EmailVerified {
 			t.Errorf("user after magic link = %+v, %v; want a verified e-mail", got.AppUser, err)
+		}
+	})
+}
+
+// TestMagicLinkCrossDeviceTakeover is the attack of R-ML-4: an attacker asks
+// for a link to the victim's address and polls; the victim opens the genuine
+// e-mail on their own device. The victim's device may sign in, but the
+// attacker's poll never receives a session: without consent the handle dies.
+func TestMagicLinkCrossDeviceTakeover(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		victim := e.user(t, "victim@example.com")
+		attacker := e.client
+		handle, tok := e.sendLink(t, "victim@example.com", false)
+
+		victimDevice := signin.Client{IP: "203.0.113.9", UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Version/18.0 Mobile/15E148 Safari/604.1"}
+		view, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, victimDevice)
+		if err != nil || view.SameDevice {
+			t.Fatalf("OpenMagicLink(victim's device) = %+v, %v; want the consent page", view, err)
+		}
+		// Opening (a mail scanner's GET included) changes nothing.
+		if _, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, attacker); !errors.Is(err, signin.ErrMagicLinkPending) {
+			t.Errorf("MagicLinkStatus(after the page was opened) = %v; want ErrMagicLinkPending", err)
+		}
+		// The victim's app exchanges the token on the victim's device.
+		b, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, victimDevice)
+		if err != nil || e.caller(t, b.Access).User.ID != victim.ID {
+			t.Fatalf("AuthenticateMagicLink(victim's device) = %v; want the victim signed in there", err)
+		}
+		for range 3 {
+			e.Clock.Advance(2 * time.Second)
+			if set, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, attacker); !errors.Is(err, signin.ErrMagicLinkNotFound) || set.Access != "" {
+				t.Fatalf("attacker's poll after the victim opened the link = %v (access %t); want ErrMagicLinkNotFound and no tokens",
+					err, set.Access != "")
+			}
+		}
+		sessions := rows(t, e.DB, `SELECT ip FROM sessions WHERE app_user_id = $1`, victim.ID)
+		if len(sessions) != 1 || sessions[0][0] != victimDevice.IP {
+			t.Errorf("victim's sessions = %v; want one, on the victim's device", sessions)
+		}
+	})
+}
+
+// TestMagicLinkConsentApprove: the user asked on device A and opens the
+// e-mail on device B; the page shows A's details and the number A shows, and
+// Approve releases a session to A's next poll, once.
+func TestMagicLinkConsentApprove(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		ep := e.hook(t, e.app)
+		u := e.user(t, "alice@example.com")
+		a := signin.Client{IP: "198.51.100.7", UserAgent: e.client.UserAgent, Location: "Lisbon, PT"}
+		res, err := e.SignIn.SendMagicLink(ctx, e.app, "alice@example.com", nil, false, a)
+		if err != nil || res.MatchNumber < 10 || res.MatchNumber > 99 {
+			t.Fatalf("SendMagicLink = %+v, %v; want a two-digit match number", res, err)
+		}
+		msg := e.Mail.Messages()[len(e.Mail.Messages())-1]
+		tok := linkToken(t, msg.Link)
+		if !strings.HasPrefix(msg.Link, e.Config.BaseURL+"/v1/auth/"+e.app.ID+"/magic_links/open?") {
+			t.Errorf("e-mailed link %q; want this server's consent page", msg.Link)
+		}
+		if !strings.Contains(msg.Text, "Firefox on Linux, 198.51.100.7 (Lisbon, PT)") {
+			t.Errorf("e-mail text %q; want it to name the requesting device", msg.Text)
+		}
+
+		b := signin.Client{IP: "203.0.113.9", UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Version/18.0 Mobile/15E148 Safari/604.1"}
+		view, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, b)
+		if err != nil || view.SameDevice || view.MatchNumber != res.MatchNumber || view.IP != a.IP ||
+			view.Browser != "Firefox" || view.OS != "Linux" || view.Location != "Lisbon, PT" || view.Recipient == "alice@example.com" {
+			t.Fatalf("OpenMagicLink(device B) = %+v, %v; want A's details, number %d, a masked address", view, err, res.MatchNumber)
+		}
+		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, "maybe", "", b); err == nil {
+			t.Errorf("DecideMagicLink(decision maybe) = nil; want an invalid-input error")
+		}
+		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionApprove, "", b); err != nil {
+			t.Fatalf("DecideMagicLink(approve) = %v", err)
+		}
+		for name, try := range map[string]func() error{
+			"approve again": func() error { return e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionApprove, "", b) },
+			"deny after":    func() error { return e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionDeny, "", b) },
+			"exchange":      func() error { _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, b); return err },
+			"open":          func() error { _, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, b); return err },
+		} {
+			if err := try(); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+				t.Errorf("%s after approval = %v; want ErrMagicLinkNotFound", name, err)
+			}
+		}
+		set, err := e.SignIn.MagicLinkStatus(ctx, e.app, res.ChallengeID, a)
+		if err != nil {
+			t.Fatalf("MagicLinkStatus(after approval) = %v; want the token set", err)
+		}
+		if c := e.caller(t, set.Access); c.User.ID != u.ID || c.Session.IP != a.IP {
+			t.Errorf("collected session = %+v; want alice on device A", c.Session)
+		}
+		e.Clock.Advance(2 * time.Second)
+		if _, err := e.SignIn.MagicLinkStatus(ctx, e.app, res.ChallengeID, a); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+			t.Errorf("MagicLinkStatus(collected) = %v; want ErrMagicLinkNotFound", err)
+		}
+		if n := len(rows(t, e.DB, `SELECT id FROM sessions WHERE app_user_id = $1`, u.ID)); n != 1 {
+			t.Errorf("%d sessions; want 1 (approving signs in the asking device only)", n)
+		}
+		var verified *event
+		evs := e.events(t, e.app, ep)
+		for i := range evs {
+			if evs[i].Type == "verification.email.verified" {
+				verified = &evs[i]
+			}
+		}
+		if verified == nil || verified.Data["consent_decision"] != "approved" || count(evs)["verification.email.verified"] != 1 {
+			t.Fatalf("events %v; want one verification.email.verified with consent_decision approved", count(evs))
+		}
+		if by, _ := verified.Data["decided_by"].(map[string]any); by["ip_address"] != b.IP {
+			t.Errorf("verified decided_by = %v; want device B", verified.Data["decided_by"])
+		}
+	})
+}
+
+// TestMagicLinkConsentDeny: Deny ends the request for good: the poller gets
+// no tokens, the link no longer works, and verification.email.denied
+// carries consent_decision and denial_reason.
+func TestMagicLinkConsentDeny(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		ep := e.hook(t, e.app)
+		e.user(t, "alice@example.com")
+		handle, tok := e.sendLink(t, "alice@example.com", false)
+		b := signin.Client{IP: "203.0.113.9", UserAgent: "curl/8.0"}
+		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionDeny, signin.DenialNumberMismatch, b); err != nil {
+			t.Fatalf("DecideMagicLink(deny) = %v", err)
+		}
+		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionApprove, "", b); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+			t.Errorf("approve after deny = %v; want ErrMagicLinkNotFound", err)
+		}
+		if _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, e.client); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+			t.Errorf("exchange after deny = %v; want ErrMagicLinkNotFound", err)
+		}
+		set, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, e.client)
+		if !errors.Is(err, signin.ErrMagicLinkDenied) || !errors.Is(err, signin.ErrMagicLinkNotFound) || set.Access != "" {
+			t.Errorf("MagicLinkStatus(denied) = %v; want ErrMagicLinkDenied (a not-found) and no tokens", err)
+		}
+		e.Clock.Advance(time.Hour)
+		if err := e.SignIn.ExpireChallenges(ctx); err != nil {
+			t.Fatal(err)
+		}
+		evs := e.events(t, e.app, ep)
+		got := count(evs)
+		if got["verification.email.denied"] != 1 || got["verification.email.verified"] != 0 || got["verification.email.expired"] != 0 {
+			t.Fatalf("events %v; want one denied, no verified, no expired", got)
+		}
+		for _, ev := range evs {
+			if ev.Type == "verification.email.denied" &&
+				(ev.Data["consent_decision"] != "denied" || ev.Data["denial_reason"] != "number_mismatch") {
+				t.Errorf("denied event data = %v; want consent_decision denied, denial_reason number_mismatch", ev.Data)
+			}
+		}
+		if st := rows(t, e.DB, `SELECT status, consent FROM challenges WHERE method = 'magic_link'`); len(st) != 1 ||
+			st[0][0] != "denied" || st[0][1] != "denied" {
+			t.Errorf("challenge rows = %v; want one, denied", st)
+		}
+		if n := len(rows(t, e.DB, `SELECT id FROM sessions`)); n != 0 {
+			t.Errorf("%d sessions after a denied link; want none", n)
 		}
 	})
 }

@@ -37,6 +37,7 @@ type SendResult struct {
 	UserID      string
 	Sent        bool // false when the provider failed to take the message
 	MetaErrors  appuser.MetaErrors
+	MatchNumber int // magic links: the number the consent page shows too
 }
 
 // parseIdentifier normalises an identifier and checks the app accepts its kind.
@@ -184,7 +185,7 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	}
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.CompleteChallenge(ctx, ch.ID, now)
+		won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
 		if err != nil {
 			return err
 		}

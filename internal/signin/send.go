@@ -121,16 +121,24 @@ func (s *Service) decoyPending(handle string, now time.Time) bool {
 // verified event and opens a session. An inactive user gets refused, the
 // error the caller would give for a bad code or link.
 func (s *Service) signInVerified(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, method string, now time.Time, c Client, refused error) (TokenSet, error) {
-	sms := channelOf(ch) == "sms"
-	u, err := s.users.MarkVerified(ctx, tx, app, ch.AppUserID, !sms, sms)
+	u, err := s.verifyContact(ctx, tx, app, ch, now, refused, nil)
 	if err != nil {
 		return TokenSet{}, err
 	}
-	if u.Status != store.StatusActive {
-		return TokenSet{}, refused
-	}
-	if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
-		return TokenSet{}, err
-	}
 	return s.startSession(ctx, tx, app, u, method, c)
+}
+
+// verifyContact marks the challenge's identifier verified (activating a
+// pending user) and emits the verified event with extra, inside tx; an
+// inactive user is refused.
+func (s *Service) verifyContact(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, now time.Time, refused error, extra map[string]any) (store.AppUser, error) {
+	sms := channelOf(ch) == "sms"
+	u, err := s.users.MarkVerified(ctx, tx, app, ch.AppUserID, !sms, sms)
+	if err != nil {
+		return store.AppUser{}, err
+	}
+	if u.Status != store.StatusActive {
+		return store.AppUser{}, refused
+	}
+	return u, s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, extra)
 }

@@ -29,6 +29,9 @@ var (
 	// ErrMagicLinkNotFound is an unknown, expired or already used magic link
 	// (or invitation), and a poll handle whose tokens were collected.
 	ErrMagicLinkNotFound = errors.New("magic link not found or expired")
+	// ErrMagicLinkDenied: the recipient answered "this was not me" on the
+	// consent page; the request is over.
+	ErrMagicLinkDenied = fmt.Errorf("%w: denied by its recipient", ErrMagicLinkNotFound)
 	// ErrMagicLinkPending: the link has not been opened yet.
 	ErrMagicLinkPending = errors.New("magic link not yet activated")
 	// ErrUnauthenticated is a missing, invalid, expired or revoked user token.
@@ -38,7 +41,11 @@ var (
 )
 
 // RateLimitedError refuses a request over a limit.
-type RateLimitedError struct{ RetryAfter time.Duration }
+type RateLimitedError struct {
+	RetryAfter time.Duration
+	// SlowDown: a magic-link poll came sooner than the poll interval allows.
+	SlowDown bool
+}
 
 func (e *RateLimitedError) Error() string {
 	return fmt.Sprintf("rate limited; retry after %s", e.RetryAfter)
@@ -67,7 +74,7 @@ func DefaultLimits() Limits {
 		VerifyPerIP:         ratelimit.Rule{Limit: 60, Period: 10 * time.Minute},
 		LookupPerIP:         ratelimit.Rule{Limit: 120, Period: 10 * time.Minute},
 		CodeFailuresPerHour: 10,
-		PollInterval:        time.Second,
+		PollInterval:        2 * time.Second,
 	}
 }
 
@@ -81,6 +88,9 @@ type Settings struct {
 	RefreshGrace time.Duration
 	// CodeLifetime is how long a one-time code works (at most 10 minutes).
 	CodeLifetime time.Duration
+	// BaseURL is this server's public URL; e-mailed links point to its
+	// magic-link consent page.
+	BaseURL string
 }
 
 // Limiter takes one event from a rate-limit bucket.
@@ -182,4 +192,6 @@ type bucket struct {
 type Client struct {
 	IP        string
 	UserAgent string
+	// Location is the approximate place of IP, when a trusted proxy said it.
+	Location string
 }

@@ -14,12 +14,14 @@ import (
 // the schema is a new file with the next number, written for both engines.
 // Add the hash of a new file here in the change that adds it.
 var released = map[string]string{
-	"postgres/00001_foundation.sql": "72fe887e42238872140a72df685e2126761fe62a396da717748d9c9f08d6ea9e",
-	"postgres/00002_signin.sql":     "d592fb8053d6f2af3e860be4f1e2a866fd6d139bad79c1c3839256950adb7721",
-	"postgres/00003_webhooks.sql":   "5fc43946eb422883da855b7c4b85bf9de7b729b5806d949522e21fa61aa38f2f",
-	"sqlite/00001_foundation.sql":   "0f1f5a1c700cc4c8c3e6eb6e2ca551a3f6d135b8005d5fe8ad920f0db60ed4c1",
-	"sqlite/00002_signin.sql":       "481630c044b776e952f08183f7799ac1f5dd0081bdd45bb4382e94eb6d5a2981",
-	"sqlite/00003_webhooks.sql":     "cac90e1d011537d7b5859b7ecf35bf26d9a91e41d29779aae5bc0c9f775ad805",
+	"postgres/00001_foundation.sql":   "72fe887e42238872140a72df685e2126761fe62a396da717748d9c9f08d6ea9e",
+	"postgres/00002_signin.sql":       "d592fb8053d6f2af3e860be4f1e2a866fd6d139bad79c1c3839256950adb7721",
+	"postgres/00003_webhooks.sql":     "5fc43946eb422883da855b7c4b85bf9de7b729b5806d949522e21fa61aa38f2f",
+	"postgres/00004_link_consent.sql": "858a79e1512824fed47036b0c7442540987bfc5846f8a77101f3fca7c0e99cf3",
+	"sqlite/00001_foundation.sql":     "0f1f5a1c700cc4c8c3e6eb6e2ca551a3f6d135b8005d5fe8ad920f0db60ed4c1",
+	"sqlite/00002_signin.sql":         "481630c044b776e952f08183f7799ac1f5dd0081bdd45bb4382e94eb6d5a2981",
+	"sqlite/00003_webhooks.sql":       "cac90e1d011537d7b5859b7ecf35bf26d9a91e41d29779aae5bc0c9f775ad805",
+	"sqlite/00004_link_consent.sql":   "858a79e1512824fed47036b0c7442540987bfc5846f8a77101f3fca7c0e99cf3",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

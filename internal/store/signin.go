@@ -27,7 +27,21 @@ type Challenge struct {
 	ExpiresAt         time.Time
 	CompletedAt       *time.Time
 	CollectedAt       *time.Time
+	// Consent records who a magic link's poller may be signed in for:
+	// ConsentSameDevice and ConsentApproved release its tokens,
+	// ConsentOpenerOnly and ConsentDenied never do.
+	Consent     string
+	MatchNumber int    // magic links: the number both devices show
+	Location    string // the requester's approximate place, when a trusted proxy said it
 }
+
+// Consent decisions on a magic link.
+const (
+	ConsentSameDevice = "same_device"
+	ConsentApproved   = "approved"
+	ConsentOpenerOnly = "opener_only"
+	ConsentDenied     = "denied"
+)
 
 // Challenge statuses.
 const (
@@ -36,17 +50,19 @@ const (
 	ChallengeFailed     = "failed"
 	ChallengeExpired    = "expired"
 	ChallengeSuperseded = "superseded"
+	ChallengeDenied     = "denied"
 )
 
 const challengeColumns = `id, app_id, app_user_id, purpose, method, recipient, status, secret_hash, poll_hash,
-	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at`
+	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at,
+	consent, match_number, location`
 
 func scanChallenge(r row) (Challenge, error) {
 	var c Challenge
 	var poll *string
 	err := r.Scan(&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, &poll,
 		&c.RemainingAttempts, &c.WebauthnEnabled, &c.IP, &c.UserAgent, &c.CreatedAt, &c.ExpiresAt, &c.CompletedAt,
-		&c.CollectedAt)
+		&c.CollectedAt, &c.Consent, &c.MatchNumber, &c.Location)
 	c.PollHash = deref(poll)
 	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
 	c.CompletedAt, c.CollectedAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt)
@@ -56,10 +72,10 @@ func scanChallenge(r row) (Challenge, error) {
 // CreateChallenge inserts c.
 func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
 	_, err := q.w.exec(ctx, `INSERT INTO challenges (`+challengeColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		c.ID, c.AppID, c.AppUserID, c.Purpose, c.Method, c.Recipient, c.Status, c.SecretHash, nullString(c.PollHash),
 		c.RemainingAttempts, c.WebauthnEnabled, c.IP, c.UserAgent, ts(c.CreatedAt), ts(c.ExpiresAt),
-		nullTime(c.CompletedAt), nullTime(c.CollectedAt))
+		nullTime(c.CompletedAt), nullTime(c.CollectedAt), c.Consent, c.MatchNumber, c.Location)
 	return err
 }
 
@@ -109,18 +125,28 @@ func (q Queries) FailAttempt(ctx context.Context, id string, now time.Time) (rem
 	return remaining, status, err
 }
 
-// CompleteChallenge moves a pending, unexpired challenge to completed; only
-// one caller can win it.
-func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now))
+// CompleteChallenge moves a pending, unexpired challenge to completed,
+// recording the consent decision (empty for codes); only one caller can win it.
+func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time, consent string) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = $3
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now), consent)
 	return n == 1, err
 }
 
-// CollectChallenge hands a completed magic link's tokens to its poller once.
+// DenyChallenge ends a pending, unexpired magic link that its recipient
+// refused; only one caller can win it, against completion too.
+func (q Queries) DenyChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'denied', completed_at = $2, consent = 'denied'
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2`, id, ts(now))
+	return n == 1, err
+}
+
+// CollectChallenge hands a completed magic link's tokens to its poller once,
+// and only when the link was opened on the requesting device or approved.
 func (q Queries) CollectChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET collected_at = $2
-		WHERE id = $1 AND status = 'completed' AND collected_at IS NULL`, id, ts(now))
+		WHERE id = $1 AND status = 'completed' AND collected_at IS NULL AND consent IN ('same_device', 'approved')`,
+		id, ts(now))
 	return n == 1, err
 }
 

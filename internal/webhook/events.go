@@ -24,6 +24,8 @@ const (
 	OutcomeExpired        = "expired"
 	OutcomeFailed         = "failed"
 	OutcomeDeliveryFailed = "delivery_failed"
+	// OutcomeDenied: the recipient refused a cross-device magic link.
+	OutcomeDenied = "denied"
 )
 
 // Verification returns the verification event type for a channel ("email" or "sms").
@@ -33,7 +35,7 @@ func Verification(channel, outcome string) string { return "verification." + cha
 func eventTypes() []string {
 	out := []string{UserCreated, UserUpdated, UserIdentifierChanged, AuthLoginFailed, WebhookTest}
 	for _, ch := range []string{"email", "sms"} {
-		for _, o := range []string{OutcomeRequested, OutcomeVerified, OutcomeExpired, OutcomeFailed, OutcomeDeliveryFailed} {
+		for _, o := range []string{OutcomeRequested, OutcomeVerified, OutcomeExpired, OutcomeFailed, OutcomeDenied, OutcomeDeliveryFailed} {
 			out = append(out, Verification(ch, o))
 		}
 	}

@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+// The magic-link consent page (security.md R-ML-2, R-ML-4): every e-mailed
+// link lands here. Opening it changes nothing. The device that asked for the
+// link is sent on to the app at once (one click: the link); any other device
+// is asked "Was this you?" with the requesting device's details and the
+// number it shows, and only its Approve releases a session to the poller.
+// Served as HTML by the binary, styled with the app's name and logo, and
+// usable without JavaScript.
+
+//go:embed pages/magic_link.html
+var pageFiles embed.FS
+
+var magicLinkPage = template.Must(template.ParseFS(pageFiles, "pages/magic_link.html"))
+
+type magicLinkView struct {
+	Page, Title, Nonce, Action, Token, LoginURL string
+	RequestedAt, ExpiresAt                      string
+	App                                         tenant.App
+	Link                                        signin.LinkConsent
+}
+
+// maxConsentForm bounds the consent form's body: a token and two words.
+const maxConsentForm = 16 << 10
+
+func (s *Server) magicLinkOpen(w http.ResponseWriter, r *http.Request) {
+	app, ok := s.pageApp(w, r)
+	if !ok {
+		return
+	}
+	tok := strings.TrimSpace(r.URL.Query().Get("sct_magic"))
+	c := client(r.Context(), r.UserAgent())
+	link, err := s.SignIn.OpenMagicLink(r.Context(), app, tok, c)
+	if err != nil {
+		s.renderLinkError(w, r, app, err)
+		return
+	}
+	if link.SameDevice {
+		noStore(w)
+		http.Redirect(w, r, link.AppLink, http.StatusSeeOther)
+		return
+	}
+	s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "consent", Title: "Was this you?", App: app, Link: link,
+		Token: tok, Action: r.URL.Path,
+		RequestedAt: link.RequestedAt.UTC().Format("Mon, 2 Jan 2006 15:04 MST"),
+		ExpiresAt:   link.ExpiresAt.UTC().Format("15:04 MST")})
+}
+
+func (s *Server) magicLinkDecide(w http.ResponseWriter, r *http.Request) {
+	app, ok := s.pageApp(w, r)
+	if !ok {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxConsentForm)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		s.renderMagicLink(w, r, http.StatusUnsupportedMediaType, magicLinkView{Page: "invalid", Title: "Not answered", App: app})
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.renderMagicLink(w, r, http.StatusBadRequest, magicLinkView{Page: "invalid", Title: "Not answered", App: app})
+		return
+	}
+	decision := r.PostForm.Get("decision")
+	err := s.SignIn.DecideMagicLink(r.Context(), app, strings.TrimSpace(r.PostForm.Get("sct_magic")), decision,
+		r.PostForm.Get("reason"), client(r.Context(), r.UserAgent()))
+	switch {
+	case err != nil:
+		s.renderLinkError(w, r, app, err)
+	case decision == signin.DecisionApprove:
+		s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "approved", Title: "Approved", App: app})
+	default:
+		s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "denied", Title: "Request denied", App: app})
+	}
+}
+
+// pageApp resolves the path's app; an unknown one answers a bare 404 page.
+func (s *Server) pageApp(w http.ResponseWriter, r *http.Request) (tenant.App, bool) {
+	app, err := s.Tenants.App(r.Context(), r.PathValue("app_id"))
+	if err != nil {
+		if !errors.Is(err, tenant.ErrAppNotFound) {
+			s.Log.ErrorContext(r.Context(), "magic link page", "request_id", requestID(r.Context()), "err", err)
+			http.Error(w, "Service temporarily unavailable", http.StatusServiceUnavailable)
+			return app, false
+		}
+		http.Error(w, "Not found", http.StatusNotFound)
+		return app, false
+	}
+	return app, true
+}
+
+func (s *Server) renderLinkError(w http.ResponseWriter, r *http.Request, app tenant.App, err error) {
+	var invalid *errs.Invalid
+	switch {
+	case errors.Is(err, signin.ErrMagicLinkNotFound):
+		s.renderMagicLink(w, r, http.StatusNotFound, magicLinkView{Page: "expired", Title: "Link expired", App: app,
+			LoginURL: loginURL(app)})
+	case errors.As(err, &invalid):
+		s.renderMagicLink(w, r, http.StatusBadRequest, magicLinkView{Page: "invalid", Title: "Not answered", App: app})
+	default:
+		s.Log.ErrorContext(r.Context(), "magic link page", "request_id", requestID(r.Context()), "err", err)
+		http.Error(w, "Service temporarily unavailable", http.StatusServiceUnavailable)
+	}
+}
+
+// loginURL is where a person asks the app for a new link.
+func loginURL(app tenant.App) string {
+	for _, u := range []string{app.LoginURL, app.Origin} {
+		if p, err := url.Parse(u); err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+// renderMagicLink writes the page with headers that keep it out of frames,
+// caches and Referer headers, and allow only its own nonce-tagged style.
+func (s *Server) renderMagicLink(w http.ResponseWriter, r *http.Request, status int, v magicLinkView) {
+	nonce := make([]byte, 16)
+	_, _ = rand.Read(nonce)
+	v.Nonce = base64.RawStdEncoding.EncodeToString(nonce)
+	var buf bytes.Buffer
+	if err := magicLinkPage.Execute(&buf, v); err != nil {
+		s.Log.ErrorContext(r.Context(), "render magic link page", "request_id", requestID(r.Context()), "err", err)
+		http.Error(w, "Internal server error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+v.Nonce+"'; img-src https: data:; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	noStore(w)
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+}
