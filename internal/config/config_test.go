@@ -86,7 +86,7 @@ func defaultConfig() Config {
 		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second},
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m",
-			CodeFailuresPerHour: 10, PollInterval: time.Second},
+			CodeFailuresPerHour: 10, PollInterval: 2 * time.Second},
 	}
 }
 
