@@ -29,13 +29,19 @@ echo "== e2e/sdk: @scute/core suite on SQLite"
 (cd "$here" && env -u GATEHOUSE_DATABASE_URL -u GATEHOUSE_E2E_DATABASE_URL npm test)
 
 if [ -n "${GATEHOUSE_TEST_POSTGRES_URL:-}" ]; then
-  db="gh_e2e_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
-  psql -X -q -v ON_ERROR_STOP=1 "$GATEHOUSE_TEST_POSTGRES_URL" -c "CREATE DATABASE $db" >/dev/null
-  # The same server and credentials, with the new database's name as the path.
-  url="$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; process.stdout.write(u.href)' \
-    "$GATEHOUSE_TEST_POSTGRES_URL" "$db")"
-  echo "== e2e/sdk: @scute/core suite on PostgreSQL (database $db)"
-  (cd "$here" && GATEHOUSE_E2E_DATABASE_URL="$url" npm test)
+  # Each test file starts a server with a master key of its own, so each gets
+  # a fresh database of its own.
+  for file in "$here"/test/*.test.mjs; do
+    db="gh_e2e_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+    psql -X -q -v ON_ERROR_STOP=1 "$GATEHOUSE_TEST_POSTGRES_URL" -c "CREATE DATABASE $db" >/dev/null
+    # The same server and credentials, with the new database's name as the path.
+    url="$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; process.stdout.write(u.href)' \
+      "$GATEHOUSE_TEST_POSTGRES_URL" "$db")"
+    echo "== e2e/sdk: $(basename "$file") on PostgreSQL (database $db)"
+    (cd "$here" && GATEHOUSE_E2E_DATABASE_URL="$url" node --test --test-concurrency=1 "$file")
+    psql -X -q -v ON_ERROR_STOP=1 "$GATEHOUSE_TEST_POSTGRES_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
+    db=""
+  done
 else
   echo "== e2e/sdk: GATEHOUSE_TEST_POSTGRES_URL is not set; skipping the PostgreSQL run"
 fi
