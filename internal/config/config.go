@@ -133,6 +133,7 @@ type RateLimit struct {
 	VerifyPerIP         string
 	LookupPerIP         string
 	CodeFailuresPerHour int
+	CodeLockAfter       int
 	PollInterval        time.Duration
 }
 

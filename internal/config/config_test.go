@@ -86,7 +86,7 @@ func defaultConfig() Config {
 		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second},
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m",
-			CodeFailuresPerHour: 10, PollInterval: 2 * time.Second},
+			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second},
 	}
 }
 
@@ -549,6 +549,7 @@ func TestValidate(t *testing.T) {
 		{"rate rule bad period", func(c *Config) { c.RateLimit.VerifyPerIP = "5/soon" }, "ratelimit.verify_per_ip"},
 		{"lookup rule", func(c *Config) { c.RateLimit.LookupPerIP = "many" }, "ratelimit.lookup_per_ip"},
 		{"failures over 100", func(c *Config) { c.RateLimit.CodeFailuresPerHour = 101 }, "ratelimit.code_failures_per_hour"},
+		{"lock over 100", func(c *Config) { c.RateLimit.CodeLockAfter = 101 }, "ratelimit.code_lock_after"},
 		{"poll interval long", func(c *Config) { c.RateLimit.PollInterval = time.Hour }, "ratelimit.poll_interval"},
 	}
 	for _, tt := range tests {
@@ -747,6 +748,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		"ratelimit.verify_per_ip":          "off",
 		"ratelimit.lookup_per_ip":          "10/1m",
 		"ratelimit.code_failures_per_hour": "20",
+		"ratelimit.code_lock_after":        "50",
 		"ratelimit.poll_interval":          "2s",
 		"sms.provider":                     "http",
 		"sms.http_url":                     "https://sms.example.com/send",
@@ -794,7 +796,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second},
 		SMS:      SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
-			CodeFailuresPerHour: 20, PollInterval: 2 * time.Second},
+			CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(every key) = %+v; want %+v", got, want)

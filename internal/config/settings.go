@@ -315,9 +315,15 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "ratelimit.code_failures_per_hour", Default: "10",
-				Help: "Wrong codes one user may enter per rolling hour across all codes sent (resends do not reset it); 0 turns the budget off. 0 to 100."},
+				Help: "Wrong codes one user may get from one client IP per rolling hour, across all codes sent (resends do not reset it); more from that IP get 429, even the right code, while other IPs are unaffected. 0 turns the budget off. 0 to 100."},
 			bind:  intField(func(c *Config) *int { return &c.RateLimit.CodeFailuresPerHour }),
 			check: func(c Config) error { return inRange(c.RateLimit.CodeFailuresPerHour, 0, 100) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.code_lock_after", Default: "100",
+				Help: "Consecutive wrong codes of one user, from any IP, that lock sign-in by code for that user (429 code_entry_locked) until they sign in another way, such as a magic link; the user is told by a notice. Any successful sign-in starts the count again. The account is never disabled. 0 never locks. 0 to 100."},
+			bind:  intField(func(c *Config) *int { return &c.RateLimit.CodeLockAfter }),
+			check: func(c Config) error { return inRange(c.RateLimit.CodeLockAfter, 0, 100) },
 		},
 		{
 			Setting: Setting{Key: "ratelimit.poll_interval", Default: "2s",

@@ -43,6 +43,12 @@ type LinkData struct {
 	RequestedFrom string
 }
 
+// CodeLockedData is the data for the "code_locked" template, the notice that
+// sign-in by code is locked after many wrong codes. It holds no secret.
+type CodeLockedData struct {
+	AppName string // name of the app whose code sign-in is locked
+}
+
 // Templates is the parsed set of embedded e-mail templates. It is safe for concurrent use.
 type Templates struct {
 	sets map[string]templateSet

@@ -13,7 +13,7 @@ func TestLoadTemplates(t *testing.T) {
 		t.Fatalf("LoadTemplates() error = %v; want nil", err)
 	}
 	got := strings.Join(tpl.names(), ",")
-	if want := "invitation,login_code,magic_link"; got != want {
+	if want := "code_locked,invitation,login_code,magic_link"; got != want {
 		t.Errorf("LoadTemplates() names = %s; want %s", got, want)
 	}
 }
@@ -75,6 +75,13 @@ func TestRenderTemplates(t *testing.T) {
 			wantSubject: "Your " + evilApp + " sign-in code",
 			wantText:    []string{"482913", "10 minutes"},
 			wantHTML:    []string{">482913</p>", "10 minutes", escapedApp},
+		},
+		{
+			name:        "code_locked",
+			data:        CodeLockedData{AppName: evilApp},
+			wantSubject: "Sign-in by code to " + evilApp + " is locked",
+			wantText:    []string{evilApp, "wrong sign-in codes", "sign in another way", "not disabled"},
+			wantHTML:    []string{escapedApp, "wrong sign-in codes", "sign in another way", "not disabled"},
 		},
 		{
 			name:        "magic_link",

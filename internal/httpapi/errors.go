@@ -73,6 +73,7 @@ var errorTable = []struct {
 	{signin.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
 	{signin.ErrInvalidCode, http.StatusUnprocessableEntity, "invalid_code", "Invalid or expired code"},
 	{signin.ErrTooManyAttempts, http.StatusTooManyRequests, "too_many_attempts", "Too many wrong codes: request a new code later"},
+	{signin.ErrCodeEntryLocked, http.StatusTooManyRequests, "code_entry_locked", "Too many wrong codes: sign-in by code is locked until you sign in another way, such as a magic link"},
 	// The client SDK treats exactly this 404 message as non-fatal (client-compat §6.3).
 	{signin.ErrMagicLinkDenied, http.StatusNotFound, "magic_link_denied", "Magic link not found or expired"},
 	{signin.ErrMagicLinkNotFound, http.StatusNotFound, "magic_link_not_found_or_expired", "Magic link not found or expired"},

@@ -394,7 +394,8 @@ func (h levelFloor) WithGroup(n string) slog.Handler {
 
 // signinLimits turns the rate-limit settings into rules.
 func signinLimits(cfg config.Config) (signin.Limits, error) {
-	l := signin.Limits{CodeFailuresPerHour: cfg.RateLimit.CodeFailuresPerHour, PollInterval: cfg.RateLimit.PollInterval}
+	l := signin.Limits{CodeFailuresPerHour: cfg.RateLimit.CodeFailuresPerHour, CodeLockAfter: cfg.RateLimit.CodeLockAfter,
+		PollInterval: cfg.RateLimit.PollInterval}
 	for _, r := range []struct {
 		key, value string
 		dst        *ratelimit.Rule

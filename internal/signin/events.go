@@ -75,8 +75,14 @@ func (s *Service) deliveryFailed(ctx context.Context, ch store.Challenge) {
 // ExpireChallenges closes every pending challenge whose time ran out and
 // emits verification.{channel}.expired for each, in the same transaction, so
 // the event fires even when a link is never opened and survives restarts.
+// It also deletes the records of wrong codes that have left the window of
+// the hourly budget.
 func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 	defer errs.Wrap(&err, "expire challenges")
+	// Wrong codes older than the budget's window no longer count.
+	if err := s.db.PruneCodeFailures(ctx, s.clock().Add(-codeFailureWindow)); err != nil {
+		return err
+	}
 	const batch = 200
 	for {
 		var n int

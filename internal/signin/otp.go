@@ -1,7 +1,6 @@
 package signin
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,10 +125,18 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 	return SendResult{ChallengeID: ch.ID, SentAt: ch.CreatedAt, UserID: r.User.ID, Sent: sent, MetaErrors: r.MetaErrors}, nil
 }
 
+// codeFailureWindow is the rolling window of the budget of wrong codes.
+const codeFailureWindow = time.Hour
+
 // VerifyOTP checks a one-time code for a user (the id the client SDK looked
 // up) and, when it is right, starts a session. Wrong codes spend the
-// challenge's attempts; the identifier's hourly budget of wrong codes spans
-// every challenge, so resending cannot buy more guesses.
+// challenge's attempts and are recorded with their time and source (the
+// client IP). Two limits span every challenge, so resending cannot buy more
+// guesses: a budget of wrong codes per user and source in a rolling hour
+// (ErrTooManyAttempts), so a stranger's guesses do not lock the owner out,
+// and a lock after too many consecutive wrong codes from any source
+// (ErrCodeEntryLocked), which stops code entry alone, until the user signs
+// in another way, and tells the user once.
 func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code string, c Client) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "verify otp")
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
@@ -143,9 +150,9 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	if err != nil {
 		return TokenSet{}, err
 	}
-	// The hourly budget of wrong codes is checked inside the transaction that
-	// spends an attempt or completes the challenge (overBudget), where racing
-	// guesses are serialised; a check here as well would only repeat it.
+	// The limits are checked inside the transaction that spends an attempt
+	// or completes the challenge (codeLimits), where racing guesses are
+	// serialised; a check here as well would only repeat it.
 	switch {
 	case ch.Status == store.ChallengeFailed:
 		return TokenSet{}, ErrTooManyAttempts
@@ -154,14 +161,21 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	}
 	if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
 		var status string
+		var locks bool
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
 			var err error
 			if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
 				return err
 			}
-			if over, err := s.overBudget(ctx, tx, userID, now, 1); err != nil || over {
-				return cmp.Or(err, ErrTooManyAttempts)
+			streak, err := tx.RecordCodeFailure(ctx, store.CodeFailure{ID: newID(), AppID: app.ID, AppUserID: userID,
+				Method: ch.Method, Source: c.IP, At: now})
+			if err != nil {
+				return err
 			}
+			if err := s.codeLimits(ctx, tx, userID, c.IP, now, streak-1, 1); err != nil {
+				return err
+			}
+			locks = s.limits.CodeLockAfter > 0 && streak == s.limits.CodeLockAfter
 			if err := s.emitLoginFailed(ctx, tx, ch, "invalid_code"); err != nil {
 				return err
 			}
@@ -173,10 +187,13 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return TokenSet{}, ErrInvalidCode
-		case errors.Is(err, ErrTooManyAttempts):
-			return TokenSet{}, ErrTooManyAttempts
-		case err != nil:
+		case err != nil: // ErrTooManyAttempts and ErrCodeEntryLocked among others
 			return TokenSet{}, err
+		case locks:
+			s.log.WarnContext(ctx, "sign-in by code locked after consecutive wrong codes", "app_id", app.ID,
+				"user_id", userID, "failures", s.limits.CodeLockAfter)
+			s.noticeCodeLocked(ctx, app, ch)
+			return TokenSet{}, ErrCodeEntryLocked
 		case status == store.ChallengeFailed:
 			s.log.WarnContext(ctx, "sign-in code challenge failed", "app_id", app.ID, "challenge_id", ch.ID)
 			return TokenSet{}, ErrTooManyAttempts
@@ -192,8 +209,12 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		if !won {
 			return ErrInvalidCode
 		}
-		if over, err := s.overBudget(ctx, tx, userID, now, 0); err != nil || over {
-			return cmp.Or(err, ErrTooManyAttempts)
+		streak, err := tx.CodeFailureStreak(ctx, userID)
+		if err != nil {
+			return err
+		}
+		if err := s.codeLimits(ctx, tx, userID, c.IP, now, streak, 0); err != nil {
+			return err
 		}
 		out, err = s.signInVerified(ctx, tx, app, ch, MethodOTP, now, c, ErrInvalidCode)
 		return err
@@ -201,21 +222,48 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	return out, err
 }
 
-// overBudget reports whether the user's wrong codes of the last hour, not
-// counting the mine the caller has just recorded, have spent the hourly
-// budget. It runs in the transaction that has just updated the challenge's
-// row, which stays locked until commit, so racing guesses are counted one
-// after another and a burst cannot slip past the budget; over it, the
-// transaction rolls back and nothing is spent.
-func (s *Service) overBudget(ctx context.Context, tx *store.Tx, userID string, now time.Time, mine int) (bool, error) {
+// codeLimits refuses a code when the user's consecutive wrong codes before
+// this one (streak) have locked code entry, or when the user's wrong codes
+// from source in the last hour, not counting the mine the caller has just
+// recorded, have spent the hourly budget. It runs in the transaction that
+// has just updated the challenge's row, which stays locked until commit, so
+// racing guesses are counted one after another and a burst cannot slip past
+// a limit; refused, the transaction rolls back and nothing is spent.
+func (s *Service) codeLimits(ctx context.Context, tx *store.Tx, userID, source string, now time.Time, streak, mine int) error {
+	if s.limits.CodeLockAfter > 0 && streak >= s.limits.CodeLockAfter {
+		return ErrCodeEntryLocked
+	}
 	if s.limits.CodeFailuresPerHour <= 0 {
-		return false, nil
+		return nil
 	}
-	failures, err := tx.RecentCodeFailures(ctx, userID, now.Add(-time.Hour), codeAttempts)
+	failures, err := tx.CodeFailuresFrom(ctx, userID, source, now.Add(-codeFailureWindow))
 	if err != nil {
-		return false, err
+		return err
 	}
-	return failures-mine >= s.limits.CodeFailuresPerHour, nil
+	if failures-mine >= s.limits.CodeFailuresPerHour {
+		return ErrTooManyAttempts
+	}
+	return nil
+}
+
+// noticeCodeLocked tells the user, at the address the codes went to, that
+// code entry is locked and how to lift the lock. It holds no code or link;
+// a refused message is logged.
+func (s *Service) noticeCodeLocked(ctx context.Context, app store.App, ch store.Challenge) {
+	id := appuser.Identifier{Kind: appuser.KindEmail, Value: ch.Recipient}
+	if channelOf(ch) == "sms" {
+		id.Kind = appuser.KindPhone
+	}
+	msg, err := s.message(app, id, "code_locked", courier.CodeLockedData{AppName: app.Name},
+		fmt.Sprintf("Someone entered many wrong sign-in codes for your %s account, so sign-in by code is locked. "+
+			"Sign in another way, such as a magic link, to unlock it.", app.Name))
+	if err == nil {
+		_, err = s.courier.Send(ctx, msg)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "code lock notice not delivered", "app_id", app.ID, "user_id", ch.AppUserID,
+			"to", courier.MaskAddress(ch.Recipient), "err", err)
+	}
 }
 
 func validCode(code string) bool {

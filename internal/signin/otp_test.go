@@ -312,9 +312,9 @@ func TestVerifyOTPHourlyBudgetConcurrent(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			failures, err := e.DB.RecentCodeFailures(ctx, u.ID, e.Clock.Now().Add(-time.Hour), 5)
+			failures, err := e.DB.CodeFailuresFrom(ctx, u.ID, e.client.IP, e.Clock.Now().Add(-time.Hour))
 			if err != nil {
-				t.Fatalf("RecentCodeFailures: %v", err)
+				t.Fatalf("CodeFailuresFrom: %v", err)
 			}
 			// Once the code wins, later guesses meet a completed challenge and
 			// are refused as invalid without costing anything.

@@ -24,8 +24,12 @@ var (
 	// ErrInvalidCode is a wrong, expired or used one-time code.
 	ErrInvalidCode = errors.New("invalid or expired code")
 	// ErrTooManyAttempts: the challenge failed after its last wrong code, or
-	// the identifier spent its hourly budget of wrong codes.
+	// the user spent the hourly budget of wrong codes from this source.
 	ErrTooManyAttempts = errors.New("too many attempts")
+	// ErrCodeEntryLocked: the user's consecutive wrong codes, from any
+	// source, reached the lock threshold; codes are refused until the user
+	// signs in another way (a magic link, say).
+	ErrCodeEntryLocked = errors.New("code entry locked")
 	// ErrMagicLinkNotFound is an unknown, expired or already used magic link
 	// (or invitation), and a poll handle whose tokens were collected.
 	ErrMagicLinkNotFound = errors.New("magic link not found or expired")
@@ -59,9 +63,16 @@ type Limits struct {
 	// LookupPerIP bounds anonymous lookups by identifier, an existence oracle
 	// the client SDK needs.
 	LookupPerIP ratelimit.Rule
-	// CodeFailuresPerHour is the per-identifier budget of wrong codes, across
-	// every challenge, so resends cannot reset it.
+	// CodeFailuresPerHour is the budget of wrong codes per user and source
+	// (client IP) in a rolling hour by attempt time, across every challenge:
+	// resends cannot reset it, and a stranger's guesses do not spend the
+	// owner's. 0 turns it off.
 	CodeFailuresPerHour int
+	// CodeLockAfter is how many consecutive wrong codes of a user, from any
+	// source, lock code entry (email_otp and sms_otp) for that user until a
+	// successful sign-in by another method; the user is told once. Any
+	// successful sign-in starts the count afresh. 0 never locks.
+	CodeLockAfter int
 	// PollInterval is the shortest time between two magic-link status polls.
 	PollInterval time.Duration
 }
@@ -74,6 +85,7 @@ func DefaultLimits() Limits {
 		VerifyPerIP:         ratelimit.Rule{Limit: 60, Period: 10 * time.Minute},
 		LookupPerIP:         ratelimit.Rule{Limit: 120, Period: 10 * time.Minute},
 		CodeFailuresPerHour: 10,
+		CodeLockAfter:       100,
 		PollInterval:        2 * time.Second,
 	}
 }

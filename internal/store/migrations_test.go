@@ -22,6 +22,9 @@ var released = map[string]string{
 	"sqlite/00002_signin.sql":         "481630c044b776e952f08183f7799ac1f5dd0081bdd45bb4382e94eb6d5a2981",
 	"sqlite/00003_webhooks.sql":       "cac90e1d011537d7b5859b7ecf35bf26d9a91e41d29779aae5bc0c9f775ad805",
 	"sqlite/00004_link_consent.sql":   "858a79e1512824fed47036b0c7442540987bfc5846f8a77101f3fca7c0e99cf3",
+
+	"postgres/00005_code_failures.sql": "dab142e9401767f72d1aa53ca29849572af2267382e63bd230e883513a258569",
+	"sqlite/00005_code_failures.sql":   "c3aa817fcbf0d0e98fa864162283b7495334c62761d325f376095dc5978fd282",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

@@ -319,16 +319,61 @@ func (q Queries) MarkUserVerified(ctx context.Context, appID, appUserID string, 
 		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
 }
 
-// RecentCodeFailures counts a user's wrong codes since since, across every
-// code challenge (superseded ones too), given each starts with attempts.
-func (q Queries) RecentCodeFailures(ctx context.Context, appUserID string, since time.Time, attempts int) (int, error) {
-	var n *int64
-	err := q.r.queryRow(ctx, `SELECT SUM(CAST($3 AS BIGINT) - remaining_attempts) FROM challenges
-		WHERE app_user_id = $1 AND created_at > $2 AND method IN ('email_otp', 'sms_otp')`, appUserID, ts(since), attempts).Scan(&n)
-	if n == nil {
+// CodeFailure is one wrong one-time code: when it was entered, for whom,
+// for which method and from which source (the client IP).
+type CodeFailure struct {
+	ID        string
+	AppID     string
+	AppUserID string
+	Method    string // email_otp or sms_otp
+	Source    string
+	At        time.Time
+}
+
+// RecordCodeFailure stores f and adds it to its user's streak of wrong codes
+// since their last sign-in, returning the streak with f counted. The
+// streak's upsert holds the user's row until the transaction ends, so
+// concurrent failures of one user get one count after another.
+func (q Queries) RecordCodeFailure(ctx context.Context, f CodeFailure) (streak int, err error) {
+	if _, err := q.w.exec(ctx, `INSERT INTO code_failures (id, app_id, app_user_id, method, source, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, f.ID, f.AppID, f.AppUserID, f.Method, f.Source, ts(f.At)); err != nil {
 		return 0, err
 	}
-	return int(*n), err
+	err = q.w.queryRow(ctx, `INSERT INTO code_failure_streaks (app_user_id, failures, updated_at) VALUES ($1, 1, $2)
+		ON CONFLICT (app_user_id) DO UPDATE SET failures = code_failure_streaks.failures + 1, updated_at = excluded.updated_at
+		RETURNING failures`, f.AppUserID, ts(f.At)).Scan(&streak)
+	return streak, err
+}
+
+// CodeFailuresFrom counts a user's wrong codes from source entered after since.
+func (q Queries) CodeFailuresFrom(ctx context.Context, appUserID, source string, since time.Time) (int, error) {
+	var n int
+	err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM code_failures WHERE app_user_id = $1 AND source = $2 AND created_at > $3`,
+		appUserID, source, ts(since)).Scan(&n)
+	return n, err
+}
+
+// CodeFailureStreak is a user's count of wrong codes since their last sign-in.
+func (q Queries) CodeFailureStreak(ctx context.Context, appUserID string) (int, error) {
+	var n int
+	err := q.r.queryRow(ctx, `SELECT failures FROM code_failure_streaks WHERE app_user_id = $1`, appUserID).Scan(&n)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// EndCodeFailureStreak starts a user's count of wrong codes afresh (a
+// successful sign-in).
+func (q Queries) EndCodeFailureStreak(ctx context.Context, appUserID string) error {
+	_, err := q.w.exec(ctx, `DELETE FROM code_failure_streaks WHERE app_user_id = $1`, appUserID)
+	return err
+}
+
+// PruneCodeFailures deletes the wrong codes entered before before.
+func (q Queries) PruneCodeFailures(ctx context.Context, before time.Time) error {
+	_, err := q.w.exec(ctx, `DELETE FROM code_failures WHERE created_at < $1`, ts(before))
+	return err
 }
 
 // UseInvitation spends an invitation once; false when it was used already.
