@@ -279,9 +279,9 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "tokens.refresh_grace", Default: "10s",
-				Help: "How long a rotated refresh token still returns the same successor (client retries, racing tabs); reuse after it revokes the session. 0s to 60s."},
+				Help: "How long a rotated refresh token still returns the same successor (client retries, racing tabs); reuse after it revokes the session. 0s to 10s: a thief replaying a stolen token inside it gets the successor too."},
 			bind:  durationField(func(c *Config) *time.Duration { return &c.Tokens.RefreshGrace }),
-			check: func(c Config) error { return durationRange(c.Tokens.RefreshGrace, 0, time.Minute) },
+			check: func(c Config) error { return durationRange(c.Tokens.RefreshGrace, 0, 10*time.Second) },
 		},
 		{
 			Setting: Setting{Key: "ratelimit.backend", Default: "auto",
