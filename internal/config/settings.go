@@ -100,6 +100,23 @@ func table() []setting {
 			check: func(c Config) error { return positive(c.HTTP.ReadHeaderTimeout) },
 		},
 		{
+			Setting: Setting{Key: "metrics.addr", Flag: "metrics-addr",
+				Help: "Address (host:port) of a separate listener serving /metrics alone, which the API listener then no longer serves. Empty: /metrics is served with the API."},
+			bind: stringField(func(c *Config) *string { return &c.Metrics.Addr }),
+			check: func(c Config) error {
+				if c.Metrics.Addr == "" {
+					return nil
+				}
+				if err := checkHostPort(c.Metrics.Addr); err != nil {
+					return err
+				}
+				if c.Metrics.Addr == c.HTTP.Addr && !strings.HasSuffix(c.HTTP.Addr, ":0") {
+					return errors.New("must differ from http.addr")
+				}
+				return nil
+			},
+		},
+		{
 			Setting: Setting{Key: "base_url", Flag: "base-url",
 				Help: "Public URL of this server, used in links and as the token issuer. Default: http:// and http.addr, with localhost for an empty or unspecified host."},
 			bind:  stringField(func(c *Config) *string { return &c.BaseURL }),

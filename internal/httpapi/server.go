@@ -46,6 +46,9 @@ type Deps struct {
 	BaseURL        string
 	Version        string
 	TrustedProxies []netip.Prefix
+	// MetricsApart leaves /metrics out of the API: MetricsHandler serves it
+	// on a listener of its own (metrics.addr).
+	MetricsApart bool
 }
 
 // Server is the HTTP API.
