@@ -50,11 +50,11 @@ func settingsHelp() string {
 func serve(ctx context.Context, cfg config.Config, e *env) error {
 	log := newLogger(cfg, e.stderr)
 	// Bind first: with --addr :0 the real port decides the base URL.
-	ln, cfg, err := server.Listen(cfg)
+	ls, cfg, err := server.Listen(cfg)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
+	defer ls.Close()
 	sys, err := server.New(ctx, cfg, server.Options{Log: log, Version: buildVersion()})
 	if err != nil {
 		return err
@@ -70,5 +70,5 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 			"  Saved to %s. Codes and links: %s/dev/outbox?to=ADDRESS\n  API docs:    %s/v1/docs/\n\n",
 			b.BaseURL, b.AppID, b.APISecret, b.WorkspaceID, server.BootstrapPath(cfg.DataDir), b.BaseURL, b.BaseURL)
 	}
-	return sys.Serve(ctx, ln)
+	return sys.Serve(ctx, ls)
 }

@@ -361,8 +361,12 @@ type invitationClaims struct {
 	Purpose         string `json:"purpose"`
 }
 
-// newInvitation stores, in tx, a single-use invitation for u and returns its token.
+// newInvitation stores, in tx, a single-use invitation for u and returns its
+// token. It replaces u's earlier invitations: only the newest link works.
 func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (string, error) {
+	if err := tx.DeleteOpenInvitations(ctx, u.ID); err != nil {
+		return "", err
+	}
 	now := s.clock()
 	inv := store.Invitation{ID: newID(), AppID: app.ID, AppUserID: u.ID, ExpiresAt: now.Add(InvitationTTL), CreatedAt: now}
 	tok, err := s.keys.Sign(token.TypeMagic, invitationClaims{
@@ -407,7 +411,8 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 // expiry, single use), stores the metadata the user gave (keys the schema
 // does not accept are dropped), marks the invited contact verified,
 // activates the user and emits user.updated. Anything wrong with the token,
-// or a deactivated user, is ErrInvitationNotFound.
+// an invitation replaced by a newer one, or a user who is no longer pending,
+// is ErrInvitationNotFound.
 func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.App, tok string, meta map[string]any) (_ store.AppUser, err error) {
 	defer errs.Wrap(&err, "accept invitation")
 	var c invitationClaims
@@ -434,7 +439,9 @@ func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.
 		return store.AppUser{}, ErrInvitationNotFound
 	}
 	u, err := tx.GetAppUser(ctx, app.ID, inv.AppUserID)
-	if err != nil || u.Status == store.StatusInactive {
+	if err != nil || u.Status != store.StatusPending {
+		// Only a pending user accepts: once active (signed in some other
+		// way, or activated), deactivated or imported, every link is dead.
 		return store.AppUser{}, invitationNotFound(err)
 	}
 	if len(clean) > 0 {
@@ -724,6 +731,11 @@ func (s *Service) SetStatus(ctx context.Context, p access.Principal, app store.A
 		now := s.clock()
 		var err error
 		if u, err = tx.SetAppUserStatus(ctx, app.ID, id, status, now); err != nil {
+			return err
+		}
+		// A change of status ends the invitations sent before it: setting a
+		// user back to pending does not revive an old link.
+		if err := tx.DeleteOpenInvitations(ctx, id); err != nil {
 			return err
 		}
 		// A deactivated user's sessions end with it; reactivating does not revive them.

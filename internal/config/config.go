@@ -33,6 +33,7 @@ type Config struct {
 	// DataDir is the directory for local state.
 	DataDir string
 	HTTP    HTTP
+	Metrics Metrics
 	// BaseURL is the public URL of this server without a trailing slash, used
 	// in links and as the default token issuer.
 	BaseURL  string
@@ -82,6 +83,12 @@ type HTTP struct {
 	TrustedProxies    []string
 	ShutdownTimeout   time.Duration
 	ReadHeaderTimeout time.Duration
+}
+
+// Metrics holds the settings of the metrics listener.
+type Metrics struct {
+	// Addr is where /metrics is served on its own; empty serves it with the API.
+	Addr string
 }
 
 // Database holds the database settings.

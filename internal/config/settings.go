@@ -100,6 +100,23 @@ func table() []setting {
 			check: func(c Config) error { return positive(c.HTTP.ReadHeaderTimeout) },
 		},
 		{
+			Setting: Setting{Key: "metrics.addr", Flag: "metrics-addr",
+				Help: "Address (host:port) of a separate listener serving /metrics alone, which the API listener then no longer serves. Empty: /metrics is served with the API."},
+			bind: stringField(func(c *Config) *string { return &c.Metrics.Addr }),
+			check: func(c Config) error {
+				if c.Metrics.Addr == "" {
+					return nil
+				}
+				if err := checkHostPort(c.Metrics.Addr); err != nil {
+					return err
+				}
+				if c.Metrics.Addr == c.HTTP.Addr && !strings.HasSuffix(c.HTTP.Addr, ":0") {
+					return errors.New("must differ from http.addr")
+				}
+				return nil
+			},
+		},
+		{
 			Setting: Setting{Key: "base_url", Flag: "base-url",
 				Help: "Public URL of this server, used in links and as the token issuer. Default: http:// and http.addr, with localhost for an empty or unspecified host."},
 			bind:  stringField(func(c *Config) *string { return &c.BaseURL }),
@@ -279,9 +296,9 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "tokens.refresh_grace", Default: "10s",
-				Help: "How long a rotated refresh token still returns the same successor (client retries, racing tabs); reuse after it revokes the session. 0s to 60s."},
+				Help: "How long a rotated refresh token still returns the same successor (client retries, racing tabs); reuse after it revokes the session. 0s to 10s: a thief replaying a stolen token inside it gets the successor too."},
 			bind:  durationField(func(c *Config) *time.Duration { return &c.Tokens.RefreshGrace }),
-			check: func(c Config) error { return durationRange(c.Tokens.RefreshGrace, 0, time.Minute) },
+			check: func(c Config) error { return durationRange(c.Tokens.RefreshGrace, 0, 10*time.Second) },
 		},
 		{
 			Setting: Setting{Key: "ratelimit.backend", Default: "auto",

@@ -881,6 +881,8 @@ func testWorkspaces(t *testing.T, e *env) {
 			body: map[string]any{"role": "member"}, wantStatus: 403},
 		{name: "member cannot remove members", method: "DELETE", path: members + "/" + adminID, headers: asMember, wantStatus: 403},
 		{name: "member cannot create apps", method: "POST", path: wsPath + "/apps", headers: asMember, body: newApp, wantStatus: 403},
+		{name: "member cannot create workspaces", method: "POST", path: "/v1/workspaces", headers: asMember,
+			body: map[string]any{"name": "Member Spin-off"}, wantStatus: 403},
 		{name: "admin patches the workspace", method: "PATCH", path: wsPath, headers: asAdmin,
 			body: map[string]any{"public_signup": false}, wantStatus: 200, check: role("admin")},
 		{name: "admin creates an app", method: "POST", path: wsPath + "/apps", headers: asAdmin, body: newApp, wantStatus: 200},

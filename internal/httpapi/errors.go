@@ -242,13 +242,15 @@ func humaErrorBody(m *huma.ErrorModel) (int, ErrorBody) {
 		switch {
 		case body && nulInBody(m.Errors):
 			msg, details = "Request body: "+msgBadText, nil
+		case body && bodyHas(m.Errors, duplicateKey):
+			msg, details = msgDuplicateKey, nil
 		case body:
 			msg, details = "Malformed JSON body", nil
 		}
 	case http.StatusRequestEntityTooLarge:
 		code, msg, details = "body_too_large", "Request body too large (at most 1 MiB)", nil
 	case http.StatusUnsupportedMediaType:
-		code, msg, details = "unsupported_media_type", "Content-Type must be application/json", nil
+		code, msg, details = "unsupported_media_type", msgNotJSON, nil
 	}
 	if status >= 500 {
 		msg, details = "internal error", nil
@@ -264,10 +266,14 @@ func humaErrorBody(m *huma.ErrorModel) (int, ErrorBody) {
 
 // nulInBody reports whether the body that failed to parse held a NUL escape,
 // which unmarshalJSON refuses: judged from the body itself, not the error's text.
-func nulInBody(details []*huma.ErrorDetail) bool {
+func nulInBody(details []*huma.ErrorDetail) bool { return bodyHas(details, nulEscape) }
+
+// bodyHas reports whether the body that failed to parse has what test
+// finds, one of the things unmarshalJSON refuses.
+func bodyHas(details []*huma.ErrorDetail, test func([]byte) bool) bool {
 	for _, d := range details {
 		if d != nil && d.Location == "body" {
-			if s, ok := d.Value.(string); ok && nulEscape([]byte(s)) {
+			if s, ok := d.Value.(string); ok && test([]byte(s)) {
 				return true
 			}
 		}

@@ -40,6 +40,17 @@ func (s *Server) metricsHandler() http.Handler {
 	return promhttp.HandlerFor(prometheus.Gatherers{s.Registry}, promhttp.HandlerOpts{})
 }
 
+// MetricsHandler serves GET /metrics alone, for the metrics listener
+// (metrics.addr); every other path is a JSON 404.
+func (s *Server) MetricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, ErrorBody{Error: "Not found", Code: "not_found"})
+	})
+	return mux
+}
+
 func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 	b := s.Keyring.JWKS()
 	h := w.Header()

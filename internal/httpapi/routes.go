@@ -17,8 +17,10 @@ func (s *Server) registerRoutes() {
 		"Answers 200 `{\"status\":\"ok\"}` while the process serves requests."), s.health)
 	s.plain(plainOp("ready", "GET", "/readyz", "Readiness", "Operations", "application/json",
 		"Answers 200 when the database answers, 503 otherwise."), s.ready)
-	s.plain(plainOp("metrics", "GET", "/metrics", "Prometheus metrics", "Operations", "text/plain",
-		"Request counts and latencies by route, plus Go runtime and process metrics."), s.metricsHandler().ServeHTTP)
+	if !s.MetricsApart {
+		s.plain(plainOp("metrics", "GET", "/metrics", "Prometheus metrics", "Operations", "text/plain",
+			"Request counts and latencies by route, plus Go runtime and process metrics."), s.metricsHandler().ServeHTTP)
+	}
 	s.plain(plainOp("jwks", "GET", "/.well-known/jwks.json", "Token signing keys (JWKS)", "Tokens", "application/json",
 		"The public keys that verify tokens, by kid. A retired key stays listed until every token it signed has expired."), s.jwks)
 	s.plain(plainOp("appJwks", "GET", "/v1/auth/{app_id}/.well-known/jwks.json", "Token signing keys (JWKS), per app path", "Tokens", "application/json",

@@ -46,6 +46,9 @@ type Deps struct {
 	BaseURL        string
 	Version        string
 	TrustedProxies []netip.Prefix
+	// MetricsApart leaves /metrics out of the API: MetricsHandler serves it
+	// on a listener of its own (metrics.addr).
+	MetricsApart bool
 }
 
 // Server is the HTTP API.
@@ -103,7 +106,8 @@ func New(d Deps) *Server {
 }
 
 // Handler returns the API with its middleware: recovery, request id, client
-// IP, access log and metrics, CORS, the body limit and the text rules.
+// IP, access log and metrics, CORS, the body limit, the text rules and the
+// JSON content type of any body.
 func (s *Server) Handler() http.Handler {
 	return s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
@@ -111,6 +115,10 @@ func (s *Server) Handler() http.Handler {
 		}
 		if !cleanText(r.URL.Path) || !cleanQuery(r.URL.RawQuery) {
 			writeJSON(w, http.StatusBadRequest, ErrorBody{Error: "Request path or query: " + msgBadText, Code: "invalid_request"})
+			return
+		}
+		if !declaredJSON(r) {
+			writeJSON(w, http.StatusUnsupportedMediaType, ErrorBody{Error: msgNotJSON, Code: "unsupported_media_type"})
 			return
 		}
 		s.router.ServeHTTP(w, r)

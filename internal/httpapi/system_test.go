@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -40,5 +41,44 @@ func TestDevOutboxNeedsDevMode(t *testing.T) {
 	}
 	if _, ok := e.API().OpenAPI().Paths["/dev/outbox"]; ok {
 		t.Errorf("the OpenAPI document lists /dev/outbox without development mode")
+	}
+}
+
+// TestRefusingPostgresAnswers503: a PostgreSQL server that refuses work
+// (SQLSTATE class 08, 53, 55000, 57P0x: too many connections, shutting
+// down, cannot connect now, …) answers 503 like an unreachable database, so
+// the client SDK retries, and tells the caller nothing of the driver; any
+// other database error stays a 500. The refusal is raised by a trigger on
+// the statement the request runs.
+func TestRefusingPostgresAnswers503(t *testing.T) {
+	e := envOf(t, servertest.New(t, store.Postgres, servertest.Options{Serve: true}), "Acme")
+	exec := func(q string) {
+		t.Helper()
+		if _, err := e.DB.Pool().Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE FUNCTION refuse_workspaces() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`)
+	exec(`CREATE TRIGGER refuse_workspaces BEFORE INSERT ON workspaces FOR EACH ROW EXECUTE FUNCTION refuse_workspaces()`)
+	for _, tc := range []struct {
+		code   string
+		status int
+	}{
+		{"08006", 503}, // connection failure
+		{"53300", 503}, // too many connections
+		{"53100", 503}, // disk full
+		{"55000", 503}, // object not in prerequisite state
+		{"57P01", 503}, // admin shutdown
+		{"57P02", 503}, // crash shutdown
+		{"57P03", 503}, // cannot connect now
+		{"42P01", 500}, // undefined table: a bug, not an outage
+	} {
+		exec(fmt.Sprintf(`CREATE OR REPLACE FUNCTION refuse_workspaces() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '%s'; END $$`, tc.code))
+		r := e.do(t, "POST", "/v1/workspaces", bearer(e.wsSecret), map[string]any{"name": "Refused " + tc.code})
+		checkInvariants(t, "POST", false, r)
+		if r.status != tc.status || strings.Contains(string(r.raw), "refused") || strings.Contains(string(r.raw), tc.code) {
+			t.Errorf("SQLSTATE %s: POST /v1/workspaces = %d %s; want %d without driver detail", tc.code, r.status, r.raw, tc.status)
+		}
 	}
 }

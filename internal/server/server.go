@@ -215,7 +215,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Webhooks: s.Webhooks,
 		Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
-		BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
+		MetricsApart: cfg.Metrics.Addr != "", BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
 }
 
@@ -266,14 +266,40 @@ func (s *Server) ready(ctx context.Context) error {
 	return nil
 }
 
-// Listen binds the configured address and returns the settings with a base
-// URL derived from a ":0" address replaced by the port actually bound (and
-// the issuer with it, when it was derived too). Bind before New: the base URL
-// and issuer go into tokens and links.
-func Listen(cfg config.Config) (net.Listener, config.Config, error) {
+// Listeners are the sockets Serve serves on: the API, and /metrics alone
+// when metrics.addr is set (nil otherwise).
+type Listeners struct {
+	API     net.Listener
+	Metrics net.Listener
+}
+
+// Close closes every listener.
+func (l Listeners) Close() error {
+	var errs []error
+	for _, ln := range []net.Listener{l.API, l.Metrics} {
+		if ln != nil {
+			errs = append(errs, ln.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Listen binds the configured addresses (the API's, and metrics.addr when
+// set) and returns the settings with a base URL derived from a ":0" address
+// replaced by the port actually bound (and the issuer with it, when it was
+// derived too). Bind before New: the base URL and issuer go into tokens and
+// links.
+func Listen(cfg config.Config) (Listeners, config.Config, error) {
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
-		return nil, cfg, &config.SettingError{Key: "http.addr", Env: "GATEHOUSE_HTTP_ADDR", Reason: err.Error()}
+		return Listeners{}, cfg, &config.SettingError{Key: "http.addr", Env: "GATEHOUSE_HTTP_ADDR", Reason: err.Error()}
+	}
+	ls := Listeners{API: ln}
+	if cfg.Metrics.Addr != "" {
+		if ls.Metrics, err = net.Listen("tcp", cfg.Metrics.Addr); err != nil {
+			_ = ln.Close()
+			return Listeners{}, cfg, &config.SettingError{Key: "metrics.addr", Env: "GATEHOUSE_METRICS_ADDR", Reason: err.Error()}
+		}
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	if strings.HasSuffix(cfg.BaseURL, ":0") {
@@ -283,19 +309,26 @@ func Listen(cfg config.Config) (net.Listener, config.Config, error) {
 			cfg.Tokens.Issuer = cfg.BaseURL
 		}
 	}
-	return ln, cfg, nil
+	return ls, cfg, nil
 }
 
-// Serve runs the system on ln until ctx ends: the HTTP API, the job workers
-// and the periodic key reload and rate-limit pruning, each started here with
-// a context and ended here. Then it stops gracefully: no new connections,
+// Serve runs the system on ls until ctx ends: the HTTP API (and /metrics on
+// its own listener when metrics.addr is set), the job workers and the
+// periodic key reload and rate-limit pruning, each started here with a
+// context and ended here. Then it stops gracefully: no new connections,
 // in-flight requests drained (up to http.shutdown_timeout), deliveries in
 // flight given their attempt's time. It returns the server's error, if any.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	cfg := s.cfg
-	srv := &http.Server{Handler: s.api.Handler(), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: 64 << 10}
+	if (ls.Metrics != nil) != (cfg.Metrics.Addr != "") {
+		return errors.New("serve: a metrics listener is needed exactly when metrics.addr is set")
+	}
+	servers := []*http.Server{s.httpServer(s.api.Handler())}
+	listeners := []net.Listener{ls.API}
+	if ls.Metrics != nil {
+		servers = append(servers, s.httpServer(s.api.MetricsHandler()))
+		listeners = append(listeners, ls.Metrics)
+	}
 	loops, stopLoops := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopLoops(); wg.Wait() }()
@@ -314,23 +347,31 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if cfg.PrivateTargetsAllowed() {
 		s.log.Warn("webhooks may target http:// and private or loopback addresses (webhooks.allow_private_targets); never in production")
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
 	kind, _ := cfg.DatabaseKind()
-	s.log.Info("gatehouse started", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", kind,
-		"dev", cfg.Dev, "version", s.api.Version)
+	attrs := []any{"addr", ls.API.Addr().String(), "base_url", cfg.BaseURL, "database", kind, "dev", cfg.Dev, "version", s.api.Version}
+	if ls.Metrics != nil {
+		attrs = append(attrs, "metrics_addr", ls.Metrics.Addr().String())
+	}
+	s.log.Info("gatehouse started", attrs...)
 
 	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
 		s.log.Info("shutting down", "timeout", cfg.HTTP.ShutdownTimeout.String())
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HTTP.ShutdownTimeout)
-		if err = srv.Shutdown(sctx); err != nil {
-			err = fmt.Errorf("shutdown: %w", err)
-		}
-		scancel()
 	}
+	// Both listeners stop together, whichever ended first.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HTTP.ShutdownTimeout)
+	for _, srv := range servers {
+		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+			err = fmt.Errorf("shutdown: %w", serr)
+		}
+	}
+	scancel()
 	// Deliveries in flight get the attempt timeout to finish; the rest are
 	// retried after restart.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.AttemptTimeout+2*time.Second)
@@ -342,6 +383,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Info("stopped")
 	}
 	return err
+}
+
+// httpServer serves h with the server's timeouts.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: s.cfg.HTTP.ReadHeaderTimeout,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
+		MaxHeaderBytes: 64 << 10}
 }
 
 // every runs fn each interval until ctx ends.

@@ -2,11 +2,16 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
@@ -58,7 +63,7 @@ func TestServeReturnsWhenItCannotServe(t *testing.T) {
 	}
 	_ = ln.Close() // Accept fails at once
 	done := make(chan error, 1)
-	go func() { done <- sys.Serve(context.Background(), ln) }()
+	go func() { done <- sys.Serve(context.Background(), server.Listeners{API: ln}) }()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -66,5 +71,86 @@ func TestServeReturnsWhenItCannotServe(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("Serve on a closed listener did not return")
+	}
+}
+
+// TestMetricsOnItsOwnListener: with metrics.addr set, /metrics is served on
+// that listener alone (nothing else is), and the API listener no longer
+// serves it nor lists it; the counts still cover the API's requests.
+// Without the setting, /metrics stays with the API.
+func TestMetricsOnItsOwnListener(t *testing.T) {
+	get := func(t *testing.T, url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+
+	sys := servertest.New(t, store.SQLite, servertest.Options{Serve: true,
+		Settings: map[string]string{"GATEHOUSE_METRICS_ADDR": "127.0.0.1:0"}})
+	if sys.MetricsURL == "" || sys.MetricsURL == sys.URL {
+		t.Fatalf("MetricsURL = %q (API at %q); want a listener of its own", sys.MetricsURL, sys.URL)
+	}
+	if code, body := get(t, sys.URL+"/metrics"); code != http.StatusNotFound || strings.Contains(body, "gatehouse_http") {
+		t.Errorf("GET /metrics on the API listener = %d %.80s; want 404 without metrics", code, body)
+	}
+	if _, ok := sys.API().OpenAPI().Paths["/metrics"]; ok {
+		t.Errorf("the OpenAPI document lists /metrics although it is served elsewhere")
+	}
+	if code, _ := get(t, sys.URL+"/readyz"); code != http.StatusOK {
+		t.Errorf("GET /readyz on the API listener = %d; want 200", code)
+	}
+	code, body := get(t, sys.MetricsURL+"/metrics")
+	if code != http.StatusOK || !strings.Contains(body, `gatehouse_http_requests_total{method="GET",route="/readyz",status="200"}`) {
+		t.Errorf("GET /metrics on the metrics listener = %d %.200s; want 200 counting the API's /readyz", code, body)
+	}
+	for _, path := range []string{"/readyz", "/healthz", "/.well-known/jwks.json", "/v1/openapi.json"} {
+		if code, _ := get(t, sys.MetricsURL+path); code != http.StatusNotFound {
+			t.Errorf("GET %s on the metrics listener = %d; want 404", path, code)
+		}
+	}
+
+	plain := servertest.New(t, store.SQLite, servertest.Options{Serve: true})
+	if plain.MetricsURL != "" {
+		t.Errorf("MetricsURL without metrics.addr = %q; want none", plain.MetricsURL)
+	}
+	if code, body := get(t, plain.URL+"/metrics"); code != http.StatusOK || !strings.Contains(body, "gatehouse_http_requests_total") {
+		t.Errorf("GET /metrics without metrics.addr = %d %.80s; want 200 with metrics", code, body)
+	}
+}
+
+// TestListenRefusesATakenMetricsAddress: a metrics address that cannot be
+// bound stops start-up with an error naming metrics.addr, and the API
+// listener bound before it is closed again.
+func TestListenRefusesATakenMetricsAddress(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiAddr := free.Addr().String()
+	_ = free.Close()
+	cfg, err := config.Load(nil, "", []string{"GATEHOUSE_HTTP_ADDR=" + apiAddr, "GATEHOUSE_METRICS_ADDR=" + taken.Addr().String()})
+	if err != nil {
+		t.Fatalf("config.Load: %v", err)
+	}
+	_, _, err = server.Listen(cfg)
+	var bad *config.SettingError
+	if !errors.As(err, &bad) || bad.Key != "metrics.addr" {
+		t.Fatalf("Listen(taken metrics address) = %v; want a SettingError for metrics.addr", err)
+	}
+	ln, err := net.Listen("tcp", apiAddr)
+	if err != nil {
+		t.Errorf("the API address is still bound after Listen failed: %v", err)
+	} else {
+		_ = ln.Close()
 	}
 }

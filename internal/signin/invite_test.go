@@ -150,3 +150,48 @@ func TestConfirmInviteEmitsUserUpdated(t *testing.T) {
 		}
 	})
 }
+
+// TestInvitationLinksDie checks that only the newest invitation link of a
+// pending user works: inviting again kills the older link, and no link works
+// once the user is active, whether they signed in another way or an
+// administrator activated them (setting them back to pending does not
+// revive an old link).
+func TestInvitationLinksDie(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		refused := func(name, tok string) {
+			t.Helper()
+			if _, err := e.SignIn.ConfirmInvite(ctx, e.app, tok, nil, e.client); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+				t.Errorf("ConfirmInvite(%s) = %v; want ErrMagicLinkNotFound", name, err)
+			}
+		}
+
+		ivy, oldTok := e.invite(t, "ivy@example.com")
+		_, newTok := e.invite(t, "ivy@example.com")
+		refused("an invitation replaced by a newer one", oldTok)
+
+		bob, bobTok := e.invite(t, "bob@example.com")
+		e.signIn(t, bob)
+		if u, err := e.get(t, bob.ID); err != nil || u.Status != store.StatusActive {
+			t.Fatalf("bob after signing in with a code = %+v, %v; want active", u.AppUser, err)
+		}
+		refused("an active user's invitation", bobTok)
+
+		carl, carlTok := e.invite(t, "carl@example.com")
+		for _, status := range []string{store.StatusActive, store.StatusPending} {
+			if _, err := e.Users.SetStatus(ctx, servertest.Operator, e.app, carl.ID, status); err != nil {
+				t.Fatalf("SetStatus(%s): %v", status, err)
+			}
+		}
+		refused("an invitation sent before the user was activated and set back to pending", carlTok)
+
+		ts, err := e.SignIn.ConfirmInvite(ctx, e.app, newTok, nil, e.client)
+		if err != nil {
+			t.Fatalf("ConfirmInvite(newest invitation) = %v; want nil", err)
+		}
+		if c := e.caller(t, ts.Access); c.User.ID != ivy.ID {
+			t.Errorf("ConfirmInvite(newest invitation) signed in %s; want ivy (%s)", c.User.ID, ivy.ID)
+		}
+	})
+}

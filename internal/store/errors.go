@@ -42,7 +42,7 @@ func mapErr(err error) error {
 		switch {
 		case pgErr.Code == "23505":
 			return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
-		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300":
+		case refusing(pgErr.Code):
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		return err
@@ -63,4 +63,16 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return err
+}
+
+// refusing reports whether a PostgreSQL error (by its SQLSTATE) means the
+// server is refusing work rather than that the statement is wrong: an outage
+// like an unreachable database, which a client should retry later. Class 08
+// (connection exception), class 53 (insufficient resources: too many
+// connections, out of memory, disk full), 55000 (object not in prerequisite
+// state, e.g. a server still recovering) and 57P0x (operator intervention:
+// admin or crash shutdown, cannot connect now, database dropped, idle
+// session timeout).
+func refusing(code string) bool {
+	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") || code == "55000" || strings.HasPrefix(code, "57P0")
 }

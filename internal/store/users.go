@@ -200,6 +200,13 @@ func (q Queries) CreateInvitation(ctx context.Context, inv Invitation) error {
 	return err
 }
 
+// DeleteOpenInvitations removes a user's unspent invitations, so that no
+// link sent before works any more.
+func (q Queries) DeleteOpenInvitations(ctx context.Context, appUserID string) error {
+	_, err := q.w.exec(ctx, `DELETE FROM invitations WHERE app_user_id = $1 AND used_at IS NULL`, appUserID)
+	return err
+}
+
 // GetInvitationByHash finds an invitation by its token's keyed hash.
 func (q Queries) GetInvitationByHash(ctx context.Context, hash string) (Invitation, error) {
 	var inv Invitation

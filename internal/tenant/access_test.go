@@ -49,8 +49,10 @@ var everyCaller = []string{asOperator, asOwner, asAdmin, asMember, asOutsider, a
 //     owners and admins and its own app secret, not its API key;
 //   - workspace secrets: owners;
 //   - signing keys and ReissueSecret: the operator only;
-//   - CreateWorkspace, ListWorkspaces: any workspace member (a secret is scoped to
-//     one workspace, so a member of another workspace counts), never an app's credential.
+//   - CreateWorkspace: an owner or admin of any workspace (a member of another
+//     workspace counts), never a member-role secret nor an app's credential;
+//   - ListWorkspaces: any workspace member (a secret is scoped to one
+//     workspace, so a member of another workspace counts), never an app's credential.
 //
 // The operator may do everything.
 func TestAuthorizationMatrix(t *testing.T) {
@@ -59,6 +61,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	owners := []string{asOperator, asOwner}
 	managers := []string{asOperator, asOwner, asAdmin, asAppSecret}
 	anyMember := []string{asOperator, asOwner, asAdmin, asMember, asOutsider}
+	anyAdmin := []string{asOperator, asOwner, asAdmin, asOutsider}
 
 	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
 		ctx := t.Context()
@@ -324,7 +327,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				_, err := sys.Tenants.ListSigningKeys(ctx, p)
 				return nil, err
 			}},
-			{"CreateWorkspace", anyMember, func(p access.Principal) (func() bool, error) {
+			{"CreateWorkspace", anyAdmin, func(p access.Principal) (func() bool, error) {
 				nw, err := sys.Tenants.CreateWorkspace(ctx, p, tenant.WorkspaceInput{Name: uniq("Created"), OwnerEmail: "boss@created.example"})
 				return func() bool {
 					if err != nil {

@@ -164,28 +164,31 @@ func TestCreateWorkspace(t *testing.T) {
 	})
 }
 
-// TestCreateWorkspaceAsMember: a member (of any role) creating a workspace
+// TestCreateWorkspaceAsMember: an admin (or owner) creating a workspace
 // becomes its owner, under its own e-mail and name whatever the input says,
 // and gets a secret scoped to the new workspace; its old secret stays scoped
-// to the old one.
+// to the old one. A member-role secret, read-only, creates nothing.
 func TestCreateWorkspaceAsMember(t *testing.T) {
 	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
 		ctx := t.Context()
 		tm := newTeam(t, sys, "Home")
-		nw, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Side project",
+		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Side project"}); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("CreateWorkspace(member-role secret) = %v; want ErrForbidden", err)
+		}
+		nw, err := sys.Tenants.CreateWorkspace(ctx, tm.pAdmin, tenant.WorkspaceInput{Name: "Side project",
 			OwnerEmail: "someone-else@elsewhere.example", OwnerName: "Someone"})
 		if err != nil {
-			t.Fatalf("CreateWorkspace(member): %v", err)
+			t.Fatalf("CreateWorkspace(admin): %v", err)
 		}
-		if nw.Owner.Email != tm.member.Email || nw.Owner.Name != tm.member.Name || nw.Owner.Role != access.RoleOwner ||
-			nw.Owner.WorkspaceID != nw.Workspace.ID || nw.Owner.ID == tm.member.ID {
-			t.Errorf("owner = %+v; want a new owner %s named %s in %s", nw.Owner, tm.member.Email, tm.member.Name, nw.Workspace.ID)
+		if nw.Owner.Email != tm.admin.Email || nw.Owner.Name != tm.admin.Name || nw.Owner.Role != access.RoleOwner ||
+			nw.Owner.WorkspaceID != nw.Workspace.ID || nw.Owner.ID == tm.admin.ID {
+			t.Errorf("owner = %+v; want a new owner %s named %s in %s", nw.Owner, tm.admin.Email, tm.admin.Name, nw.Workspace.ID)
 		}
 		if nw.Workspace.Slug != "side-project" {
 			t.Errorf("slug = %q; want side-project", nw.Workspace.Slug)
 		}
 		if nw.Secret == "" {
-			t.Fatal("CreateWorkspace(member) returned no secret")
+			t.Fatal("CreateWorkspace(admin) returned no secret")
 		}
 		p := sys.Principal(t, nw.Secret)
 		if p.Kind != access.KindWorkspaceSecret || p.WorkspaceID != nw.Workspace.ID || p.MemberID != nw.Owner.ID {
@@ -199,26 +202,26 @@ func TestCreateWorkspaceAsMember(t *testing.T) {
 		if _, err := sys.Tenants.UpdateWorkspace(ctx, p, nw.Workspace.ID, tenant.WorkspacePatch{Name: ptr("Renamed")}); err != nil {
 			t.Errorf("the new owner updates its workspace = %v; want nil", err)
 		}
-		if _, err := sys.Tenants.GetWorkspace(ctx, tm.pUser, nw.Workspace.ID); !errors.Is(err, access.ErrForbidden) {
+		if _, err := sys.Tenants.GetWorkspace(ctx, tm.pAdmin, nw.Workspace.ID); !errors.Is(err, access.ErrForbidden) {
 			t.Errorf("GetWorkspace(new workspace, old secret) = %v; want ErrForbidden (a secret is scoped to one workspace)", err)
 		}
 		if _, err := sys.Tenants.GetWorkspace(ctx, p, tm.ws.ID); !errors.Is(err, access.ErrForbidden) {
 			t.Errorf("GetWorkspace(old workspace, new secret) = %v; want ErrForbidden", err)
 		}
-		views, err = sys.Tenants.ListWorkspaces(ctx, tm.pUser)
-		if err != nil || len(views) != 1 || views[0].ID != tm.ws.ID || views[0].Membership == nil || views[0].Membership.Role != access.RoleMember {
-			t.Errorf("ListWorkspaces(old secret) = %+v, %v; want just %s as a member", views, err, tm.ws.ID)
+		views, err = sys.Tenants.ListWorkspaces(ctx, tm.pAdmin)
+		if err != nil || len(views) != 1 || views[0].ID != tm.ws.ID || views[0].Membership == nil || views[0].Membership.Role != access.RoleAdmin {
+			t.Errorf("ListWorkspaces(old secret) = %+v, %v; want just %s as an admin", views, err, tm.ws.ID)
 		}
-		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Side project"}); !errors.Is(err, tenant.ErrSlugTaken) {
-			t.Errorf("CreateWorkspace(member, taken slug) = %v; want ErrSlugTaken", err)
+		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pAdmin, tenant.WorkspaceInput{Name: "Side project"}); !errors.Is(err, tenant.ErrSlugTaken) {
+			t.Errorf("CreateWorkspace(admin, taken slug) = %v; want ErrSlugTaken", err)
 		}
 
-		// A removed member's principal creates nothing.
-		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, tm.member.ID); err != nil {
+		// A removed admin's principal creates nothing.
+		if err := sys.Tenants.RemoveMember(ctx, tm.pOwner, tm.ws.ID, tm.admin.ID); err != nil {
 			t.Fatalf("RemoveMember: %v", err)
 		}
-		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pUser, tenant.WorkspaceInput{Name: "Ghost"}); !errors.Is(err, access.ErrForbidden) {
-			t.Errorf("CreateWorkspace(removed member) = %v; want ErrForbidden", err)
+		if _, err := sys.Tenants.CreateWorkspace(ctx, tm.pAdmin, tenant.WorkspaceInput{Name: "Ghost"}); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("CreateWorkspace(removed admin) = %v; want ErrForbidden", err)
 		}
 		all, err := sys.Tenants.ListWorkspaces(ctx, operator)
 		if err != nil || len(all) != 2 {

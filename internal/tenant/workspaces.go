@@ -103,8 +103,9 @@ func checkEmail(field, v string) (string, error) {
 }
 
 // CreateWorkspace creates a workspace and its first owner. The operator names
-// the owner; a member (by a workspace secret of any role) creates a workspace
-// it owns and gets a secret for it. Apps' secrets and keys may not.
+// the owner; an owner or admin of a workspace (by its workspace secret)
+// creates a workspace it owns and gets a secret for it. A member-role secret,
+// read-only, may not, nor may apps' secrets and keys.
 func (s *Service) CreateWorkspace(ctx context.Context, p access.Principal, in WorkspaceInput) (_ NewWorkspace, err error) {
 	defer errs.Wrap(&err, "create workspace")
 	if p.Kind != access.KindOperator && p.Kind != access.KindWorkspaceSecret {
@@ -115,6 +116,9 @@ func (s *Service) CreateWorkspace(ctx context.Context, p access.Principal, in Wo
 		now := s.clock()
 		out.Owner = Member{ID: newID(), Role: access.RoleOwner, CreatedAt: now, UpdatedAt: now}
 		if p.Kind == access.KindWorkspaceSecret {
+			if _, err := access.Workspace(ctx, tx.Queries, p, p.WorkspaceID, access.RoleAdmin); err != nil {
+				return err
+			}
 			me, err := tx.GetMember(ctx, p.WorkspaceID, p.MemberID)
 			if err != nil {
 				return notFound(err, access.ErrForbidden)

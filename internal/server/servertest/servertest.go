@@ -71,6 +71,9 @@ type System struct {
 	Logs *LogBuffer
 	// URL is where the API is served ("" unless Serve).
 	URL string
+	// MetricsURL is where /metrics is served on its own ("" unless Serve
+	// with metrics.addr set).
+	MetricsURL string
 	// MasterKey is the system's master key.
 	MasterKey []byte
 }
@@ -159,7 +162,10 @@ func New(t testing.TB, kind string, opts Options) *System {
 		if err != nil {
 			t.Fatalf("servertest: listen: %v", err)
 		}
-		cfg, sys.URL = served, "http://"+l.Addr().String() // a peer keeps its peer's base URL
+		cfg, sys.URL = served, "http://"+l.API.Addr().String() // a peer keeps its peer's base URL
+		if l.Metrics != nil {
+			sys.MetricsURL = "http://" + l.Metrics.Addr().String()
+		}
 		sys.Server, err = server.New(ctx, cfg, o)
 		if err != nil {
 			_ = l.Close()
