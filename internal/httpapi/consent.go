@@ -89,6 +89,13 @@ func (s *Server) magicLinkDecide(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// consentForm reports whether r is the consent page's form post, the one
+// body that is not JSON (magicLinkDecide checks its own content type).
+func consentForm(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/auth/") &&
+		strings.HasSuffix(r.URL.Path, "/magic_links/open")
+}
+
 // pageApp resolves the path's app; an unknown one answers a bare 404 page.
 func (s *Server) pageApp(w http.ResponseWriter, r *http.Request) (tenant.App, bool) {
 	app, err := s.Tenants.App(r.Context(), r.PathValue("app_id"))

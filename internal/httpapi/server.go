@@ -117,7 +117,7 @@ func (s *Server) Handler() http.Handler {
 			writeJSON(w, http.StatusBadRequest, ErrorBody{Error: "Request path or query: " + msgBadText, Code: "invalid_request"})
 			return
 		}
-		if !declaredJSON(r) {
+		if !declaredJSON(r) && !consentForm(r) {
 			writeJSON(w, http.StatusUnsupportedMediaType, ErrorBody{Error: msgNotJSON, Code: "unsupported_media_type"})
 			return
 		}
