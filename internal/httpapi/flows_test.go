@@ -413,6 +413,9 @@ func testSessionFlow(t *testing.T, e *env) {
 			}},
 		{name: "a key outside the schema is refused", method: "PATCH", path: me + "/meta", headers: user(access),
 			body: map[string]any{"user_meta": map[string]any{"shoe": 44}}, wantStatus: 422, wantCode: "invalid_user_meta"},
+		{name: "a field only the app may set is refused", method: "PATCH", path: me + "/meta", headers: user(access),
+			body: map[string]any{"user_meta": map[string]any{"first_name": "Neo2", "age": 99}}, wantStatus: 422, wantCode: "invalid_user_meta",
+			wantBody: map[string]any{"user_meta_errors": map[string]any{"age": "may only be set by the app"}}},
 		{name: "list own sessions", method: "GET", path: e.authPath("/sessions"), headers: user(access), wantStatus: 200,
 			check: func(t *testing.T, r response) {
 				if list, _ := r.body["sessions"].([]any); len(list) != 2 {

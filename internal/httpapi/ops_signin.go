@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
@@ -15,7 +17,7 @@ import (
 
 type signinBody struct {
 	Identifier      string         `json:"identifier" maxLength:"320" doc:"An e-mail address or an international phone number."`
-	UserMeta        map[string]any `json:"user_meta,omitempty" doc:"Metadata for a user created by this request; checked against the app's schema."`
+	UserMeta        map[string]any `json:"user_meta,omitempty" doc:"Metadata for a user created by this request: only fields with visible_registration; other keys are dropped and reported in user_meta_errors, which depends on this body alone (the same for a known or a new identifier). Ignored for a known user."`
 	WebauthnEnabled bool           `json:"webauthn_enabled,omitempty" doc:"Whether the device supports passkeys; carried in the magic-link token."`
 	_               struct{}       `json:"-" additionalProperties:"true"`
 }
@@ -142,7 +144,7 @@ type confirmInviteInput struct {
 	UserAgent string `header:"User-Agent"`
 	Body      struct {
 		Token    string         `json:"token" maxLength:"4096" doc:"The sct_magic token from the invitation link."`
-		UserMeta map[string]any `json:"user_meta,omitempty"`
+		UserMeta map[string]any `json:"user_meta,omitempty" doc:"Metadata the invitee gives: only fields with visible_registration are kept."`
 		_        struct{}       `json:"-" additionalProperties:"true"`
 	}
 }
@@ -158,6 +160,12 @@ type refreshInput struct {
 
 func (s *Server) refreshTokens(ctx context.Context, in *refreshInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.Refresh(ctx, appFrom(ctx), strings.TrimSpace(in.Refresh)))
+}
+
+// described adds a longer description to an operation.
+func described(o huma.Operation, desc string) huma.Operation {
+	o.Description = desc
+	return o
 }
 
 type rotateAccessInput struct {
@@ -217,7 +225,7 @@ func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOu
 type updateMetaInput struct {
 	AppID string `path:"app_id"`
 	Body  struct {
-		UserMeta map[string]any `json:"user_meta" doc:"Merged into the user's metadata; null removes a key; keys outside the schema are refused (422)."`
+		UserMeta map[string]any `json:"user_meta" doc:"Merged into the user's metadata; null removes a key. Only fields with visible_profile, and only when the app has profile_management on; any other key refuses the whole update (422 invalid_user_meta, naming it in user_meta_errors)."`
 		_        struct{}       `json:"-" additionalProperties:"true"`
 	}
 }

@@ -67,7 +67,7 @@ func (s *Server) registerRoutes() {
 	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, s.activateUser)
 	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, s.deactivateUser)
 	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, s.deleteUser)
-	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, s.lookupUser, http.StatusTooManyRequests)
+	register(s, described(op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), lookupUserDoc), authOptionalApp, s.lookupUser, http.StatusTooManyRequests)
 	register(s, op("listUserSessions", "GET", "/v1/apps/{app_id}/users/{id}/sessions", "List a user's sessions", "Sessions"), authApp, s.userSessions)
 	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, s.userSessions)
 	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, s.revokeUserSession)
@@ -102,7 +102,7 @@ func (s *Server) registerRoutes() {
 	register(s, op("listSessions", "GET", "/v1/auth/{app_id}/sessions", "List the signed-in user's sessions", "Sessions"), authUser, s.listSessions)
 	register(s, op("revokeSession", "DELETE", "/v1/auth/{app_id}/sessions/{id}", "End one of the signed-in user's sessions", "Sessions"), authUser, s.revokeSession)
 	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, s.reportError)
-	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields)
+	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields, http.StatusTooManyRequests)
 }
 
 // op starts an operation description.
@@ -126,6 +126,9 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound}
 	case authPublicApp:
 		codes = []int{http.StatusBadRequest, http.StatusNotFound}
+	case authOptionalApp:
+		o.Security = []map[string][]string{{}, {schemeAPISecret: {}}}
+		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	default:
 		codes = []int{http.StatusBadRequest}
 	}

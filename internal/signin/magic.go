@@ -38,7 +38,7 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	ttl := time.Duration(app.MagicLinkExpiration) * time.Second
 	if r.User == nil {
 		now := s.clock()
-		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true}, nil
+		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true, MetaErrors: r.MetaErrors}, nil
 	}
 	u := r.User
 	ch := s.newChallenge(app, r, MethodMagicLink, 1, ttl, c)
