@@ -12,13 +12,15 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
 )
 
 // TestExposure reproduces the red team's attacks on what the API lets out
-// and lets in (issue 8, findings 2 and 6) and shows each now fails: telling
-// known from unknown identifiers by the sends' answers, reading contacts
-// through the anonymous lookups, and users writing metadata only the app may
-// set.
+// and lets in (issue 8, findings 2, 3 and 6) and shows each now fails:
+// telling known from unknown identifiers by the sends' answers, reading
+// contacts through the anonymous lookups, turning a stolen access token into
+// a long session with rotate_access, and users writing metadata only the app
+// may set.
 func TestExposure(t *testing.T) {
 	l := servertest.LooseLimits()
 	servertest.ForEach(t, servertest.Options{Serve: true, Limits: &l}, func(t *testing.T, sys *servertest.System) {
@@ -28,6 +30,8 @@ func TestExposure(t *testing.T) {
 		}{
 			{"sends", testSendsDoNotTellExistence},
 			{"lookups", testLookupsShowOnlyWhatWasSupplied},
+			{"rotate_access_stolen", testRotateAccessWithoutSecret},
+			{"rotate_access_secret", testRotateAccessWithSecret},
 			{"app_only_meta", testUsersCannotWriteAppOnlyMeta},
 		} {
 			t.Run(g.name, func(t *testing.T) { g.fn(t, envOf(t, sys, g.name)) })
@@ -197,6 +201,92 @@ func TestAnonymousLookupsAreRateLimited(t *testing.T) {
 		})
 		e.Clock.Advance(10 * time.Minute)
 		scenario{method: "GET", path: byID, wantStatus: 200}.run(t, e)
+	})
+}
+
+// testRotateAccessWithoutSecret reproduces the attack: an access token alone,
+// exchanged at rotate_access again and again, used to yield a fresh refresh
+// token each time, a 30-day session on a branch reuse detection never saw.
+// Now it yields no refresh token and never a later expiry; once the stolen
+// token expires, the exchange is refused.
+func testRotateAccessWithoutSecret(t *testing.T, e *env) {
+	userID, access, refresh := e.signIn(t, "victim@example.com")
+	rotate := e.authPath("/tokens/rotate_access")
+	deadline := tokentest.Payload(t, access)["exp"].(float64)
+	stolen := access
+	for i := range 4 {
+		e.Clock.Advance(2 * time.Minute)
+		scenario{name: "exchange " + strconv.Itoa(i+1), method: "POST", path: rotate, headers: map[string]string{"X-Authorization": stolen},
+			wantStatus: 200, check: func(t *testing.T, r response) {
+				if _, ok := r.body["refresh"]; ok {
+					t.Fatalf("rotate_access without the API secret = %s; want no refresh token", r.raw)
+				}
+				if _, ok := r.body["refresh_expires_at"]; ok {
+					t.Errorf("rotate_access without the API secret has refresh_expires_at: %s", r.raw)
+				}
+				next := r.str("access")
+				c := tokentest.Payload(t, next)
+				if c["exp"].(float64) > deadline || c["uuid"] != userID || r.str("user_id") != userID {
+					t.Fatalf("new access token exp %v, uuid %v; want no later than %v, %s", c["exp"], c["uuid"], deadline, userID)
+				}
+				e.remember(next)
+				stolen = next
+			}}.run(t, e)
+	}
+	runScenarios(t, e, []scenario{
+		{name: "the owner's refresh token is untouched", method: "POST", path: e.authPath("/tokens/verify/refresh"),
+			headers: bearer(refresh), wantStatus: 200},
+		{name: "a garbage Authorization is refused, not ignored", method: "POST", path: rotate,
+			headers: map[string]string{"X-Authorization": stolen, "Authorization": "Bearer garbage"}, wantStatus: 401},
+		{name: "another app's secret is refused", method: "POST", path: rotate,
+			headers:    map[string]string{"X-Authorization": stolen, "Authorization": "Bearer " + e.appSecretFor(t, e.createApp(t, e.ws.ID, "Other", nil).ID)},
+			wantStatus: 403},
+	})
+	e.Clock.Advance(time.Unix(int64(deadline), 0).Add(31 * time.Second).Sub(e.Clock.Now())) // past the verifier's leeway
+	runScenarios(t, e, []scenario{
+		{name: "after the stolen token's expiry, no exchange", method: "POST", path: rotate,
+			headers: map[string]string{"X-Authorization": stolen}, wantStatus: 401},
+		{name: "nor does the exchanged token work", method: "GET", path: e.authPath("/current_user"), headers: user(stolen), wantStatus: 401},
+	})
+}
+
+// testRotateAccessWithSecret: with the app's API secret, rotate_access
+// refreshes the session's current refresh token: a full set whose refresh
+// token replaces the previous one, which converges on it within the grace
+// window and is reuse after it, revoking the session.
+func testRotateAccessWithSecret(t *testing.T, e *env) {
+	userID, access, refresh := e.signIn(t, "server@example.com")
+	var next, nextAccess string
+	e.Clock.Advance(time.Minute)
+	runScenarios(t, e, []scenario{
+		{name: "with the API secret: a full set", method: "POST", path: e.authPath("/tokens/rotate_access"),
+			headers: map[string]string{"X-Authorization": access, "Authorization": "Bearer " + e.appSecret}, wantStatus: 200,
+			check: func(t *testing.T, r response) {
+				nextAccess, next = e.tokenSet(t, r, userID)
+				if next == refresh || r.str("refresh_expires_at") == "" {
+					t.Errorf("rotate_access with the API secret = %s; want a new refresh token and its expiry", r.raw)
+				}
+			}},
+	})
+	runScenarios(t, e, []scenario{ // built after next is known
+		{name: "the previous refresh token is spent", method: "POST", path: e.authPath("/tokens/verify/refresh"),
+			headers: bearer(refresh), wantStatus: 401},
+		{name: "the new one is live", method: "POST", path: e.authPath("/tokens/verify/refresh"), headers: bearer(next), wantStatus: 200},
+		{name: "within the grace window the previous one gets the same successor", method: "POST", path: e.authPath("/tokens/refresh"),
+			headers: map[string]string{"X-Refresh-Token": refresh}, wantStatus: 200,
+			check: func(t *testing.T, r response) {
+				if _, rf := e.tokenSet(t, r, userID); rf != next {
+					t.Errorf("grace answer's refresh token differs from rotate_access's")
+				}
+			}},
+	})
+	e.Clock.Advance(e.Config.Tokens.RefreshGrace + time.Second)
+	runScenarios(t, e, []scenario{
+		{name: "after it, the previous one is reuse", method: "POST", path: e.authPath("/tokens/refresh"),
+			headers: map[string]string{"X-Refresh-Token": refresh}, wantStatus: 401},
+		{name: "which revoked the session: the new refresh token", method: "POST", path: e.authPath("/tokens/refresh"),
+			headers: map[string]string{"X-Refresh-Token": next}, wantStatus: 401},
+		{name: "and the new access token", method: "GET", path: e.authPath("/current_user"), headers: user(nextAccess), wantStatus: 401},
 	})
 }
 

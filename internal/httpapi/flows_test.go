@@ -363,8 +363,9 @@ func testTokenFlow(t *testing.T, e *env) {
 			headers: map[string]string{"X-Refresh-Token": successor}, wantStatus: 200, check: rotated},
 	})
 	runScenarios(t, e, []scenario{
-		{name: "rotate_access exchanges an access token", method: "POST", path: e.authPath("/tokens/rotate_access"),
-			headers: map[string]string{"X-Authorization": access}, wantStatus: 200, check: rotated},
+		{name: "rotate_access with the API secret exchanges an access token for a full set", method: "POST",
+			path: e.authPath("/tokens/rotate_access"), headers: map[string]string{"X-Authorization": access, "Authorization": "Bearer " + e.appSecret},
+			wantStatus: 200, check: rotated},
 		{name: "no refresh token", method: "POST", path: refreshPath, wantStatus: 401},
 		{name: "an access token is no refresh token", method: "POST", path: refreshPath,
 			headers: map[string]string{"X-Refresh-Token": access}, wantStatus: 401},
