@@ -183,7 +183,9 @@ func (s *Service) Create(ctx context.Context, p access.Principal, app store.App,
 }
 
 // SignUp adds an active user who is signing themselves up with identifier
-// (signin has checked that the app allows it), as Create does.
+// (signin has checked that the app allows it), as Create does, but with the
+// registration rule for metadata (RegistrationMeta): only fields shown at
+// registration are kept, and missing required fields are not reported.
 func (s *Service) SignUp(ctx context.Context, app store.App, identifier string, meta map[string]any) (_ User, _ MetaErrors, err error) {
 	defer errs.Wrap(&err, "sign up")
 	return s.create(ctx, nil, app, CreateInput{Identifier: identifier, Meta: meta}, store.StatusActive)
@@ -199,13 +201,14 @@ func allowed(ctx context.Context, q store.Queries, p *access.Principal, appID st
 }
 
 // newUser validates a create request into the row to store. Metadata keys
-// the schema refuses are dropped and reported.
-func (s *Service) newUser(app store.App, in CreateInput, status string) (store.AppUser, MetaErrors, error) {
+// the schema, or the writer's rule, refuses are dropped and reported; an
+// administrator also hears of missing required fields.
+func (s *Service) newUser(app store.App, in CreateInput, status string, w Writer) (store.AppUser, MetaErrors, error) {
 	email, phone, err := contacts(app, in)
 	if err != nil {
 		return store.AppUser{}, nil, err
 	}
-	clean, metaErrs, err := SchemaOf(app).Clean(in.Meta, true)
+	clean, metaErrs, err := cleanMeta(app, in.Meta, w, w == WriterApp)
 	if err != nil {
 		return store.AppUser{}, nil, err
 	}
@@ -232,8 +235,12 @@ func (s *Service) create(ctx context.Context, p *access.Principal, app store.App
 		if err := allowed(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
 			return err
 		}
+		w := WriterApp
+		if p == nil {
+			w = WriterRegistration
+		}
 		var err error
-		u, metaErrs, err = s.insert(ctx, tx, app, in, status)
+		u, metaErrs, err = s.insert(ctx, tx, app, in, status, w)
 		return err
 	})
 	if err != nil {
@@ -244,8 +251,8 @@ func (s *Service) create(ctx context.Context, p *access.Principal, app store.App
 
 // insert validates a create request and stores the user, in tx, with its
 // user.created event. ErrUserExists: the app has a user with that contact.
-func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in CreateInput, status string) (store.AppUser, MetaErrors, error) {
-	u, metaErrs, err := s.newUser(app, in, status)
+func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in CreateInput, status string, w Writer) (store.AppUser, MetaErrors, error) {
+	u, metaErrs, err := s.newUser(app, in, status, w)
 	if err != nil {
 		return u, nil, err
 	}
@@ -324,7 +331,7 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 			return err
 		}
 		var err error
-		u, metaErrs, err = s.insert(ctx, tx, app, in, store.StatusPending)
+		u, metaErrs, err = s.insert(ctx, tx, app, in, store.StatusPending, WriterApp)
 		if errors.Is(err, ErrUserExists) {
 			// A still-pending user is invited again; anyone else exists.
 			existing, ferr := tx.FindAppUser(ctx, app.ID, u.Email, u.Phone)
@@ -410,9 +417,10 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 // then starts the user's session: it checks the token (signature, app,
 // expiry, single use), stores the metadata the user gave (keys the schema
 // does not accept are dropped), marks the invited contact verified,
-// activates the user and emits user.updated. Anything wrong with the token,
-// an invitation replaced by a newer one, or a user who is no longer pending,
-// is ErrInvitationNotFound.
+// activates the user and emits user.updated. The invitee writes metadata as
+// someone registering (RegistrationMeta). Anything wrong with the token, an
+// invitation replaced by a newer one, or a user who is no longer pending, is
+// ErrInvitationNotFound.
 func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.App, tok string, meta map[string]any) (_ store.AppUser, err error) {
 	defer errs.Wrap(&err, "accept invitation")
 	var c invitationClaims
@@ -422,7 +430,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.
 	if err := c.Validate(s.issuer, app.ID, s.now(), true); err != nil || c.Purpose != "invitation" {
 		return store.AppUser{}, ErrInvitationNotFound
 	}
-	clean, _, err := SchemaOf(app).Clean(meta, false)
+	clean, _, err := RegistrationMeta(app, meta)
 	if err != nil {
 		return store.AppUser{}, err
 	}
@@ -611,19 +619,22 @@ func (s *Service) Update(ctx context.Context, p access.Principal, app store.App,
 	return s.update(ctx, &p, app, id, in)
 }
 
-// UpdateOwnMeta changes the metadata of the signed-in user id, as Update does.
+// UpdateOwnMeta changes the metadata of the signed-in user id, as Update
+// does, under the profile rule: only fields with visible_profile, and only
+// when the app has profile_management on. Any other key refuses the whole
+// update (*MetaInvalidError naming it).
 func (s *Service) UpdateOwnMeta(ctx context.Context, app store.App, id string, meta map[string]any) (_ User, err error) {
 	defer errs.Wrap(&err, "update own metadata")
 	return s.update(ctx, nil, app, id, UpdateInput{Meta: meta})
 }
 
-// metaPatch checks a metadata update against the app's schema: nil for no
-// update, refused whole when any key breaks the schema.
-func metaPatch(app store.App, meta map[string]any) (map[string]any, error) {
+// metaPatch checks a metadata update against the app's schema and the
+// writer's rule: nil for no update, refused whole when any key breaks them.
+func metaPatch(app store.App, meta map[string]any, w Writer) (map[string]any, error) {
 	if meta == nil {
 		return nil, nil
 	}
-	clean, problems, err := SchemaOf(app).Clean(meta, false)
+	clean, problems, err := cleanMeta(app, meta, w, false)
 	if err != nil {
 		return nil, err
 	}
@@ -639,7 +650,11 @@ func (s *Service) update(ctx context.Context, p *access.Principal, app store.App
 		if err := allowed(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
 			return err
 		}
-		patch, err := metaPatch(app, in.Meta)
+		w := WriterApp
+		if p == nil {
+			w = WriterProfile
+		}
+		patch, err := metaPatch(app, in.Meta, w)
 		if err != nil {
 			return err
 		}

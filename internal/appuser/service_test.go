@@ -36,11 +36,14 @@ var opts = servertest.Options{Settings: map[string]string{"GATEHOUSE_TOKENS_ISSU
 var op = servertest.Operator
 
 // testSchema declares the user_meta fields the apps accept.
+// Users see every field but tier in the sign-up and profile forms; tier is
+// the app's alone.
 var testSchema = appuser.Schema{
-	{ID: "1", Name: "Nickname", FieldName: "nick", FieldType: appuser.FieldString},
-	{ID: "2", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger},
-	{ID: "3", Name: "Newsletter", FieldName: "newsletter", FieldType: appuser.FieldBoolean},
-	{ID: "4", Name: "Company", FieldName: "company", FieldType: appuser.FieldString, Required: true},
+	{ID: "1", Name: "Nickname", FieldName: "nick", FieldType: appuser.FieldString, VisibleRegistration: true, VisibleProfile: true},
+	{ID: "2", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger, VisibleRegistration: true, VisibleProfile: true},
+	{ID: "3", Name: "Newsletter", FieldName: "newsletter", FieldType: appuser.FieldBoolean, VisibleRegistration: true, VisibleProfile: true},
+	{ID: "4", Name: "Company", FieldName: "company", FieldType: appuser.FieldString, Required: true, VisibleRegistration: true, VisibleProfile: true},
+	{ID: "5", Name: "Tier", FieldName: "tier", FieldType: appuser.FieldString},
 }
 
 // newApp creates an app with testSchema through tenant, then lets mod change
@@ -862,8 +865,10 @@ func TestSignUpAndOwnMeta(t *testing.T) {
 			!u.CreatedAt.Equal(now) || u.EmailVerified {
 			t.Errorf("SignUp = %+v; want an active, unverified sue@example.com created at %v", u.AppUser, now)
 		}
-		if len(metaErrs) != 2 || metaErrs["shoe"] == "" || metaErrs["company"] == "" {
-			t.Errorf("SignUp meta errors = %v; want shoe (undeclared) and company (required)", metaErrs)
+		// A person signing up hears of what they sent, not of required fields
+		// they left out (the lookup's required_fields says that).
+		if len(metaErrs) != 1 || metaErrs["shoe"] == "" {
+			t.Errorf("SignUp meta errors = %v; want shoe (undeclared) only", metaErrs)
 		}
 		if want := map[string]any{"nick": "S"}; !reflect.DeepEqual(u.Meta, want) {
 			t.Errorf("SignUp meta = %v; want %v", u.Meta, want)
@@ -933,6 +938,72 @@ func TestSignUpAndOwnMeta(t *testing.T) {
 		}
 		if done, err := sys.Users.MetaComplete(ctx, plain, p.ID); err != nil || !done {
 			t.Errorf("MetaComplete(no required fields) = %v, %v; want true", done, err)
+		}
+	})
+}
+
+// TestUsersCannotWriteAppOnlyMeta: a field the app's users are not shown is
+// the app's alone. Signing up, accepting an invitation and changing one's own
+// metadata cannot set it (nor clear it); with profile_management off, users
+// change nothing at all; an administrator writes every field.
+func TestUsersCannotWriteAppOnlyMeta(t *testing.T) {
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, _ := sys.Workspace(t, "rules")
+		app := newApp(t, sys, ws.ID, "shop", nil)
+		locked := newApp(t, sys, ws.ID, "locked", func(a *tenant.AppSettings) { a.ProfileManagement = ptr(false) })
+		regOnly := append(slices.Clone(testSchema), appuser.MetaField{ID: "6", Name: "Referrer", FieldName: "referrer",
+			FieldType: appuser.FieldString, VisibleRegistration: true})
+		mixed := sys.App(t, ws.ID, "mixed", func(a *tenant.AppSettings) { a.MetaSchema = &regOnly })
+
+		// Sign-up: tier is dropped and reported, the rest is kept.
+		u, metaErrs, err := sys.Users.SignUp(ctx, app, "mallory@example.com", map[string]any{"nick": "M", "company": "Evil", "tier": "gold"})
+		if err != nil {
+			t.Fatalf("SignUp: %v", err)
+		}
+		if want := (appuser.MetaErrors{"tier": "may only be set by the app"}); !reflect.DeepEqual(metaErrs, want) {
+			t.Errorf("SignUp meta errors = %v; want %v", metaErrs, want)
+		}
+		if want := map[string]any{"nick": "M", "company": "Evil"}; !reflect.DeepEqual(u.Meta, want) {
+			t.Errorf("SignUp meta = %v; want %v (no tier)", u.Meta, want)
+		}
+		clean, regErrs, err := appuser.RegistrationMeta(app, map[string]any{"nick": "M", "tier": "gold", "shoe": 1.0})
+		if err != nil || !reflect.DeepEqual(clean, map[string]any{"nick": "M"}) ||
+			!reflect.DeepEqual(regErrs, appuser.MetaErrors{"tier": "may only be set by the app", "shoe": "is not a declared field"}) {
+			t.Errorf("RegistrationMeta = %v, %v, %v; want nick kept, tier and shoe reported", clean, regErrs, err)
+		}
+
+		// The app sets tier; the user can neither change nor clear it.
+		if _, err := sys.Users.Update(ctx, op, app, u.ID, appuser.UpdateInput{Meta: map[string]any{"tier": "bronze"}}); err != nil {
+			t.Fatalf("Update(tier) as the operator: %v", err)
+		}
+		for _, patch := range []map[string]any{{"tier": "gold"}, {"tier": nil}, {"nick": "M2", "tier": "gold"}} {
+			var mie *appuser.MetaInvalidError
+			if _, err := sys.Users.UpdateOwnMeta(ctx, app, u.ID, patch); !errors.As(err, &mie) || mie.Errors["tier"] != "may only be set by the app" {
+				t.Errorf("UpdateOwnMeta(%v) = %v; want *MetaInvalidError on tier", patch, err)
+			}
+		}
+		if got, err := sys.Users.UpdateOwnMeta(ctx, app, u.ID, map[string]any{"nick": "M3"}); err != nil || got.Meta["nick"] != "M3" || got.Meta["tier"] != "bronze" {
+			t.Errorf("UpdateOwnMeta(nick) = %v, %v; want nick M3, tier still bronze", got.Meta, err)
+		}
+
+		// A field shown at registration only: settable when signing up, not later.
+		m, metaErrs, err := sys.Users.SignUp(ctx, mixed, "ref@example.com", map[string]any{"referrer": "ads"})
+		if err != nil || metaErrs != nil || m.Meta["referrer"] != "ads" {
+			t.Errorf("SignUp(referrer) = %v, %v, %v; want referrer kept", m.Meta, metaErrs, err)
+		}
+		var mie *appuser.MetaInvalidError
+		if _, err := sys.Users.UpdateOwnMeta(ctx, mixed, m.ID, map[string]any{"referrer": "friend"}); !errors.As(err, &mie) || mie.Errors["referrer"] == "" {
+			t.Errorf("UpdateOwnMeta(referrer) = %v; want *MetaInvalidError on referrer", err)
+		}
+
+		// Profile management off: users change nothing, the app still does.
+		l := create(t, sys, locked, appuser.CreateInput{Identifier: "lock@example.com", Meta: map[string]any{"nick": "L", "tier": "gold"}})
+		if _, err := sys.Users.UpdateOwnMeta(ctx, locked, l.ID, map[string]any{"nick": "L2"}); !errors.As(err, &mie) || mie.Errors["nick"] == "" {
+			t.Errorf("UpdateOwnMeta with profile management off = %v; want *MetaInvalidError on nick", err)
+		}
+		if stored, err := sys.Users.Get(ctx, op, locked, l.ID); err != nil || stored.Meta["nick"] != "L" || stored.Meta["tier"] != "gold" {
+			t.Errorf("stored meta = %v, %v; want nick L and tier gold, as the operator created them", stored.Meta, err)
 		}
 	})
 }

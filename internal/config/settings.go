@@ -326,7 +326,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "ratelimit.lookup_per_ip", Default: "120/10m",
-				Help: "Anonymous user lookups by identifier (the client SDK's existence check) from one client IP (N/PERIOD, or off)."},
+				Help: "Anonymous user lookups (by identifier or user id, and the metadata state: the client SDK's existence checks) from one client IP, one budget for all (N/PERIOD, or off)."},
 			bind:  stringField(func(c *Config) *string { return &c.RateLimit.LookupPerIP }),
 			check: func(c Config) error { return checkRule(c.RateLimit.LookupPerIP) },
 		},

@@ -34,6 +34,10 @@ const (
 	authWorkspace
 	// authUser: a user's access token in X-Authorization, for the path's app.
 	authUser
+	// authOptionalApp: authPublicApp without an Authorization header, authApp
+	// with one (a bad credential is refused, never ignored). The domain
+	// method decides what the credential adds.
+	authOptionalApp
 )
 
 const metaAuth = "gatehouse.auth"
@@ -56,7 +60,16 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 			return
 		}
 		hctx = huma.WithValue(hctx, keyApp, app)
-	case authApp:
+	case authOptionalApp, authApp:
+		if kind == authOptionalApp && strings.TrimSpace(hctx.Header("Authorization")) == "" {
+			app, err := s.Tenants.App(ctx, appParam(hctx))
+			if err != nil {
+				s.writeError(hctx, err)
+				return
+			}
+			hctx = huma.WithValue(hctx, keyApp, app)
+			break
+		}
 		p, err := s.principal(ctx, hctx.Header("Authorization"))
 		if err != nil {
 			s.writeError(hctx, err)
@@ -116,6 +129,15 @@ func (s *Server) principal(ctx context.Context, header string) (access.Principal
 func principalFrom(ctx context.Context) access.Principal {
 	p, _ := ctx.Value(keyPrincipal).(access.Principal)
 	return p
+}
+
+// optionalPrincipal is the caller of an authOptionalApp operation: nil when
+// it sent no credential.
+func optionalPrincipal(ctx context.Context) *access.Principal {
+	if p, ok := ctx.Value(keyPrincipal).(access.Principal); ok {
+		return &p
+	}
+	return nil
 }
 
 func callerFrom(ctx context.Context) signin.Caller {

@@ -364,8 +364,9 @@ func testTokenFlow(t *testing.T, e *env) {
 			headers: map[string]string{"X-Refresh-Token": successor}, wantStatus: 200, check: rotated},
 	})
 	runScenarios(t, e, []scenario{
-		{name: "rotate_access exchanges an access token", method: "POST", path: e.authPath("/tokens/rotate_access"),
-			headers: map[string]string{"X-Authorization": access}, wantStatus: 200, check: rotated},
+		{name: "rotate_access with the API secret exchanges an access token for a full set", method: "POST",
+			path: e.authPath("/tokens/rotate_access"), headers: map[string]string{"X-Authorization": access, "Authorization": "Bearer " + e.appSecret},
+			wantStatus: 200, check: rotated},
 		{name: "no refresh token", method: "POST", path: refreshPath, wantStatus: 401},
 		{name: "an access token is no refresh token", method: "POST", path: refreshPath,
 			headers: map[string]string{"X-Refresh-Token": access}, wantStatus: 401},
@@ -414,6 +415,9 @@ func testSessionFlow(t *testing.T, e *env) {
 			}},
 		{name: "a key outside the schema is refused", method: "PATCH", path: me + "/meta", headers: user(access),
 			body: map[string]any{"user_meta": map[string]any{"shoe": 44}}, wantStatus: 422, wantCode: "invalid_user_meta"},
+		{name: "a field only the app may set is refused", method: "PATCH", path: me + "/meta", headers: user(access),
+			body: map[string]any{"user_meta": map[string]any{"first_name": "Neo2", "age": 99}}, wantStatus: 422, wantCode: "invalid_user_meta",
+			wantBody: map[string]any{"user_meta_errors": map[string]any{"age": "may only be set by the app"}}},
 		{name: "list own sessions", method: "GET", path: e.authPath("/sessions"), headers: user(access), wantStatus: 200,
 			check: func(t *testing.T, r response) {
 				if list, _ := r.body["sessions"].([]any); len(list) != 2 {

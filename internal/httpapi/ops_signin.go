@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
@@ -15,7 +17,7 @@ import (
 
 type signinBody struct {
 	Identifier      string         `json:"identifier" maxLength:"320" doc:"An e-mail address or an international phone number."`
-	UserMeta        map[string]any `json:"user_meta,omitempty" doc:"Metadata for a user created by this request; checked against the app's schema."`
+	UserMeta        map[string]any `json:"user_meta,omitempty" doc:"Metadata for a user created by this request: only fields with visible_registration; other keys are dropped and reported in user_meta_errors, which depends on this body alone (the same for a known or a new identifier). Ignored for a known user."`
 	WebauthnEnabled bool           `json:"webauthn_enabled,omitempty" doc:"Whether the device supports passkeys; carried in the magic-link token."`
 	_               struct{}       `json:"-" additionalProperties:"true"`
 }
@@ -63,14 +65,14 @@ type verifyOTPInput struct {
 
 // TokenSet is what a successful sign-in or refresh returns (interface §2.8).
 type TokenSet struct {
-	Access           string    `json:"access" doc:"The access token (JWT, ES256): send it as X-Authorization."`
-	Refresh          string    `json:"refresh" doc:"The refresh token (JWT): send it as X-Refresh-Token to rotate the set. Spent on use."`
-	CSRF             string    `json:"csrf"`
-	AccessExpiresAt  time.Time `json:"access_expires_at"`
-	RefreshExpiresAt time.Time `json:"refresh_expires_at"`
-	UserID           string    `json:"user_id"`
-	KeyID            string    `json:"key_id" doc:"The kid of the key that signed the access token."`
-	Message          string    `json:"message" example:"ok"`
+	Access           string     `json:"access" doc:"The access token (JWT, ES256): send it as X-Authorization."`
+	Refresh          string     `json:"refresh,omitempty" doc:"The refresh token (JWT): send it as X-Refresh-Token to rotate the set. Spent on use. Absent from rotate_access without the API secret (keep the one you have)."`
+	CSRF             string     `json:"csrf"`
+	AccessExpiresAt  time.Time  `json:"access_expires_at"`
+	RefreshExpiresAt *time.Time `json:"refresh_expires_at,omitempty" doc:"Absent when refresh is."`
+	UserID           string     `json:"user_id"`
+	KeyID            string     `json:"key_id" doc:"The kid of the key that signed the access token."`
+	Message          string     `json:"message" example:"ok"`
 }
 
 type tokenSetOutput struct {
@@ -82,9 +84,12 @@ func tokens(set signin.TokenSet, err error) (*tokenSetOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tokenSetOutput{Body: TokenSet{Access: set.Access, Refresh: set.Refresh, CSRF: set.CSRF,
-		AccessExpiresAt: set.AccessExpiresAt, RefreshExpiresAt: set.RefreshExpiresAt, UserID: set.UserID,
-		KeyID: set.KeyID, Message: "ok"}}, nil
+	out := &tokenSetOutput{Body: TokenSet{Access: set.Access, Refresh: set.Refresh, CSRF: set.CSRF,
+		AccessExpiresAt: set.AccessExpiresAt, UserID: set.UserID, KeyID: set.KeyID, Message: "ok"}}
+	if set.Refresh != "" {
+		out.Body.RefreshExpiresAt = &set.RefreshExpiresAt
+	}
+	return out, nil
 }
 
 func (s *Server) verifyOTP(ctx context.Context, in *verifyOTPInput) (*tokenSetOutput, error) {
@@ -145,7 +150,7 @@ type confirmInviteInput struct {
 	UserAgent string `header:"User-Agent"`
 	Body      struct {
 		Token    string         `json:"token" maxLength:"4096" doc:"The sct_magic token from the invitation link."`
-		UserMeta map[string]any `json:"user_meta,omitempty"`
+		UserMeta map[string]any `json:"user_meta,omitempty" doc:"Metadata the invitee gives: only fields with visible_registration are kept."`
 		_        struct{}       `json:"-" additionalProperties:"true"`
 	}
 }
@@ -163,13 +168,30 @@ func (s *Server) refreshTokens(ctx context.Context, in *refreshInput) (*tokenSet
 	return tokens(s.SignIn.Refresh(ctx, appFrom(ctx), strings.TrimSpace(in.Refresh)))
 }
 
+// described adds a longer description to an operation.
+func described(o huma.Operation, desc string) huma.Operation {
+	o.Description = desc
+	return o
+}
+
+const rotateAccessDoc = "Needs a valid access token in `X-Authorization`. What it returns depends on `Authorization`:\n\n" +
+	"- **Without credentials** (a browser, or anyone holding only the access token): a token set with a new access " +
+	"token that expires **when the presented one does**, and **no** `refresh` or `refresh_expires_at`. It never " +
+	"creates a refresh token and never extends a token's life, so a stolen access token stays a short-lived one.\n" +
+	"- **With the app's API secret** (`Authorization: Bearer`, server side; also an API key or an admin's workspace " +
+	"secret): a full token set, as if the session's current refresh token had been presented to `/tokens/refresh`. " +
+	"That token is spent with the new one as its successor, so the session keeps one refresh chain: its previous " +
+	"holder gets the same new token within the refresh grace window (10 s), and presenting it after that is reuse, " +
+	"which revokes the session. The new refresh token never outlives the session's absolute lifetime.\n\n" +
+	"A bad `Authorization` is refused (401), a credential of another app gets 403."
+
 type rotateAccessInput struct {
 	AppID  string `path:"app_id"`
-	Access string `header:"X-Authorization" doc:"A valid access token."`
+	Access string `header:"X-Authorization" doc:"A valid access token. Authorization may carry the app's API secret (server side only); see the operation."`
 }
 
 func (s *Server) rotateAccess(ctx context.Context, in *rotateAccessInput) (*tokenSetOutput, error) {
-	return tokens(s.SignIn.RotateAccess(ctx, appFrom(ctx), strings.TrimSpace(in.Access)))
+	return tokens(s.SignIn.RotateAccess(ctx, optionalPrincipal(ctx), appFrom(ctx), strings.TrimSpace(in.Access)))
 }
 
 type verifyRefreshInput struct {
@@ -220,7 +242,7 @@ func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOu
 type updateMetaInput struct {
 	AppID string `path:"app_id"`
 	Body  struct {
-		UserMeta map[string]any `json:"user_meta" doc:"Merged into the user's metadata; null removes a key; keys outside the schema are refused (422)."`
+		UserMeta map[string]any `json:"user_meta" doc:"Merged into the user's metadata; null removes a key. Only fields with visible_profile, and only when the app has profile_management on; any other key refuses the whole update (422 invalid_user_meta, naming it in user_meta_errors)."`
 		_        struct{}       `json:"-" additionalProperties:"true"`
 	}
 }

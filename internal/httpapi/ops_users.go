@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -219,6 +220,14 @@ func (s *Server) deleteUser(ctx context.Context, in *userIDInput) (*okOutput, er
 	return &okOutput{Body: okBody}, nil
 }
 
+const lookupUserDoc = "The client SDK's existence check (`?identifier=`) and its lookup after a magic link (`?user_id=`). " +
+	"Unknown users give `200 {\"user\": null}`. **Without credentials** the answer is limited to what the SDK reads " +
+	"and tells nothing about a contact the caller did not supply: looked up by e-mail, `phone` is null and " +
+	"`phone_verified` false (and the other way round); looked up by id, both contacts are masked " +
+	"(`a•••@example.com`, `•••• 4567`). Anonymous lookups (and `/users/metafields`) share one budget per client IP " +
+	"(`ratelimit.lookup_per_ip`, default 120 per 10 minutes; then 429 with `Retry-After`). **With an API secret** " +
+	"(or API key, or workspace secret) in `Authorization`, the user's contacts are shown in full, without that limit."
+
 type lookupUserInput struct {
 	AppID      string `path:"app_id"`
 	Identifier string `query:"identifier" doc:"An e-mail address or phone number."`
@@ -232,19 +241,15 @@ type lookupUserOutput struct {
 }
 
 // lookupUser answers 200 {user: null} for unknown users: the client SDK
-// branches on that, not on a 404.
+// branches on that, not on a 404. Without credentials the answer is
+// redacted and rate-limited (signin.LookupUser).
 func (s *Server) lookupUser(ctx context.Context, in *lookupUserInput) (*lookupUserOutput, error) {
 	app := appFrom(ctx)
-	var u *appuser.User
-	var err error
-	switch {
-	case present(in.Identifier) != "":
-		u, err = s.SignIn.LookupUser(ctx, app, in.Identifier, client(ctx, ""))
-	case present(in.UserID) != "":
-		u, err = s.Users.LookupByID(ctx, app, in.UserID)
-	default:
+	q := signin.LookupQuery{Identifier: present(in.Identifier), UserID: present(in.UserID)}
+	if q.Identifier == "" && q.UserID == "" {
 		return nil, errs.Invalidf("identifier", "or user_id is required")
 	}
+	u, err := s.SignIn.LookupUser(ctx, optionalPrincipal(ctx), app, q, client(ctx, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +270,7 @@ type metafieldsOutput struct {
 }
 
 func (s *Server) userMetafields(ctx context.Context, in *metafieldsInput) (*metafieldsOutput, error) {
-	complete, err := s.Users.MetaComplete(ctx, appFrom(ctx), in.UserID)
+	complete, err := s.SignIn.MetaComplete(ctx, appFrom(ctx), in.UserID, client(ctx, ""))
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ func (s *Server) registerRoutes() {
 	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, s.activateUser)
 	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, s.deactivateUser)
 	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, s.deleteUser)
-	register(s, op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), authPublicApp, s.lookupUser, http.StatusTooManyRequests)
+	register(s, described(op("lookupUser", "GET", "/v1/auth/{app_id}/users", "Look a user up by identifier or id", "Users"), lookupUserDoc), authOptionalApp, s.lookupUser, http.StatusTooManyRequests)
 	register(s, op("listUserSessions", "GET", "/v1/apps/{app_id}/users/{id}/sessions", "List a user's sessions", "Sessions"), authApp, s.userSessions)
 	register(s, op("listUserSessionsApp", "GET", "/v1/{app_id}/users/{id}/sessions", "List a user's sessions (alternate path)", "Sessions"), authApp, s.userSessions)
 	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, s.revokeUserSession)
@@ -100,7 +100,7 @@ func (s *Server) registerRoutes() {
 	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, s.confirmInvite)
 	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, s.refreshTokens, http.StatusUnauthorized)
 	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, s.refreshTokens, http.StatusUnauthorized)
-	register(s, op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), authPublicApp, s.rotateAccess, http.StatusUnauthorized)
+	register(s, described(op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), rotateAccessDoc), authOptionalApp, s.rotateAccess)
 	register(s, op("verifyRefresh", "POST", "/v1/auth/{app_id}/tokens/verify/refresh", "Check a refresh token without using it", "Tokens"), authPublicApp, s.verifyRefresh, http.StatusUnauthorized)
 	register(s, op("currentUser", "GET", "/v1/auth/{app_id}/current_user", "The signed-in user", "Sessions"), authUser, s.currentUser)
 	register(s, op("updateCurrentUserMeta", "PATCH", "/v1/auth/{app_id}/current_user/meta", "Update the signed-in user's metadata", "Sessions"), authUser, s.updateCurrentUserMeta, http.StatusUnprocessableEntity)
@@ -108,7 +108,7 @@ func (s *Server) registerRoutes() {
 	register(s, op("listSessions", "GET", "/v1/auth/{app_id}/sessions", "List the signed-in user's sessions", "Sessions"), authUser, s.listSessions)
 	register(s, op("revokeSession", "DELETE", "/v1/auth/{app_id}/sessions/{id}", "End one of the signed-in user's sessions", "Sessions"), authUser, s.revokeSession)
 	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, s.reportError)
-	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields)
+	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields, http.StatusTooManyRequests)
 }
 
 // op starts an operation description.
@@ -132,6 +132,9 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound}
 	case authPublicApp:
 		codes = []int{http.StatusBadRequest, http.StatusNotFound}
+	case authOptionalApp:
+		o.Security = []map[string][]string{{}, {schemeAPISecret: {}}}
+		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	default:
 		codes = []int{http.StatusBadRequest}
 	}

@@ -53,7 +53,9 @@ func envOf(t *testing.T, sys *servertest.System, workspace string) *env {
 	e := &env{System: sys, client: &http.Client{Timeout: 30 * time.Second}}
 	e.ws, e.owner = sys.Workspace(t, workspace)
 	e.app = e.createApp(t, e.ws.ID, "Demo", appuser.Schema{
-		{ID: "first_name", Name: "First name", FieldName: "first_name", FieldType: appuser.FieldString, VisibleRegistration: true},
+		// Users see first_name when signing up and in their profile; age is
+		// the app's alone.
+		{ID: "first_name", Name: "First name", FieldName: "first_name", FieldType: appuser.FieldString, VisibleRegistration: true, VisibleProfile: true},
 		{ID: "age", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger},
 	})
 	var rec tenant.APISecret

@@ -70,7 +70,7 @@ func TestErrorsNameTheOperation(t *testing.T) {
 				return err
 			}, signin.ErrUnauthenticated},
 			{"rotate access token", func() error {
-				_, err := e.SignIn.RotateAccess(ctx, e.app, "not-a-token")
+				_, err := e.SignIn.RotateAccess(ctx, nil, e.app, "not-a-token")
 				return err
 			}, signin.ErrUnauthenticated},
 			{"refresh", func() error {

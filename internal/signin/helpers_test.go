@@ -54,14 +54,16 @@ func newEnv(t testing.TB, sys *servertest.System, mod func(*tenant.AppSettings))
 }
 
 // newApp creates another app of the env's workspace, with the metadata
-// schema every test app has (nick, a string; age, an integer); mod may
+// schema every test app has (nick, a string; age, an integer: both in the
+// sign-up and profile forms; plan, a string only the app may set); mod may
 // change its settings first.
 func (e *env) newApp(t testing.TB, name string, mod func(*tenant.AppSettings)) store.App {
 	t.Helper()
 	return e.App(t, e.ws.ID, name, func(s *tenant.AppSettings) {
 		s.MetaSchema = &appuser.Schema{
-			{ID: "1", Name: "Nickname", FieldName: "nick", FieldType: appuser.FieldString},
-			{ID: "2", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger},
+			{ID: "1", Name: "Nickname", FieldName: "nick", FieldType: appuser.FieldString, VisibleRegistration: true, VisibleProfile: true},
+			{ID: "2", Name: "Age", FieldName: "age", FieldType: appuser.FieldInteger, VisibleRegistration: true, VisibleProfile: true},
+			{ID: "3", Name: "Plan", FieldName: "plan", FieldType: appuser.FieldString},
 		}
 		if mod != nil {
 			mod(s)

@@ -78,7 +78,9 @@ func TestConfirmInviteEmitsUserUpdated(t *testing.T) {
 			}
 		}
 
-		meta := map[string]any{"nick": "Ivy", "age": 30, "role": "admin"}
+		// role is undeclared; plan is declared but the app's alone: the
+		// invitee may set neither.
+		meta := map[string]any{"nick": "Ivy", "age": 30, "role": "admin", "plan": "enterprise"}
 		for _, tc := range []struct {
 			name string
 			app  store.App

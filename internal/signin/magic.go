@@ -45,7 +45,7 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	if r.User == nil {
 		now := s.clock()
 		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true,
-			MatchNumber: matchNumber()}, nil
+			MatchNumber: matchNumber(), MetaErrors: r.MetaErrors}, nil
 	}
 	u := r.User
 	ch := s.newChallenge(app, r, MethodMagicLink, 1, ttl, c)

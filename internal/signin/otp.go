@@ -29,7 +29,8 @@ const (
 
 // SendResult is what sending a code or a link returns. For an identifier
 // that gets nothing (unknown with sign-up closed, or deactivated), the ids
-// are random and the shape is the same, so the answer reveals nothing.
+// are random and the shape is the same, so the answer reveals nothing;
+// MetaErrors depend on the request alone (RegistrationMeta).
 type SendResult struct {
 	ChallengeID string // one-time codes: the challenge id; magic links: the poll handle
 	SentAt      time.Time
@@ -53,35 +54,35 @@ func parseIdentifier(app store.App, raw string) (appuser.Identifier, error) {
 	return id, appuser.ErrIdentifierNotAllowed
 }
 
-// findOrCreate returns the user behind id, creating it when the app allows
-// public sign-up; nil when nothing may be sent to it.
-func (s *Service) findOrCreate(ctx context.Context, app store.App, id appuser.Identifier, meta map[string]any) (*appuser.User, appuser.MetaErrors, error) {
+// findOrCreate returns the user behind id, creating it with meta (already
+// cleaned by RegistrationMeta) when the app allows public sign-up; nil when
+// nothing may be sent to it. A known user's metadata is left alone.
+func (s *Service) findOrCreate(ctx context.Context, app store.App, id appuser.Identifier, meta map[string]any) (*appuser.User, error) {
 	u, err := s.users.Lookup(ctx, app, id.Value)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var metaErrs appuser.MetaErrors
 	if u == nil {
 		if !app.PublicSignup {
-			return nil, nil, nil
+			return nil, nil
 		}
-		created, errs, err := s.users.SignUp(ctx, app, id.Value, meta)
+		created, _, err := s.users.SignUp(ctx, app, id.Value, meta)
 		switch {
 		case errors.Is(err, appuser.ErrUserExists):
 			// Created concurrently: use that one.
 			if u, err = s.users.Lookup(ctx, app, id.Value); err != nil || u == nil {
-				return nil, nil, err
+				return nil, err
 			}
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		default:
-			u, metaErrs = &created, errs
+			u = &created
 		}
 	}
 	if u.Status == store.StatusInactive {
-		return nil, nil, nil
+		return nil, nil
 	}
-	return u, metaErrs, nil
+	return u, nil
 }
 
 func sendBuckets(app store.App, id appuser.Identifier, c Client, l Limits) []bucket {
@@ -102,7 +103,7 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 	}
 	now := s.clock()
 	if r.User == nil {
-		return SendResult{ChallengeID: newID(), SentAt: now, UserID: newID(), Sent: true}, nil
+		return SendResult{ChallengeID: newID(), SentAt: now, UserID: newID(), Sent: true, MetaErrors: r.MetaErrors}, nil
 	}
 	method := MethodEmailOTP
 	if r.ID.Kind == appuser.KindPhone {

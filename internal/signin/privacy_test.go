@@ -95,21 +95,21 @@ func TestLookupIsRateLimitedPerIP(t *testing.T) {
 		e := newEnv(t, sys, nil)
 		u := e.user(t, "found@example.com")
 		for i := range 3 {
-			got, err := e.SignIn.LookupUser(ctx, e.app, "Found@Example.com", e.client)
+			got, err := e.SignIn.LookupUser(ctx, nil, e.app, signin.LookupQuery{Identifier: "Found@Example.com"}, e.client)
 			if err != nil || got == nil || got.ID != u.ID {
 				t.Fatalf("lookup %d = %v, %v; want the user", i+1, got, err)
 			}
 		}
 		var rl *signin.RateLimitedError
-		if _, err := e.SignIn.LookupUser(ctx, e.app, "nobody@example.com", e.client); !errors.As(err, &rl) {
+		if _, err := e.SignIn.LookupUser(ctx, nil, e.app, signin.LookupQuery{Identifier: "nobody@example.com"}, e.client); !errors.As(err, &rl) {
 			t.Errorf("4th lookup from one IP = %v; want *RateLimitedError", err)
 		}
 		other := signin.Client{IP: "203.0.113.9"}
-		if got, err := e.SignIn.LookupUser(ctx, e.app, "nobody@example.com", other); err != nil || got != nil {
+		if got, err := e.SignIn.LookupUser(ctx, nil, e.app, signin.LookupQuery{Identifier: "nobody@example.com"}, other); err != nil || got != nil {
 			t.Errorf("lookup from another IP = %v, %v; want nil, nil", got, err)
 		}
 		e.Clock.Advance(10 * time.Minute)
-		if _, err := e.SignIn.LookupUser(ctx, e.app, "found@example.com", e.client); err != nil {
+		if _, err := e.SignIn.LookupUser(ctx, nil, e.app, signin.LookupQuery{Identifier: "found@example.com"}, e.client); err != nil {
 			t.Errorf("lookup after the period = %v; want allowed", err)
 		}
 	})

@@ -75,7 +75,8 @@ func secretFlow(t *testing.T, e *env, fail *atomic.Bool) []string {
 	keep(polled)
 	e.Clock.Advance(2 * time.Minute) // the next request records session activity
 	e.caller(t, polled.Access)
-	rotated, err := e.SignIn.RotateAccess(ctx, e.app, polled.Access)
+	backend := servertest.Operator // with a credential, rotate_access mints a refresh token too
+	rotated, err := e.SignIn.RotateAccess(ctx, &backend, e.app, polled.Access)
 	if err != nil {
 		t.Fatalf("RotateAccess: %v", err)
 	}

@@ -26,7 +26,11 @@ type recipient struct {
 }
 
 // resolve parses the identifier, applies the send limits and finds (or,
-// when the app allows sign-up, creates) the user.
+// when the app allows sign-up, creates) the user. The metadata is judged
+// from the request alone, before anyone is looked up, so its errors (and a
+// meta too large) are the same whether the identifier is known, new or gets
+// nothing: the answer must not tell which (security R-RL-4). It is stored
+// only when this request creates the user.
 func (s *Service) resolve(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (recipient, error) {
 	id, err := parseIdentifier(app, identifier)
 	if err != nil {
@@ -35,7 +39,11 @@ func (s *Service) resolve(ctx context.Context, app store.App, identifier string,
 	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
 		return recipient{}, err
 	}
-	u, metaErrs, err := s.findOrCreate(ctx, app, id, meta)
+	clean, metaErrs, err := appuser.RegistrationMeta(app, meta)
+	if err != nil {
+		return recipient{}, err
+	}
+	u, err := s.findOrCreate(ctx, app, id, clean)
 	return recipient{ID: id, User: u, MetaErrors: metaErrs}, err
 }
 

@@ -69,13 +69,58 @@ func (s *Service) UpdateMeta(ctx context.Context, app store.App, caller Caller, 
 	return s.users.UpdateOwnMeta(ctx, app, caller.User.ID, meta)
 }
 
-// LookupUser finds a user by e-mail or phone for an anonymous caller (the
-// client SDK's existence check before signing in): nil when unknown. It is
-// rate-limited per client IP, since it tells whether an account exists.
-func (s *Service) LookupUser(ctx context.Context, app store.App, identifier string, c Client) (*appuser.User, error) {
+// LookupQuery asks for one user: by e-mail or phone (Identifier), or by id.
+type LookupQuery struct {
+	Identifier string
+	UserID     string
+}
+
+// LookupUser finds a user by e-mail or phone, or by id, for the client SDK's
+// checks before signing in: nil when unknown (or when the identifier cannot
+// be valid). An app's backend (p, with Read access to the app) sees the user
+// whole. An anonymous caller (p nil) is rate-limited per client IP, one
+// budget for both kinds of lookup, since the answer tells whether an account
+// exists; and sees it redacted (appuser.User.Redacted): only the contact it
+// supplied, or, by id, both masked.
+func (s *Service) LookupUser(ctx context.Context, p *access.Principal, app store.App, q LookupQuery, c Client) (*appuser.User, error) {
 	// appuser names the operation in its errors; a refusal here is typed.
-	if err := s.allow(ctx, bucket{key: "lookup:ip:" + c.IP, rule: s.limits.LookupPerIP}); err != nil {
+	if p != nil {
+		if err := access.App(ctx, s.db.Queries, *p, app.ID, access.Read); err != nil {
+			return nil, err
+		}
+	} else if err := s.allowLookup(ctx, c); err != nil {
 		return nil, err
 	}
-	return s.users.Lookup(ctx, app, identifier)
+	var u *appuser.User
+	var supplied appuser.Kind
+	var err error
+	if q.Identifier != "" {
+		id, perr := appuser.ParseIdentifier(q.Identifier)
+		if perr != nil {
+			return nil, nil
+		}
+		supplied = id.Kind
+		u, err = s.users.Lookup(ctx, app, id.Value)
+	} else {
+		u, err = s.users.LookupByID(ctx, app, q.UserID)
+	}
+	if err != nil || u == nil || p != nil {
+		return u, err
+	}
+	r := u.Redacted(supplied)
+	return &r, nil
+}
+
+// MetaComplete reports whether a user has filled in every metadata field the
+// app requires, for the client SDK while signing in; rate-limited as the
+// anonymous lookups are, with their budget.
+func (s *Service) MetaComplete(ctx context.Context, app store.App, userID string, c Client) (bool, error) {
+	if err := s.allowLookup(ctx, c); err != nil {
+		return false, err
+	}
+	return s.users.MetaComplete(ctx, app, userID)
+}
+
+func (s *Service) allowLookup(ctx context.Context, c Client) error {
+	return s.allow(ctx, bucket{key: "lookup:ip:" + c.IP, rule: s.limits.LookupPerIP})
 }

@@ -60,8 +60,9 @@ type Limits struct {
 	SendPerIdentifier ratelimit.Rule
 	SendPerIP         ratelimit.Rule
 	VerifyPerIP       ratelimit.Rule
-	// LookupPerIP bounds anonymous lookups by identifier, an existence oracle
-	// the client SDK needs.
+	// LookupPerIP bounds anonymous lookups (by identifier, by user id, and of
+	// a user's metadata state): existence oracles the client SDK needs. One
+	// budget per client IP for all of them.
 	LookupPerIP ratelimit.Rule
 	// CodeFailuresPerHour is the budget of wrong codes per user and source
 	// (client IP) in a rolling hour by attempt time, across every challenge:

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -86,9 +87,14 @@ func (s *Service) mintRefresh(app store.App, sess store.Session, now time.Time) 
 	return tok, store.RefreshToken{ID: id, SessionID: sess.ID, TokenHash: s.hasher.Hash("refresh", tok), CreatedAt: now, ExpiresAt: exp}, nil
 }
 
-// tokenSet mints an access token for a session and assembles the set.
+// tokenSet mints an access token for a session, for the app's access
+// lifetime, and assembles the set.
 func (s *Service) tokenSet(app store.App, sess store.Session, u store.AppUser, refresh string, refreshExp, now time.Time) (TokenSet, error) {
-	exp := now.Add(time.Duration(app.AccessExpiration) * time.Second)
+	return s.tokenSetUntil(app, sess, u, refresh, refreshExp, now, now.Add(time.Duration(app.AccessExpiration)*time.Second))
+}
+
+// tokenSetUntil is tokenSet with an access token that expires at exp.
+func (s *Service) tokenSetUntil(app store.App, sess store.Session, u store.AppUser, refresh string, refreshExp, now, exp time.Time) (TokenSet, error) {
 	access, err := s.keys.Sign(token.TypeAccess, AccessClaims{
 		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
 			Expiry: exp.Unix(), ID: newID()},
@@ -113,33 +119,39 @@ type Caller struct {
 // request on every replica.
 func (s *Service) Authenticate(ctx context.Context, app store.App, access string) (_ Caller, err error) {
 	defer errs.Wrap(&err, "authenticate access token")
+	caller, _, err := s.authenticate(ctx, app, access)
+	return caller, err
+}
+
+// authenticate is Authenticate, also returning the token's claims.
+func (s *Service) authenticate(ctx context.Context, app store.App, access string) (Caller, AccessClaims, error) {
 	c, ok := s.verified.get(access)
 	if !ok {
 		if _, err := s.keys.Verify(access, token.TypeAccess, &c); err != nil {
-			return Caller{}, ErrUnauthenticated
+			return Caller{}, c, ErrUnauthenticated
 		}
 		s.verified.put(access, c)
 	}
 	now := s.now()
 	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil || c.Session == "" {
-		return Caller{}, ErrUnauthenticated
+		return Caller{}, c, ErrUnauthenticated
 	}
 	sess, u, err := s.db.GetSessionWithUser(ctx, app.ID, c.Session)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return Caller{}, ErrUnauthenticated
+			return Caller{}, c, ErrUnauthenticated
 		}
-		return Caller{}, err
+		return Caller{}, c, err
 	}
 	if sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) || u.ID != c.UUID || u.Status != store.StatusActive {
-		return Caller{}, ErrUnauthenticated
+		return Caller{}, c, ErrUnauthenticated
 	}
 	if now.Sub(sess.LastActiveAt) > time.Minute {
 		if err := s.db.TouchSession(ctx, sess.ID, s.clock(), time.Minute); err != nil {
 			s.log.WarnContext(ctx, "record session activity", "err", err)
 		}
 	}
-	return Caller{Session: sess, User: u}, nil
+	return Caller{Session: sess, User: u}, c, nil
 }
 
 // Refresh rotates a refresh token: the caller gets a new access and refresh
@@ -212,28 +224,77 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (_
 	return TokenSet{}, ErrUnauthenticated
 }
 
-// RotateAccess exchanges a valid access token for a fresh token set in the
-// same session (with a new refresh token of the session's family).
-func (s *Service) RotateAccess(ctx context.Context, app store.App, access string) (_ TokenSet, err error) {
+// RotateAccess exchanges a valid access token for a token set of the same
+// session. What it gives depends on who asks (client-compat A14):
+//
+//   - Anyone holding only the access token (p nil) gets a new access token
+//     that expires when the presented one does, and no refresh token: a
+//     stolen access token cannot be turned into a longer-lived credential,
+//     however often it is exchanged.
+//   - The app's backend (p, with Write access to the app: an API secret, an
+//     API key, or an admin's workspace secret) gets a full set, as if the
+//     session's current refresh token had been presented to Refresh: that
+//     token is spent, with the new one as its successor, so the session keeps
+//     one refresh chain. Its previous holder gets the same successor within
+//     the grace window, and presenting it after that is reuse, which revokes
+//     the session. The refresh token never outlives the session.
+func (s *Service) RotateAccess(ctx context.Context, p *access.Principal, app store.App, accessToken string) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "rotate access token")
-	caller, err := s.Authenticate(ctx, app, access)
+	caller, claims, err := s.authenticate(ctx, app, accessToken)
 	if err != nil {
 		return TokenSet{}, err
 	}
+	now := s.clock()
+	if p == nil {
+		return s.tokenSetUntil(app, caller.Session, caller.User, "", time.Time{}, now, time.Unix(claims.Expiry, 0).UTC())
+	}
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		now := s.clock()
-		refresh, rec, err := s.mintRefresh(app, caller.Session, now)
+		if err := access.App(ctx, tx.Queries, *p, app.ID, access.Write); err != nil {
+			return err
+		}
+		next, rec, err := s.mintRefresh(app, caller.Session, now)
 		if err != nil {
+			return err
+		}
+		if err := s.spendRefreshChain(ctx, tx, caller.Session.ID, next, now); err != nil {
 			return err
 		}
 		if err := tx.InsertRefreshToken(ctx, rec); err != nil {
 			return err
 		}
-		out, err = s.tokenSet(app, caller.Session, caller.User, refresh, rec.ExpiresAt, now)
+		out, err = s.tokenSet(app, caller.Session, caller.User, next, rec.ExpiresAt, now)
 		return err
 	})
 	return out, err
+}
+
+// spendRefreshChain spends, in tx, every unspent refresh token of a session,
+// each with next sealed as its successor (as Refresh leaves it), so that next
+// becomes the session's only live refresh token. A concurrent Refresh or
+// rotate_access may spend one first and add its own successor: the
+// conditional update makes one of the two win each token, the loser waits
+// for the winner's commit, and the loop reads again (a new statement sees
+// what was committed) until a read finds no unspent token. Then no other
+// live token can appear: any other writer must first spend one of those
+// this transaction holds.
+func (s *Service) spendRefreshChain(ctx context.Context, tx *store.Tx, sessionID, next string, now time.Time) error {
+	for range 8 {
+		ids, err := tx.UnspentRefreshTokens(ctx, sessionID)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		for _, id := range ids {
+			sealed, err := s.sealer.Seal([]byte(next), []byte("refresh-successor:"+id))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.UseRefreshToken(ctx, id, now, sealed); err != nil {
+				return err
+			}
+		}
+	}
+	return errors.New("refresh tokens of the session keep changing")
 }
 
 // VerifyRefresh reports whether a refresh token is valid and unspent, without using it.

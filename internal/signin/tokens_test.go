@@ -3,11 +3,13 @@ package signin_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
@@ -287,7 +289,7 @@ func TestAuthenticate(t *testing.T) {
 		if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("Authenticate(expired access token) = %v; want ErrUnauthenticated", err)
 		}
-		if _, err := e.SignIn.RotateAccess(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+		if _, err := e.SignIn.RotateAccess(ctx, nil, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 			t.Errorf("RotateAccess(expired access token) = %v; want ErrUnauthenticated", err)
 		}
 	})
@@ -316,7 +318,7 @@ func TestAuthenticateAfterRevocation(t *testing.T) {
 			if _, err := e.SignIn.Refresh(ctx, e.app, ts.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Refresh(%s) = %v; want ErrUnauthenticated", name, err)
 			}
-			if _, err := e.SignIn.RotateAccess(ctx, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			if _, err := e.SignIn.RotateAccess(ctx, nil, e.app, ts.Access); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("RotateAccess(%s) = %v; want ErrUnauthenticated", name, err)
 			}
 		}
@@ -325,7 +327,7 @@ func TestAuthenticateAfterRevocation(t *testing.T) {
 		}
 
 		// Other sessions keep working, and a rotated set stays in its session.
-		rotated, err := e.SignIn.RotateAccess(ctx, e.app, kept.Access)
+		rotated, err := e.SignIn.RotateAccess(ctx, nil, e.app, kept.Access)
 		if err != nil {
 			t.Fatalf("RotateAccess(live session) = %v; want nil", err)
 		}
@@ -426,6 +428,143 @@ func TestSessions(t *testing.T) {
 		}
 		if _, err := e.SignIn.Authenticate(ctx, e.app, a1TS.Access); err != nil {
 			t.Errorf("alice's session after another app tried to revoke it: %v; want live", err)
+		}
+	})
+}
+
+// TestRotateAccessWithoutSecretCannotExtendAStolenToken reproduces the
+// attack: an access token alone, exchanged again and again, used to yield a
+// new refresh token each time (a 30-day session). Now it yields no refresh
+// token, adds none to the session, and never a later expiry than the stolen
+// token's; once that passes, the exchange is refused.
+func TestRotateAccessWithoutSecretCannotExtendAStolenToken(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		signedIn := e.signIn(t, e.user(t, "victim@example.com"))
+		sid := e.caller(t, signedIn.Access).Session.ID
+		deadline := signedIn.AccessExpiresAt
+		stolen := signedIn.Access
+		for i := range 5 {
+			e.Clock.Advance(time.Minute)
+			got, err := e.SignIn.RotateAccess(ctx, nil, e.app, stolen)
+			if err != nil {
+				t.Fatalf("exchange %d: RotateAccess(access only) = %v; want a token set", i+1, err)
+			}
+			if got.Refresh != "" || !got.RefreshExpiresAt.IsZero() {
+				t.Fatalf("exchange %d: RotateAccess(access only) gave a refresh token (expires %v); want none", i+1, got.RefreshExpiresAt)
+			}
+			exp := time.Unix(int64(tokentest.Payload(t, got.Access)["exp"].(float64)), 0)
+			if exp.After(deadline) || got.AccessExpiresAt.After(deadline) {
+				t.Fatalf("exchange %d: new access token expires %v (said %v); want no later than the stolen one's %v", i+1, exp, got.AccessExpiresAt, deadline)
+			}
+			if c := e.caller(t, got.Access); c.Session.ID != sid {
+				t.Errorf("exchange %d: session %s; want %s", i+1, c.Session.ID, sid)
+			}
+			stolen = got.Access // the attacker keeps exchanging the newest one
+		}
+		if ids, err := e.DB.UnspentRefreshTokens(ctx, sid); err != nil || len(ids) != 1 {
+			t.Errorf("live refresh tokens of the session = %v, %v; want only the one sign-in gave", ids, err)
+		}
+		e.Clock.Advance(deadline.Add(31 * time.Second).Sub(e.Clock.Now())) // past the verifier's leeway
+		if _, err := e.SignIn.RotateAccess(ctx, nil, e.app, stolen); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("RotateAccess after the stolen token's expiry = %v; want ErrUnauthenticated", err)
+		}
+		// The owner's refresh token still works: nothing was branched off it.
+		if _, err := e.SignIn.Refresh(ctx, e.app, signedIn.Refresh); err != nil {
+			t.Errorf("Refresh(the owner's token) = %v; want a new set", err)
+		}
+	})
+}
+
+// TestRotateAccessWithSecretStaysOnTheRefreshChain: with the app's backend
+// credential, rotate_access refreshes the session's current refresh token:
+// the new token is the session's only live one, the previous one gets the
+// same successor within the grace window, and presenting it after that is
+// reuse, which revokes the session. Another app's credential is refused.
+func TestRotateAccessWithSecretStaysOnTheRefreshChain(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		signedIn := e.signIn(t, e.user(t, "server@example.com"))
+		sid := e.caller(t, signedIn.Access).Session.ID
+		backend := sys.Principal(t, sys.AppSecret(t, e.app.ID))
+
+		foreign := sys.Principal(t, sys.AppSecret(t, e.newApp(t, "Elsewhere", nil).ID))
+		if _, err := e.SignIn.RotateAccess(ctx, &foreign, e.app, signedIn.Access); !errors.Is(err, access.ErrForbidden) {
+			t.Errorf("RotateAccess(another app's secret) = %v; want ErrForbidden", err)
+		}
+
+		e.Clock.Advance(time.Minute)
+		got, err := e.SignIn.RotateAccess(ctx, &backend, e.app, signedIn.Access)
+		if err != nil {
+			t.Fatalf("RotateAccess(with secret) = %v", err)
+		}
+		if got.Refresh == "" || got.Refresh == signedIn.Refresh || !got.AccessExpiresAt.After(signedIn.AccessExpiresAt) {
+			t.Fatalf("RotateAccess(with secret) = refresh %t, access until %v; want a new refresh token and a fresh access token",
+				got.Refresh != "", got.AccessExpiresAt)
+		}
+		if c := e.caller(t, got.Access); c.Session.ID != sid {
+			t.Errorf("RotateAccess moved the caller to session %s; want %s", c.Session.ID, sid)
+		}
+		if ids, err := e.DB.UnspentRefreshTokens(ctx, sid); err != nil || len(ids) != 1 {
+			t.Errorf("live refresh tokens of the session = %v, %v; want one (the new one)", ids, err)
+		}
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, signedIn.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("VerifyRefresh(the replaced token) = %v; want ErrUnauthenticated (spent)", err)
+		}
+		// Within the grace window the replaced token converges on the new one.
+		again, err := e.SignIn.Refresh(ctx, e.app, signedIn.Refresh)
+		if err != nil || again.Refresh != got.Refresh {
+			t.Fatalf("Refresh(replaced token, in grace) = %v (same successor %v); want the new token", err, again.Refresh == got.Refresh)
+		}
+		// After it, presenting the replaced token is reuse: the session ends.
+		e.Clock.Advance(11 * time.Second)
+		if _, err := e.SignIn.Refresh(ctx, e.app, signedIn.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Fatalf("Refresh(replaced token, after grace) = %v; want ErrUnauthenticated", err)
+		}
+		if _, err := e.SignIn.Refresh(ctx, e.app, got.Refresh); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("Refresh(the new token) after reuse = %v; want the session revoked", err)
+		}
+		if _, err := e.SignIn.Authenticate(ctx, e.app, got.Access); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("Authenticate(the new access token) after reuse = %v; want the session revoked", err)
+		}
+	})
+}
+
+// TestRotateAccessRacingRefreshKeepsOneChain: rotate_access with the API
+// secret racing refreshes of the same session never leaves two live refresh
+// tokens: afterwards the session has exactly one, or reuse revoked it.
+func TestRotateAccessRacingRefreshKeepsOneChain(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		backend := sys.Principal(t, sys.AppSecret(t, e.app.ID))
+		for round := range 3 {
+			ts := e.signIn(t, e.user(t, "race"+strconv.Itoa(round)+"@example.com"))
+			sid := e.caller(t, ts.Access).Session.ID
+			var wg sync.WaitGroup
+			for i := range 6 {
+				wg.Go(func() {
+					var err error
+					if i%2 == 0 {
+						_, err = e.SignIn.RotateAccess(ctx, &backend, e.app, ts.Access)
+					} else {
+						_, err = e.SignIn.Refresh(ctx, e.app, ts.Refresh)
+					}
+					if err != nil && !errors.Is(err, signin.ErrUnauthenticated) {
+						t.Errorf("racing call %d: %v", i, err)
+					}
+				})
+			}
+			wg.Wait()
+			ids, err := e.DB.UnspentRefreshTokens(ctx, sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); err == nil && len(ids) != 1 {
+				t.Errorf("round %d: live session with %d unspent refresh tokens; want 1", round, len(ids))
+			}
 		}
 	})
 }

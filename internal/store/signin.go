@@ -291,6 +291,23 @@ func (q Queries) UseRefreshToken(ctx context.Context, id string, now time.Time, 
 	return n == 1, err
 }
 
+// UnspentRefreshTokens lists the ids of a session's refresh tokens not used
+// yet. It takes no lock: a locking read that waits for a concurrent refresh
+// would skip the token it spent without seeing the successor it added (one
+// statement, one snapshot), while a plain read followed by a conditional
+// UseRefreshToken loses that race visibly and can read again.
+func (q Queries) UnspentRefreshTokens(ctx context.Context, sessionID string) ([]string, error) {
+	rs, err := q.w.query(ctx, `SELECT id FROM refresh_tokens WHERE session_id = $1 AND used_at IS NULL ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, func(r row) (string, error) {
+		var id string
+		err := r.Scan(&id)
+		return id, err
+	})
+}
+
 // GetRefreshByHash reads one refresh token by its keyed hash.
 func (q Queries) GetRefreshByHash(ctx context.Context, hash string) (RefreshToken, error) {
 	var r RefreshToken

@@ -368,15 +368,20 @@ test("step 6: rotate_access swaps a valid access token for a token payload (A14)
   const { c } = newClient(otp.id);
   const s = await otpSignIn(c, email("rotate"), { register: true });
 
+  // Without the secret: a payload, but no refresh token and no longer life than
+  // the presented access token (a stolen access token stays short-lived).
+  const anonymous = ok(await c.admin.refreshWithAccess(s.access), "admin.refreshWithAccess without secret");
+  assert.equal(decodeJwt(anonymous.access).uuid, s.uuid);
+  assert.equal(anonymous.refresh, undefined, "rotate_access without the API secret must not mint a refresh token");
+  assert.ok(decodeJwt(anonymous.access).exp <= s.claims.exp, "rotate_access without the API secret must not extend the token's life");
+
+  // With the secret (the Next.js handler): a full payload on the session's one refresh chain.
   const { c: server } = newClient(otp.id, { secretKey: otp.secret });
   const withSecret = ok(await server.admin.refreshWithAccess(s.access), "server.admin.refreshWithAccess (with API secret)");
   assert.equal(decodeJwt(withSecret.access).uuid, s.uuid);
   assert.equal(typeof decodeJwt(withSecret.access).exp, "number");
-  if (withSecret.refresh != null) assert.equal(typeof withSecret.refresh, "string");
-
-  // The secret is accepted but not required (§13.6).
-  const anonymous = ok(await c.admin.refreshWithAccess(s.access), "admin.refreshWithAccess without secret");
-  assert.equal(decodeJwt(anonymous.access).uuid, s.uuid);
+  assert.equal(typeof withSecret.refresh, "string");
+  assert.notEqual(withSecret.refresh, s.refresh);
 
   httpError(await server.admin.refreshWithAccess("not-a-token"), 401, "refreshWithAccess with an invalid access token");
 });
@@ -570,6 +575,9 @@ test("step 11: createUser, listUsers, getUser, getUserByUserId, getUserByIdentif
   assert.equal(byId.user.email, id);
 
   const { c } = newClient();
+  const anonymousById = ok(await c.admin.getUserByUserId(user.id), "getUserByUserId without secret");
+  assert.equal(anonymousById.user.id, user.id);
+  assert.notEqual(anonymousById.user.email, id, "an anonymous lookup by id shows the e-mail masked, not in full");
   const looked = await c.identifierExists(id.toUpperCase());
   assert.ok(looked, "lookup is case-insensitive for e-mail");
   for (const k of ["id", "status", "email", "email_verified", "phone", "phone_verified", "webauthn_enabled", "required_fields"]) {
