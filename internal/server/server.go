@@ -192,7 +192,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// Workers: webhook deliveries and the challenge-expiry sweep.
 	workers := river.NewWorkers()
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
-		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log}))
+		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
 		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance)},
