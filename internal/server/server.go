@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
-	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now)
+	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
 		Issuer: cfg.Tokens.Issuer, Now: s.now, Log: s.log})
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
