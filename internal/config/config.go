@@ -59,6 +59,19 @@ type Webhooks struct {
 	RetryBase           time.Duration
 	Workers             int
 	RescueAfter         time.Duration
+	// WorkersPerApp is webhooks.workers_per_app; 0 means a quarter of
+	// Workers (AppShare resolves it).
+	WorkersPerApp      int
+	MaxEndpointsPerApp int
+}
+
+// AppShare resolves webhooks.workers_per_app: the most deliveries of one app
+// in flight per server, never more than webhooks.workers.
+func (w Webhooks) AppShare() int {
+	if w.WorkersPerApp > 0 {
+		return min(w.WorkersPerApp, max(w.Workers, 1))
+	}
+	return max(1, w.Workers/4)
 }
 
 // PrivateTargetsAllowed resolves webhooks.allow_private_targets.

@@ -84,7 +84,7 @@ func defaultConfig() Config {
 		Mail:     Mail{From: "Gatehouse <no-reply@localhost>"},
 		SMTP:     SMTP{Port: 587, TLS: "starttls-required", Timeout: 10 * time.Second},
 		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second},
-		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second},
+		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second, MaxEndpointsPerApp: 20},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second},
 	}
@@ -549,6 +549,8 @@ func TestValidate(t *testing.T) {
 		{"retry base zero", func(c *Config) { c.Webhooks.RetryBase = 0 }, "webhooks.retry_base"},
 		{"workers zero", func(c *Config) { c.Webhooks.Workers = 0 }, "webhooks.workers"},
 		{"rescue too soon", func(c *Config) { c.Webhooks.RescueAfter = time.Second }, "webhooks.rescue_after"},
+		{"negative app share", func(c *Config) { c.Webhooks.WorkersPerApp = -1 }, "webhooks.workers_per_app"},
+		{"no endpoints", func(c *Config) { c.Webhooks.MaxEndpointsPerApp = 0 }, "webhooks.max_endpoints_per_app"},
 		{"sms http without url", func(c *Config) { c.SMS.Provider = "http" }, "sms.http_url"},
 		{"sms url not url", func(c *Config) { c.SMS.HTTPURL = "sms-gateway" }, "sms.http_url"},
 		{"rate rule garbage", func(c *Config) { c.RateLimit.SendPerIP = "lots" }, "ratelimit.send_per_ip"},
@@ -766,6 +768,8 @@ func TestEveryFieldCovered(t *testing.T) {
 		"webhooks.retry_base":              "50ms",
 		"webhooks.workers":                 "8",
 		"webhooks.rescue_after":            "20s",
+		"webhooks.workers_per_app":         "3",
+		"webhooks.max_endpoints_per_app":   "5",
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -801,9 +805,10 @@ func TestEveryFieldCovered(t *testing.T) {
 		Mail:      Mail{Provider: "smtp", From: "Example <no-reply@example.com>"},
 		SMTP: SMTP{Host: "smtp.example.com", Port: 2525, Username: "mailer", Password: "s3cret",
 			TLS: "starttls", AuthMethod: "plain", Timeout: 20 * time.Second},
-		Tokens:   Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second},
-		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second},
-		SMS:      SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
+		Tokens: Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second},
+		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second,
+			WorkersPerApp: 3, MaxEndpointsPerApp: 5},
+		SMS: SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
 			CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second},
 	}
@@ -836,4 +841,14 @@ func zeroFields(v reflect.Value, path string) []string {
 		out = append(out, zeroFields(v.Field(i), path+"."+v.Type().Field(i).Name)...)
 	}
 	return out
+}
+
+func TestAppShare(t *testing.T) {
+	for _, tc := range []struct{ workers, perApp, want int }{
+		{32, 0, 8}, {3, 0, 1}, {1, 0, 1}, {32, 5, 5}, {4, 10, 4},
+	} {
+		if got := (Webhooks{Workers: tc.workers, WorkersPerApp: tc.perApp}).AppShare(); got != tc.want {
+			t.Errorf("AppShare(workers %d, per app %d) = %d; want %d", tc.workers, tc.perApp, got, tc.want)
+		}
+	}
 }

@@ -276,7 +276,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "webhooks.workers", Default: "32",
-				Help: "Concurrent webhook deliveries per server (each endpoint gets at most 4). 1 to 1000."},
+				Help: "Concurrent webhook deliveries per server (each endpoint gets at most 4, each app at most webhooks.workers_per_app). 1 to 1000."},
 			bind:  intField(func(c *Config) *int { return &c.Webhooks.Workers }),
 			check: func(c Config) error { return inRange(c.Webhooks.Workers, 1, 1000) },
 		},
@@ -285,6 +285,18 @@ func table() []setting {
 				Help: "When a delivery left in progress by a crashed server is attempted again. 16s to 1h."},
 			bind:  durationField(func(c *Config) *time.Duration { return &c.Webhooks.RescueAfter }),
 			check: func(c Config) error { return durationRange(c.Webhooks.RescueAfter, 16*time.Second, time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "webhooks.workers_per_app", Default: "0",
+				Help: "Most webhook deliveries of one app in flight per server, so one slow tenant cannot hold every worker; more wait without spending a retry. 0: a quarter of webhooks.workers (at least 1). 0 to 1000."},
+			bind:  intField(func(c *Config) *int { return &c.Webhooks.WorkersPerApp }),
+			check: func(c Config) error { return inRange(c.Webhooks.WorkersPerApp, 0, 1000) },
+		},
+		{
+			Setting: Setting{Key: "webhooks.max_endpoints_per_app", Default: "20",
+				Help: "Most webhook endpoints one app may have; creating one more is refused (409). 1 to 1000."},
+			bind:  intField(func(c *Config) *int { return &c.Webhooks.MaxEndpointsPerApp }),
+			check: func(c Config) error { return inRange(c.Webhooks.MaxEndpointsPerApp, 1, 1000) },
 		},
 		{
 			Setting: Setting{Key: "tokens.session_lifetime", Default: "720h",

@@ -82,6 +82,7 @@ var errorTable = []struct {
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
+	{webhook.ErrTooManyEndpoints, http.StatusConflict, "webhook_limit_reached", "This app has as many webhook endpoints as allowed: delete one first"},
 	// 503 is retried by the client SDK, which is right for an outage and
 	// never used for an application error.
 	{errs.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},

@@ -575,6 +575,44 @@ func testWebhookFlow(t *testing.T, e *env) {
 	})
 }
 
+// TestWebhookEndpointLimit: creating an endpoint beyond the app's limit
+// (webhooks.max_endpoints_per_app) answers 409 webhook_limit_reached and
+// creates nothing; deleting one makes room (issue 8 finding 5).
+func TestWebhookEndpointLimit(t *testing.T) {
+	opts := servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_WEBHOOKS_MAX_ENDPOINTS_PER_APP": "2"}}
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "Acme")
+		hooks := "/v1/apps/" + e.app.ID + "/webhooks"
+		auth := bearer(e.appSecret)
+		rcv := newReceiver(t)
+		create := func(name string, status int, code string) scenario {
+			return scenario{name: name, method: "POST", path: hooks, headers: auth,
+				body: map[string]any{"webhook": map[string]any{"url": rcv.URL + "/in"}}, wantStatus: status, wantCode: code}
+		}
+		var first string
+		runScenarios(t, e, []scenario{
+			{name: "first", method: "POST", path: hooks, headers: auth,
+				body: map[string]any{"webhook": map[string]any{"url": rcv.URL + "/in"}}, wantStatus: 200,
+				check: func(t *testing.T, r response) {
+					first, _ = r.obj("webhook")["id"].(string)
+					e.remember(r.obj("webhook")["secret"].(string))
+				}},
+			create("second", 200, ""),
+			create("third is over the limit", 409, "webhook_limit_reached"),
+			{name: "still two", method: "GET", path: hooks, headers: auth, wantStatus: 200,
+				check: func(t *testing.T, r response) {
+					if list, _ := r.body["webhooks"].([]any); len(list) != 2 {
+						t.Errorf("webhooks = %s; want two", r.raw)
+					}
+				}},
+		})
+		runScenarios(t, e, []scenario{
+			{name: "delete one", method: "DELETE", path: hooks + "/" + first, headers: auth, wantStatus: 200},
+			create("then there is room", 200, ""),
+		})
+	})
+}
+
 // newReceiver is a webhook receiver that answers 204.
 func newReceiver(t *testing.T) *httptest.Server {
 	t.Helper()

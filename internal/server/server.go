@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
-	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now)
+	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
 		Issuer: cfg.Tokens.Issuer, Now: s.now, Log: s.log})
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
@@ -192,7 +192,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// Workers: webhook deliveries and the challenge-expiry sweep.
 	workers := river.NewWorkers()
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
-		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log}))
+		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
 		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance)},

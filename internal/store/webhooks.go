@@ -59,6 +59,13 @@ func (q Queries) ListWebhookEndpoints(ctx context.Context, appID string) ([]Webh
 	return collect(rs, scanEndpoint)
 }
 
+// CountWebhookEndpoints counts an app's endpoints.
+func (q Queries) CountWebhookEndpoints(ctx context.Context, appID string) (int, error) {
+	var n int
+	err := q.w.queryRow(ctx, `SELECT COUNT(*) FROM webhook_endpoints WHERE app_id = $1`, appID).Scan(&n)
+	return n, err
+}
+
 // UpdateWebhookEndpoint writes every mutable field of e.
 func (q Queries) UpdateWebhookEndpoint(ctx context.Context, e WebhookEndpoint) error {
 	n, err := q.w.exec(ctx, `UPDATE webhook_endpoints SET url = $3, description = $4, event_types = $5, retry_limit = $6,

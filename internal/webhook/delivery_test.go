@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -579,4 +580,102 @@ func TestRedeliverKeepsAttemptHistoryInOrder(t *testing.T) {
 			t.Errorf("attempts = %v; want %v (oldest first)", got, want)
 		}
 	})
+}
+
+// TestSlowTenantDoesNotStallOtherApps reproduces issue 8 finding 5 (R-WH-7,
+// check 68): app X has ten endpoints whose receiver holds every request until
+// the test releases it, and X's events are queued before app Y's. Y's
+// deliveries must all arrive while every request to X is still held: none of
+// X's attempts may have ended (timed out) first, which is how Y got through
+// before, after X's attempts ran out their 10 s.
+func TestSlowTenantDoesNotStallOtherApps(t *testing.T) {
+	t.Parallel()
+	forEachEnv(t, envOptions{serve: true}, func(t *testing.T, e *env) {
+		release := make(chan struct{})
+		var ended atomic.Int32 // X's requests that ended before the release
+		held := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				ended.Add(1)
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+		released := false
+		t.Cleanup(func() {
+			if !released {
+				close(release)
+			}
+		})
+		const slowEndpoints, slowEvents = 10, 5
+		for i := range slowEndpoints {
+			e.endpoint(t, e.app.ID, fmt.Sprintf("%s/%d", held.url(), i), nil)
+		}
+		appY := e.newApp(t, "Beta Store")
+		fast := newReceiver(t, nil)
+		epsY := []webhook.Endpoint{e.endpoint(t, appY.ID, fast.url()+"/1", nil), e.endpoint(t, appY.ID, fast.url()+"/2", nil)}
+
+		for i := range slowEvents {
+			e.createUser(t, e.app.ID, appuser.CreateInput{Email: fmt.Sprintf("x%d@example.com", i)})
+		}
+		// X holds as many attempts as it may (its share of the workers).
+		share := max(1, e.Config.Webhooks.Workers/4)
+		eventually(t, "app X's attempts to be held", func() bool { return held.count() >= share })
+
+		const fastEvents = 5
+		for i := range fastEvents {
+			e.createUser(t, appY.ID, appuser.CreateInput{Email: fmt.Sprintf("y%d@example.com", i)})
+		}
+		want := fastEvents * len(epsY)
+		eventually(t, "app Y's deliveries", func() bool {
+			if n := ended.Load(); n > 0 {
+				t.Fatalf("%d of app X's attempts ended before app Y's %d deliveries arrived (%d did): Y waited for X's timeouts",
+					n, want, fast.count())
+			}
+			return fast.count() >= want
+		})
+		if n := held.count(); n > share {
+			t.Errorf("app X has %d attempts in flight; want at most its share %d", n, share)
+		}
+		counts, err := e.DB.CountDeliveriesByStatus(context.Background(), e.app.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts[store.DeliveryDelivered] != 0 {
+			t.Errorf("app X has %d delivered while its receiver holds every request; want 0", counts[store.DeliveryDelivered])
+		}
+
+		// Released, every delivery of X arrives once: waiting for a share
+		// spent no attempt and sent nothing twice.
+		close(release)
+		released = true
+		for _, ep := range mustList(t, e, e.app.ID) {
+			page := e.waitSettled(t, e.app.ID, ep.ID, slowEvents)
+			for _, d := range page.Deliveries {
+				if d.Status != store.DeliveryDelivered || d.Attempts != 1 {
+					t.Errorf("app X delivery %s = %q after %d attempts (%s); want delivered after 1", d.ID, d.Status, d.Attempts, d.LastError)
+				}
+			}
+		}
+		if n := held.count(); n != slowEndpoints*slowEvents {
+			t.Errorf("app X's receiver got %d requests; want %d", n, slowEndpoints*slowEvents)
+		}
+		for _, ep := range epsY {
+			for _, d := range e.waitSettled(t, appY.ID, ep.ID, fastEvents).Deliveries {
+				if d.Status != store.DeliveryDelivered {
+					t.Errorf("app Y delivery %s = %q; want delivered", d.ID, d.Status)
+				}
+			}
+		}
+	})
+}
+
+// mustList lists an app's endpoints.
+func mustList(t *testing.T, e *env, appID string) []webhook.Endpoint {
+	t.Helper()
+	eps, err := e.Webhooks.List(context.Background(), e.caller(t, appID), appID)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	return eps
 }

@@ -23,6 +23,9 @@ var (
 	ErrDeliveryNotFound = errors.New("webhook delivery not found")
 	// ErrDeliveryInProgress refuses to redeliver a delivery that is still queued or being retried.
 	ErrDeliveryInProgress = errors.New("webhook delivery still in progress")
+	// ErrTooManyEndpoints refuses an endpoint beyond the app's limit
+	// (webhooks.max_endpoints_per_app), which bounds one tenant's fan-out.
+	ErrTooManyEndpoints = errors.New("too many webhook endpoints")
 )
 
 // Limits of endpoint settings (interface §4.14, §8; security R-X-6).
@@ -60,19 +63,27 @@ type Input struct {
 
 // Service manages an app's webhook endpoints.
 type Service struct {
-	db      *store.DB
-	sealer  *token.Sealer
-	policy  Policy
-	emitter *Emitter
-	now     func() time.Time
+	db           *store.DB
+	sealer       *token.Sealer
+	policy       Policy
+	emitter      *Emitter
+	now          func() time.Time
+	maxEndpoints int
 }
 
-// NewService returns a Service.
-func NewService(db *store.DB, sealer *token.Sealer, policy Policy, emitter *Emitter, now func() time.Time) *Service {
+// DefaultMaxEndpoints is the endpoint limit of an app when NewService is given none.
+const DefaultMaxEndpoints = 20
+
+// NewService returns a Service; an app may have at most maxEndpoints
+// endpoints (0: DefaultMaxEndpoints).
+func NewService(db *store.DB, sealer *token.Sealer, policy Policy, emitter *Emitter, now func() time.Time, maxEndpoints int) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, sealer: sealer, policy: policy, emitter: emitter, now: now}
+	if maxEndpoints <= 0 {
+		maxEndpoints = DefaultMaxEndpoints
+	}
+	return &Service{db: db, sealer: sealer, policy: policy, emitter: emitter, now: now, maxEndpoints: maxEndpoints}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -199,6 +210,18 @@ func (s *Service) Create(ctx context.Context, p access.Principal, appID string, 
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
 			return err
+		}
+		// The app's row is locked (on PostgreSQL) so that concurrent
+		// creates count one after the other.
+		if _, err := tx.LockApp(ctx, appID); err != nil {
+			return err
+		}
+		n, err := tx.CountWebhookEndpoints(ctx, appID)
+		if err != nil {
+			return err
+		}
+		if n >= s.maxEndpoints {
+			return ErrTooManyEndpoints
 		}
 		return tx.CreateWebhookEndpoint(ctx, ep)
 	})

@@ -544,3 +544,53 @@ func TestServiceAccess(t *testing.T) {
 		}
 	})
 }
+
+// TestEndpointLimit: an app has at most webhooks.max_endpoints_per_app
+// endpoints, also when creates race (issue 8 finding 5: one tenant's fan-out
+// is bounded); other apps are not affected and a deleted endpoint frees room.
+func TestEndpointLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 3
+	o := envOptions{settings: map[string]string{"GATEHOUSE_WEBHOOKS_MAX_ENDPOINTS_PER_APP": strconv.Itoa(limit)}}
+	forEachEnv(t, o, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		url := "http://127.0.0.1:9/hooks"
+		create := func(appID string) (webhook.Endpoint, error) {
+			return e.Webhooks.Create(ctx, e.caller(t, appID), appID, webhook.Input{URL: &url})
+		}
+
+		// Twice the limit at once: exactly the limit is created.
+		const tries = 2 * limit
+		errc := make(chan error, tries)
+		for range tries {
+			go func() { _, err := create(e.app.ID); errc <- err }()
+		}
+		created := 0
+		for range tries {
+			switch err := <-errc; {
+			case err == nil:
+				created++
+			case !errors.Is(err, webhook.ErrTooManyEndpoints):
+				t.Errorf("Create beyond the limit = %v; want ErrTooManyEndpoints", err)
+			}
+		}
+		eps := mustList(t, e, e.app.ID)
+		if created != limit || len(eps) != limit {
+			t.Fatalf("%d creates succeeded, %d endpoints listed; want %d", created, len(eps), limit)
+		}
+
+		other := e.newApp(t, "Beta Store")
+		if _, err := create(other.ID); err != nil {
+			t.Errorf("Create for another app = %v; want nil", err)
+		}
+		if err := e.Webhooks.Delete(ctx, e.caller(t, e.app.ID), e.app.ID, eps[0].ID); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		if _, err := create(e.app.ID); err != nil {
+			t.Errorf("Create after a delete = %v; want nil", err)
+		}
+		if _, err := create(e.app.ID); !errors.Is(err, webhook.ErrTooManyEndpoints) {
+			t.Errorf("Create at the limit again = %v; want ErrTooManyEndpoints", err)
+		}
+	})
+}

@@ -32,8 +32,10 @@ const (
 	maxResponseRead = 64 << 10
 	responseKept    = 1 << 10
 	// perEndpoint bounds concurrent attempts to one endpoint, so one slow
-	// endpoint cannot occupy every worker.
+	// endpoint cannot occupy every worker (nor every slot of its app).
 	perEndpoint = 4
+	// defaultPerApp is the app share of a Worker built without one.
+	defaultPerApp = 8
 )
 
 // Backoff is the wait before retry n (1-based): base × 4^(n−1), at most 24 h,
@@ -58,7 +60,7 @@ type Worker struct {
 	retryBase time.Duration
 	now       func() time.Time
 	log       *slog.Logger
-	gate      endpointGate
+	gate      *gate
 }
 
 // WorkerDeps are the Worker's collaborators.
@@ -69,6 +71,9 @@ type WorkerDeps struct {
 	RetryBase time.Duration
 	Now       func() time.Time
 	Log       *slog.Logger
+	// PerApp is the most attempts of one app in flight in this process
+	// (webhooks.workers_per_app resolved); 0 means 8.
+	PerApp int
 }
 
 // NewWorker returns a delivery worker.
@@ -82,8 +87,11 @@ func NewWorker(d WorkerDeps) *Worker {
 	if d.RetryBase <= 0 {
 		d.RetryBase = 5 * time.Second
 	}
+	if d.PerApp <= 0 {
+		d.PerApp = defaultPerApp
+	}
 	return &Worker{db: d.DB, sealer: d.Sealer, client: d.Policy.Client(AttemptTimeout), retryBase: d.RetryBase,
-		now: d.Now, log: d.Log, gate: endpointGate{n: map[string]int{}, free: make(chan struct{})}}
+		now: d.Now, log: d.Log, gate: newGate(d.PerApp, perEndpoint)}
 }
 
 // Timeout is the attempt's deadline plus room for the database.
@@ -110,10 +118,12 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	if work.Delivery.Status == store.DeliveryDelivered {
 		return nil // delivered before a crash kept River from recording it
 	}
-	if !w.gate.enter(ctx, work.Endpoint.ID, gateWait) {
-		return river.JobSnooze(gateWait)
+	// An app or endpoint at its share waits in the queue: a snooze spends
+	// no attempt, of River's or of the delivery's.
+	if ok, retryIn := w.gate.enter(ctx, work.Endpoint.AppID, work.Endpoint.ID); !ok {
+		return river.JobSnooze(retryIn)
 	}
-	defer w.gate.leave(work.Endpoint.ID)
+	defer w.gate.leave(work.Endpoint.AppID, work.Endpoint.ID)
 
 	now := w.now().UTC()
 	if work.Delivery.Status == store.DeliveryProcessing && work.Delivery.Attempts > 0 {
@@ -270,46 +280,109 @@ func excerpt(b []byte) string {
 	return string(b)
 }
 
-// gateWait is how long a job waits for its endpoint's slot before going back
-// to the queue, so a busy endpoint is drained steadily without one endpoint
-// occupying every worker.
+// gateWait is the longest a job waits in process for its app's or endpoint's
+// slot, and only while that app or endpoint is releasing slots: a busy fast
+// endpoint is drained from memory, while a job of a stuck one goes back to the
+// queue at once and leaves its worker to other apps.
 const gateWait = 250 * time.Millisecond
 
-// endpointGate counts attempts in flight per endpoint (per process).
-type endpointGate struct {
-	mu   sync.Mutex
-	n    map[string]int
-	free chan struct{} // signalled when any slot is released
+// gate shares this process's delivery workers fairly (R-WH-7): at most perApp
+// attempts of one app and perEndpoint of one endpoint are in flight at once.
+type gate struct {
+	perApp, perEndpoint int
+	wait                time.Duration // gateWait; tests lengthen it
+
+	mu        sync.Mutex
+	apps      map[string]*slots
+	endpoints map[string]*slots
+	free      chan struct{} // closed and replaced whenever a slot is released
 }
 
-func (g *endpointGate) enter(ctx context.Context, id string, wait time.Duration) bool {
-	deadline := time.NewTimer(wait)
+// slots are one app's or endpoint's attempts in flight. moved is when it last
+// released one (or took its first), so a full one that has not moved for a
+// while is stuck on slow attempts.
+type slots struct {
+	n     int
+	moved time.Time
+}
+
+func newGate(perApp, perEndpoint int) *gate {
+	return &gate{perApp: perApp, perEndpoint: perEndpoint, wait: gateWait, apps: map[string]*slots{},
+		endpoints: map[string]*slots{}, free: make(chan struct{})}
+}
+
+// enter takes a slot of app and of endpoint. When it cannot, it returns false
+// and how long the job should wait in the queue: about as long as the full
+// app or endpoint has been stuck (gateWait to AttemptTimeout), so a stuck
+// tenant's backlog is fetched less and less often rather than in a loop. It
+// waits (up to gateWait) only while the full one is releasing slots.
+func (g *gate) enter(ctx context.Context, app, endpoint string) (ok bool, retryIn time.Duration) {
+	deadline := time.NewTimer(g.wait)
 	defer deadline.Stop()
 	for {
 		g.mu.Lock()
-		if g.n[id] < perEndpoint {
-			g.n[id]++
+		a, e := g.apps[app], g.endpoints[endpoint]
+		if count(a) < g.perApp && count(e) < g.perEndpoint {
+			now := time.Now()
+			take(g.apps, app, a, now)
+			take(g.endpoints, endpoint, e, now)
 			g.mu.Unlock()
-			return true
+			return true, 0
+		}
+		var stuck time.Duration
+		if count(a) >= g.perApp {
+			stuck = time.Since(a.moved)
+		}
+		if count(e) >= g.perEndpoint {
+			stuck = max(stuck, time.Since(e.moved))
 		}
 		free := g.free
 		g.mu.Unlock()
+		retryIn = min(max(stuck, g.wait), AttemptTimeout)
+		if stuck >= g.wait {
+			return false, retryIn
+		}
 		select {
 		case <-free:
 		case <-deadline.C:
-			return false
+			return false, retryIn
 		case <-ctx.Done():
-			return false
+			return false, retryIn
 		}
 	}
 }
 
-func (g *endpointGate) leave(id string) {
+func count(s *slots) int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+func take(m map[string]*slots, key string, s *slots, now time.Time) {
+	if s == nil {
+		s = &slots{moved: now}
+		m[key] = s
+	}
+	s.n++
+}
+
+// leave releases the slots enter took.
+func (g *gate) leave(app, endpoint string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.n[id]--; g.n[id] <= 0 {
-		delete(g.n, id)
-	}
-	close(g.free) // wake every waiter; each re-checks its own endpoint
+	now := time.Now()
+	release(g.apps, app, now)
+	release(g.endpoints, endpoint, now)
+	close(g.free) // wake every waiter; each re-checks its own app and endpoint
 	g.free = make(chan struct{})
+}
+
+func release(m map[string]*slots, key string, now time.Time) {
+	s := m[key]
+	if s.n--; s.n <= 0 {
+		delete(m, key)
+		return
+	}
+	s.moved = now
 }
