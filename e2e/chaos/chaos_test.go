@@ -2,13 +2,15 @@
 // points of a sign-in and webhook workload, on SQLite and on PostgreSQL, and
 // proves that no event is lost or duplicated, no challenge is left half-done,
 // every acknowledged write survives and every counter agrees after the
-// restarts (security.md R-WH-8, R-REL-2; checklist 69–71).
+// restarts (security.md R-WH-8, R-REL-2; checklist 69–71). A second test
+// cuts off one delivery's attempts four times in a row, as a crash-looping
+// server would.
 //
 // It takes minutes, so it runs only when GATEHOUSE_CHAOS_KILLS is set (kill
 // points per engine):
 //
-//	GATEHOUSE_CHAOS_KILLS=20 go test ./e2e/chaos -run Chaos -v                  # .ci/run
-//	GATEHOUSE_CHAOS_KILLS=100 go test ./e2e/chaos -run Chaos -v -timeout 60m    # the long run
+//	GATEHOUSE_CHAOS_KILLS=20 go test ./e2e/chaos -run Chaos -v -parallel 4                  # .ci/run
+//	GATEHOUSE_CHAOS_KILLS=100 go test ./e2e/chaos -run Chaos -v -parallel 4 -timeout 60m    # the long run
 //
 // Each run prints its seed; GATEHOUSE_CHAOS_SEED=N replays its random choices
 // (kill kinds and delays, the workload's flows). The interleaving of
@@ -77,22 +79,16 @@ const (
 )
 
 func TestChaos(t *testing.T) {
-	raw := os.Getenv(envKills)
-	if raw == "" {
-		t.Skipf("%s is not set: the chaos test runs in .ci/run and on demand (CONTRIBUTING.md)", envKills)
-	}
-	kills, err := strconv.Atoi(raw)
-	if err != nil || kills < 2 {
-		t.Fatalf("%s=%q: want the number of kill points per engine, at least 2 (the first start and one under load)", envKills, raw)
-	}
+	kills := chaosKills(t)
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(envSeed); s != "" {
+		var err error
 		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
 			t.Fatalf("%s=%q: want an unsigned integer", envSeed, s)
 		}
 	}
 	t.Logf("seed %d; replay with %s=%d %s=%d", seed, envSeed, seed, envKills, kills)
-	bin := build(t)
+	t.Parallel()
 	for i, kind := range []string{store.SQLite, store.Postgres} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -101,24 +97,60 @@ func TestChaos(t *testing.T) {
 				// Skipped without GATEHOUSE_TEST_POSTGRES_URL, failed in CI.
 				dbURL = storetest.EmptyPostgresURL(t)
 			}
-			runChaos(t, bin, dbURL, kills, seed+uint64(i))
+			runChaos(t, dbURL, kills, seed+uint64(i))
 		})
 	}
 }
 
-// build compiles the real binary.
-func build(t *testing.T) string {
+// chaosKills returns the kill points per engine the run asks for, and skips
+// the test when it asks for none.
+func chaosKills(t *testing.T) int {
 	t.Helper()
+	raw := os.Getenv(envKills)
+	if raw == "" {
+		t.Skipf("%s is not set: the chaos tests run in .ci/run and on demand (CONTRIBUTING.md)", envKills)
+	}
+	kills, err := strconv.Atoi(raw)
+	if err != nil || kills < 2 {
+		t.Fatalf("%s=%q: want the number of kill points per engine, at least 2 (the first start and one under load)", envKills, raw)
+	}
+	return kills
+}
+
+// bin is the binary under test, built once by TestMain when the chaos
+// tests run.
+var bin string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		if os.Getenv(envKills) != "" {
+			dir, err := os.MkdirTemp("", "gatehouse-chaos-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			defer os.RemoveAll(dir)
+			if bin, err = build(dir); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		return m.Run()
+	}())
+}
+
+// build compiles the real binary into dir.
+func build(dir string) (string, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("the go command is needed to build the binary: %v", err)
+		return "", fmt.Errorf("the go command is needed to build the binary: %w", err)
 	}
-	out := filepath.Join(t.TempDir(), "gatehouse")
+	out := filepath.Join(dir, "gatehouse")
 	cmd := exec.Command(gobin, "build", "-o", out, "github.com/gatehouse-auth/gatehouse/cmd/gatehouse")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+		return "", fmt.Errorf("go build: %w\n%s", err, b)
 	}
-	return out
+	return out, nil
 }
 
 // environ is the child's environment: this one without any GATEHOUSE_
@@ -147,7 +179,7 @@ const (
 	firstStart  = "first start"  // while the very first process migrates and bootstraps
 )
 
-func runChaos(t *testing.T, bin, dbURL string, kills int, seed uint64) {
+func runChaos(t *testing.T, dbURL string, kills int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	env := environ(dbURL)
@@ -168,7 +200,7 @@ func runChaos(t *testing.T, bin, dbURL string, kills int, seed uint64) {
 	// Setup, not killed: the dev app, a short magic-link lifetime, the
 	// endpoints (every event type) and a link that is never opened.
 	c.start()
-	fx := setup(t, c, bin, dir, env, rcv)
+	fx := setup(t, c, dir, env, rcv)
 	l := newLedger()
 	l.users[fx.sentinelUser] = fx.sentinelIdent
 	l.sends[fx.sentinelIdent] = &fx.sentinelSend
@@ -253,14 +285,16 @@ type fixture struct {
 	sentinelSend    rate
 }
 
-func setup(t *testing.T, c *cluster, bin, dir string, env []string, rcv *receiver) fixture {
+// bootstrap is what a dev server's first start made: DATA_DIR/bootstrap.json.
+type bootstrap struct {
+	WorkspaceID string `json:"workspace_id"`
+	AppID       string `json:"app_id"`
+	APISecret   string `json:"api_secret"`
+}
+
+func readBootstrap(t *testing.T, dir string) bootstrap {
 	t.Helper()
-	base := c.current().base
-	var b struct {
-		WorkspaceID string `json:"workspace_id"`
-		AppID       string `json:"app_id"`
-		APISecret   string `json:"api_secret"`
-	}
+	var b bootstrap
 	raw, err := os.ReadFile(filepath.Join(dir, "bootstrap.json"))
 	if err == nil {
 		err = json.Unmarshal(raw, &b)
@@ -268,6 +302,13 @@ func setup(t *testing.T, c *cluster, bin, dir string, env []string, rcv *receive
 	if err != nil || b.AppID == "" || b.APISecret == "" {
 		t.Fatalf("bootstrap.json = %s, %v", raw, err)
 	}
+	return b
+}
+
+func setup(t *testing.T, c *cluster, dir string, env []string, rcv *receiver) fixture {
+	t.Helper()
+	base := c.current().base
+	b := readBootstrap(t, dir)
 	// A workspace secret, from the command line, to change the app's settings.
 	cmd := exec.Command(bin, "secrets", "create", "--workspace", b.WorkspaceID, "--dev", "--data-dir", dir)
 	cmd.Env = env
