@@ -94,7 +94,7 @@ func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType str
 		if err := tx.InsertWebhookDelivery(ctx, d); err != nil {
 			return nil, err
 		}
-		if err := e.enqueue(ctx, tx, d.ID, d.MaxAttempts); err != nil {
+		if err := e.enqueue(ctx, tx, d.ID); err != nil {
 			return nil, err
 		}
 		ids = append(ids, d.ID)
@@ -102,13 +102,18 @@ func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType str
 	return ids, nil
 }
 
-// crashHeadroom gives River spare runs of a delivery job: River discards a
-// job whose last run was cut off by a crash, so without them a delivery
-// killed during its last attempt would stay "processing" forever. The worker
-// decides when a delivery is final from the delivery's own attempt count.
-const crashHeadroom = 3
+// jobMaxAttempts is how many runs River allows a delivery job. When a run
+// is cut off by a crash, River's rescuer retries the job only while it has
+// runs left and otherwise discards it without calling the worker, which
+// would leave the delivery "processing" for good, where it cannot even be
+// redelivered. A crash-looping server can cut off any number of runs, so the
+// cap is far beyond a delivery's own attempts (at most 11): the worker alone
+// decides when a delivery is final, from the delivery's attempt count, and
+// the cap only ends a job that keeps failing before it can attempt anything
+// (its backoff reaches 24 h long before).
+const jobMaxAttempts = 1000
 
-func (e *Emitter) enqueue(ctx context.Context, tx *store.Tx, deliveryID string, maxAttempts int) error {
+func (e *Emitter) enqueue(ctx context.Context, tx *store.Tx, deliveryID string) error {
 	return e.queue.InsertTx(ctx, tx, DeliverArgs{DeliveryID: deliveryID},
-		&river.InsertOpts{Queue: QueueName, MaxAttempts: maxAttempts + crashHeadroom})
+		&river.InsertOpts{Queue: QueueName, MaxAttempts: jobMaxAttempts})
 }

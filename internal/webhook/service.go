@@ -434,7 +434,7 @@ func (s *Service) Redeliver(ctx context.Context, p access.Principal, appID, id, 
 		if err := tx.ResetDelivery(ctx, d.ID, ep.RetryLimit+1, s.clock()); err != nil {
 			return err
 		}
-		return s.emitter.enqueue(ctx, tx, d.ID, ep.RetryLimit+1)
+		return s.emitter.enqueue(ctx, tx, d.ID)
 	})
 	if err != nil {
 		return Delivery{}, err
