@@ -112,21 +112,27 @@ func checkBaseURL(s string, noTrailingSlash bool) error {
 	if s == "" {
 		return errors.New("must not be empty")
 	}
+	// A value with user information may hold a password (sms.http_url), so
+	// it is never quoted, not even when it does not parse.
+	shown := strconv.Quote(s)
+	if strings.Contains(s, "@") {
+		shown = "the URL"
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a valid URL", s)
+		return fmt.Errorf("%s is not a valid URL", shown)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q must start with http:// or https://", s)
+		return fmt.Errorf("%s must start with http:// or https://", shown)
 	case u.Host == "":
-		return fmt.Errorf("%q has no host", s)
+		return fmt.Errorf("%s has no host", shown)
 	case u.User != nil:
 		return errors.New("must not contain user information")
 	case strings.ContainsAny(s, "?#"):
-		return fmt.Errorf("%q must not have a query or fragment", s)
+		return fmt.Errorf("%s must not have a query or fragment", shown)
 	case noTrailingSlash && strings.HasSuffix(s, "/"):
-		return fmt.Errorf("%q must not end with a slash", s)
+		return fmt.Errorf("%s must not end with a slash", shown)
 	}
 	return nil
 }
