@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -344,10 +345,12 @@ func checkOrigin(field, v string) (string, error) {
 
 // checkURL requires an absolute http(s) URL of at most 2048 characters, as
 // stored: escaping can lengthen it, and a stored value must validate again.
+// The query is kept as written, so white space in it (which would break the
+// link in a message, and a trailing one was trimmed on the next write) is refused.
 func checkURL(field, v string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(v))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || len(v) > 2048 ||
-		len(u.String()) > 2048 {
+		len(u.String()) > 2048 || strings.IndexFunc(u.RawQuery, unicode.IsSpace) >= 0 {
 		return "", errs.Invalidf(field, "must be an absolute http or https URL")
 	}
 	return u.String(), nil

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 )
@@ -56,8 +57,9 @@ func FuzzCheckOrigin(f *testing.F) {
 }
 
 // FuzzCheckURL checks the app URL settings (login_url, callback_url, logos):
-// an accepted value is an absolute http(s) URL with a host and no user
-// information, and what is stored validates again unchanged, so that reading
+// an accepted value is an absolute http(s) URL with a host, no user
+// information and no white space (it goes into links in messages), and what
+// is stored validates again unchanged, so that reading
 // an app's settings and writing them back always works.
 func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{
@@ -79,8 +81,9 @@ func FuzzCheckURL(f *testing.F) {
 			return
 		}
 		u, err := url.Parse(got)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
-			t.Fatalf("checkURL(%q) = %q; want an absolute http(s) URL without user information", v, got)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" ||
+			strings.IndexFunc(got, unicode.IsSpace) >= 0 || len(got) > 2048 {
+			t.Fatalf("checkURL(%q) = %q; want an absolute http(s) URL without user information or white space", v, got)
 		}
 		if again, err := checkURL("login_url", got); err != nil || again != got {
 			t.Fatalf("checkURL(%q) = %q, %v; want it stable (from %q)", got, again, err, v)
