@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 )
 
 // Validate checks every setting in table order and returns a *SettingError
@@ -112,21 +114,27 @@ func checkBaseURL(s string, noTrailingSlash bool) error {
 	if s == "" {
 		return errors.New("must not be empty")
 	}
+	// A value with user information may hold a password (sms.http_url), so
+	// it is never quoted, not even when it does not parse.
+	shown := strconv.Quote(s)
+	if strings.Contains(s, "@") {
+		shown = "the URL"
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a valid URL", s)
+		return fmt.Errorf("%s is not a valid URL", shown)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q must start with http:// or https://", s)
+		return fmt.Errorf("%s must start with http:// or https://", shown)
 	case u.Host == "":
-		return fmt.Errorf("%q has no host", s)
+		return fmt.Errorf("%s has no host", shown)
 	case u.User != nil:
 		return errors.New("must not contain user information")
 	case strings.ContainsAny(s, "?#"):
-		return fmt.Errorf("%q must not have a query or fragment", s)
+		return fmt.Errorf("%s must not have a query or fragment", shown)
 	case noTrailingSlash && strings.HasSuffix(s, "/"):
-		return fmt.Errorf("%q must not end with a slash", s)
+		return fmt.Errorf("%s must not end with a slash", shown)
 	}
 	return nil
 }
@@ -191,21 +199,10 @@ func durationRange(d, lo, hi time.Duration) error {
 	return nil
 }
 
-// checkRule accepts a rate-limit rule: "off", "0" or "N/PERIOD" with N >= 1
-// and a positive Go duration (5/10m, 30/1h).
+// checkRule accepts what the server will parse: ratelimit.ParseRule's
+// "N/PERIOD" (5/10m, 30/1h; N up to 10^9, PERIOD whole milliseconds) or off.
+// A second parser here accepted "5/1ns", which then stopped `serve`.
 func checkRule(s string) error {
-	if s == "off" || s == "0" {
-		return nil
-	}
-	n, period, ok := strings.Cut(s, "/")
-	if !ok {
-		return fmt.Errorf("must be N/PERIOD (e.g. 5/10m) or off")
-	}
-	if v, err := strconv.Atoi(n); err != nil || v < 1 {
-		return fmt.Errorf("must be N/PERIOD with N a positive integer")
-	}
-	if d, err := time.ParseDuration(period); err != nil || d <= 0 {
-		return fmt.Errorf("must be N/PERIOD with PERIOD a duration such as 10m")
-	}
-	return nil
+	_, err := ratelimit.ParseRule(s)
+	return err
 }

@@ -337,6 +337,8 @@ func testBadText(t *testing.T, e *env) {
 		{name: "NUL in a filter", method: "GET", path: users + "?email=%00", headers: auth, wantStatus: 400, wantCode: "invalid_request"},
 		{name: "invalid UTF-8 in a lookup", method: "GET", path: "/v1/auth/" + e.app.ID + "/users?user_id=%ff", wantStatus: 400,
 			wantCode: "invalid_request"},
+		{name: "NUL in a lookup behind a semicolon", method: "GET", path: "/v1/auth/" + e.app.ID + "/users?user_id=%00;x",
+			wantStatus: 400, wantCode: "invalid_request"},
 		{name: "NUL in user_meta", method: "POST", path: users, headers: auth,
 			body: `{"identifier":"nul@example.com","user_meta":{"first_name":"a\u0000b"}}`, wantStatus: 400, wantCode: "invalid_request"},
 		{name: "an escaped backslash before u0000 is text", method: "POST", path: users, headers: auth,

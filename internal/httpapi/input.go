@@ -22,19 +22,16 @@ const msgBadText = "text must be valid UTF-8 without NUL characters"
 // cleanText reports whether s is valid UTF-8 without NUL.
 func cleanText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// cleanQuery reports whether every decoded query key and value is clean text.
-// A query that does not parse is left to the operation to refuse.
+// cleanQuery reports whether every query key and value is clean text, as
+// huma reads them: pairs split on "&" only and unescaped one by one.
+// url.ParseQuery skips a pair holding ";", which huma still reads, so
+// "?user_id=%00;x" passed a check built on it and reached the database.
 func cleanQuery(raw string) bool {
-	if raw == "" {
-		return true
-	}
-	q, _ := url.ParseQuery(raw)
-	for k, vs := range q {
-		if !cleanText(k) {
-			return false
-		}
-		for _, v := range vs {
-			if !cleanText(v) {
+	for pair := range strings.SplitSeq(raw, "&") {
+		k, v, _ := strings.Cut(pair, "=")
+		for _, s := range []string{k, v} {
+			// A part that does not unescape is read as empty.
+			if d, err := url.QueryUnescape(s); !cleanText(s) || err == nil && !cleanText(d) {
 				return false
 			}
 		}

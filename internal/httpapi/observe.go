@@ -201,9 +201,12 @@ func printable(v string, n int) string {
 	return string(out)
 }
 
+// trusted reports whether a (unmapped) is a configured proxy. An IPv4
+// address also matches a prefix written in IPv4-mapped form
+// (::ffff:10.0.0.0/104), which would otherwise never match.
 func (s *Server) trusted(a netip.Addr) bool {
 	for _, p := range s.TrustedProxies {
-		if p.Contains(a) {
+		if p.Contains(a) || a.Is4() && p.Contains(netip.AddrFrom16(a.As16())) {
 			return true
 		}
 	}

@@ -6,8 +6,6 @@ type dialect struct {
 	name string
 	// gooseDialect is the migration library's name for the engine.
 	gooseDialect string
-	// caseInsensitiveLike is the operator for case-insensitive LIKE.
-	caseInsensitiveLike string
 	// rotateRefresh spends a refresh token and inserts its successor in one
 	// statement (PostgreSQL's data-modifying CTE); SQLite has no such CTE and
 	// runs the two statements in a transaction instead (see RotateRefreshToken).
@@ -36,17 +34,15 @@ func (d *dialect) forShareOf(table string) string {
 
 var (
 	sqliteDialect = dialect{
-		name:                SQLite,
-		gooseDialect:        "sqlite3",
-		caseInsensitiveLike: "LIKE", // SQLite's LIKE folds ASCII case already
-		forUpdate:           "",
+		name:         SQLite,
+		gooseDialect: "sqlite3",
+		forUpdate:    "",
 	}
 	postgresDialect = dialect{
-		name:                Postgres,
-		gooseDialect:        "postgres",
-		caseInsensitiveLike: "ILIKE",
-		forUpdate:           " FOR NO KEY UPDATE",
-		forShare:            " FOR SHARE",
+		name:         Postgres,
+		gooseDialect: "postgres",
+		forUpdate:    " FOR NO KEY UPDATE",
+		forShare:     " FOR SHARE",
 		rotateRefresh: `WITH spent AS (
 			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL
 			RETURNING session_id)

@@ -132,7 +132,9 @@ func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, l
 		add("id = ?", f.ID)
 	}
 	if f.Email != "" {
-		add("email "+q.d.caseInsensitiveLike+" ?", "%"+escapeLike(f.Email)+"%")
+		// ASCII case only, on both engines: PostgreSQL's ILIKE also folded
+		// look-alikes such as the Kelvin sign onto k, which SQLite did not.
+		add("LOWER(email) LIKE ?", "%"+escapeLike(asciiLower(f.Email))+"%")
 		where[len(where)-1] += ` ESCAPE '\'`
 	}
 	if f.Phone != "" {
@@ -215,6 +217,16 @@ func (q Queries) GetInvitationByHash(ctx context.Context, hash string) (Invitati
 		&inv.ExpiresAt, &inv.UsedAt, &inv.CreatedAt)
 	inv.ExpiresAt, inv.UsedAt, inv.CreatedAt = inv.ExpiresAt.UTC(), utcPtr(inv.UsedAt), inv.CreatedAt.UTC()
 	return inv, err
+}
+
+// asciiLower folds A-Z only (stored e-mail addresses are lower-case ASCII).
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
 
 func escapeLike(s string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -333,17 +334,23 @@ func checkIdentifierKinds(field string, in []string) ([]string, error) {
 func checkOrigin(field, v string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(v))
 	// Hostname, not Host: "https://:443" has a host of ":443" but no host name.
+	// A zone ("[fe80::1%25eth0]") is no part of any browser's Origin, and would
+	// be stored unescaped as a value that no longer parses.
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Host, "%") {
 		return "", errs.Invalidf(field, "must be an origin such as https://app.example.com")
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host), nil
 }
 
-// checkURL requires an absolute http(s) URL.
+// checkURL requires an absolute http(s) URL of at most 2048 characters, as
+// stored: escaping can lengthen it, and a stored value must validate again.
+// The query is kept as written, so white space in it (which would break the
+// link in a message, and a trailing one was trimmed on the next write) is refused.
 func checkURL(field, v string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || len(v) > 2048 {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || len(v) > 2048 ||
+		len(u.String()) > 2048 || strings.IndexFunc(u.RawQuery, unicode.IsSpace) >= 0 {
 		return "", errs.Invalidf(field, "must be an absolute http or https URL")
 	}
 	return u.String(), nil
