@@ -210,14 +210,27 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		if !won {
 			return ErrInvalidCode
 		}
-		streak, err := tx.CodeFailureStreak(ctx, userID)
+		// One statement reads both limits a right code must pass.
+		streak, fromSource, err := tx.CodeFailureState(ctx, userID, c.IP, now.Add(-codeFailureWindow))
 		if err != nil {
 			return err
 		}
-		if err := s.codeLimits(ctx, tx, userID, c.IP, now, streak, 0); err != nil {
+		switch {
+		case s.limits.CodeLockAfter > 0 && streak >= s.limits.CodeLockAfter:
+			return ErrCodeEntryLocked
+		case s.limits.CodeFailuresPerHour > 0 && fromSource >= s.limits.CodeFailuresPerHour:
+			return ErrTooManyAttempts
+		}
+		u, err := s.verifyContact(ctx, tx, app, ch, now, ErrInvalidCode, nil)
+		if err != nil {
 			return err
 		}
-		out, err = s.signInVerified(ctx, tx, app, ch, MethodOTP, now, c, ErrInvalidCode)
+		if streak > 0 { // the sign-in ends the streak; most have none to end
+			if err := tx.EndCodeFailureStreak(ctx, userID); err != nil {
+				return err
+			}
+		}
+		out, err = s.newSession(ctx, tx, app, u, MethodOTP, c)
 		return err
 	})
 	return out, err

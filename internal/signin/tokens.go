@@ -46,14 +46,19 @@ const (
 )
 
 // startSession creates a session for a user and its first tokens, inside tx.
-// Every sign-in, whatever its method, comes through here.
+// Every sign-in, whatever its method, comes through here (or, when it knows
+// the user has no streak of wrong codes, newSession): a sign-in by any
+// method ends that streak, and with it a lock of code entry.
 func (s *Service) startSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method string, c Client) (TokenSet, error) {
-	now := s.clock()
-	// A sign-in by any method ends the user's streak of wrong codes, and
-	// with it a lock of code entry.
 	if err := tx.EndCodeFailureStreak(ctx, u.ID); err != nil {
 		return TokenSet{}, err
 	}
+	return s.newSession(ctx, tx, app, u, method, c)
+}
+
+// newSession creates the session and its first tokens, inside tx.
+func (s *Service) newSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method string, c Client) (TokenSet, error) {
+	now := s.clock()
 	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: method, UserAgent: truncate(c.UserAgent, 512),
 		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime)}
 	if err := tx.CreateSession(ctx, sess); err != nil {

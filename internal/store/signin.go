@@ -370,6 +370,16 @@ func (q Queries) CodeFailuresFrom(ctx context.Context, appUserID, source string,
 	return n, err
 }
 
+// CodeFailureState reads, in one statement, a user's streak of wrong codes
+// since their last sign-in and their wrong codes from source entered after
+// since: what a right code is checked against.
+func (q Queries) CodeFailureState(ctx context.Context, appUserID, source string, since time.Time) (streak, fromSource int, err error) {
+	err = q.r.queryRow(ctx, `SELECT COALESCE((SELECT failures FROM code_failure_streaks WHERE app_user_id = $1), 0),
+		(SELECT COUNT(*) FROM code_failures WHERE app_user_id = $1 AND source = $2 AND created_at > $3)`,
+		appUserID, source, ts(since)).Scan(&streak, &fromSource)
+	return streak, fromSource, err
+}
+
 // CodeFailureStreak is a user's count of wrong codes since their last sign-in.
 func (q Queries) CodeFailureStreak(ctx context.Context, appUserID string) (int, error) {
 	var n int
