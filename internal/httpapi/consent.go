@@ -9,7 +9,10 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
@@ -87,6 +90,15 @@ func (s *Server) magicLinkDecide(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "denied", Title: "Request denied", App: app})
 	}
+}
+
+// pageOp documents a page's other answers, which are pages too.
+func pageOp(o huma.Operation, answers map[int]string) huma.Operation {
+	for status, desc := range answers {
+		o.Responses[strconv.Itoa(status)] = &huma.Response{Description: desc,
+			Content: map[string]*huma.MediaType{"text/html": {}}}
+	}
+	return o
 }
 
 // consentForm reports whether r is the consent page's form post, the one
