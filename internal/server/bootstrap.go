@@ -55,20 +55,11 @@ func (s *Server) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 		return out, fmt.Errorf("dev bootstrap: %w", err)
 	}
 	if err != nil {
-		nw, err := s.Tenants.CreateWorkspace(ctx, op, tenant.WorkspaceInput{Name: "Default", OwnerEmail: "dev@localhost.localdomain", OwnerName: "Developer"})
-		if err != nil {
+		// A first start cut off part-way (a crash between two of these
+		// steps) left what it made: find it by slug rather than make it again.
+		if st, err = s.devWorkspaceAndApp(ctx, op); err != nil {
 			return out, fmt.Errorf("dev bootstrap: %w", err)
 		}
-		name, origin := "Demo", "http://localhost:3000"
-		schema := appuser.Schema{
-			{ID: "first_name", Name: "First name", FieldName: "first_name", FieldType: appuser.FieldString, VisibleProfile: true, VisibleRegistration: true},
-			{ID: "last_name", Name: "Last name", FieldName: "last_name", FieldType: appuser.FieldString, VisibleProfile: true, VisibleRegistration: true},
-		}
-		app, err := s.Tenants.CreateApp(ctx, op, nw.Workspace.ID, tenant.AppSettings{Name: &name, Origin: &origin, LoginURL: &origin, MetaSchema: &schema})
-		if err != nil {
-			return out, fmt.Errorf("dev bootstrap: %w", err)
-		}
-		st = bootstrapState{WorkspaceID: nw.Workspace.ID, AppID: app.ID}
 	}
 	out.WorkspaceID, out.AppID = st.WorkspaceID, st.AppID
 
@@ -97,6 +88,48 @@ func (s *Server) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 		return out, fmt.Errorf("dev bootstrap: %w", err)
 	}
 	return out, writeFile0600(path, out)
+}
+
+// devWorkspaceAndApp finds or creates workspace "Default" and its app "Demo".
+func (s *Server) devWorkspaceAndApp(ctx context.Context, op access.Principal) (bootstrapState, error) {
+	var st bootstrapState
+	views, err := s.Tenants.ListWorkspaces(ctx, op)
+	if err != nil {
+		return st, err
+	}
+	for _, v := range views {
+		if v.Slug == "default" {
+			st.WorkspaceID = v.ID
+		}
+	}
+	if st.WorkspaceID == "" {
+		nw, err := s.Tenants.CreateWorkspace(ctx, op, tenant.WorkspaceInput{Name: "Default", OwnerEmail: "dev@localhost.localdomain", OwnerName: "Developer"})
+		if err != nil {
+			return st, err
+		}
+		st.WorkspaceID = nw.Workspace.ID
+	}
+	apps, err := s.Tenants.ListApps(ctx, op, st.WorkspaceID)
+	if err != nil {
+		return st, err
+	}
+	for _, a := range apps {
+		if a.Slug == "demo" {
+			st.AppID = a.ID
+			return st, nil
+		}
+	}
+	name, origin := "Demo", "http://localhost:3000"
+	schema := appuser.Schema{
+		{ID: "first_name", Name: "First name", FieldName: "first_name", FieldType: appuser.FieldString, VisibleProfile: true, VisibleRegistration: true},
+		{ID: "last_name", Name: "Last name", FieldName: "last_name", FieldType: appuser.FieldString, VisibleProfile: true, VisibleRegistration: true},
+	}
+	app, err := s.Tenants.CreateApp(ctx, op, st.WorkspaceID, tenant.AppSettings{Name: &name, Origin: &origin, LoginURL: &origin, MetaSchema: &schema})
+	if err != nil {
+		return st, err
+	}
+	st.AppID = app.ID
+	return st, nil
 }
 
 // writeFile0600 replaces path atomically with v as JSON, readable only by its owner.

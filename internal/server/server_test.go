@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // TestServeAnswers: the assembled system serves its API on both engines,
@@ -153,4 +154,36 @@ func TestListenRefusesATakenMetricsAddress(t *testing.T) {
 	} else {
 		_ = ln.Close()
 	}
+}
+
+// TestDevBootstrapAfterACutOffFirstStart: a first start in development mode
+// killed after it made the workspace (and then the app) but before it
+// recorded them starts again, reusing what it made, instead of failing on
+// the taken slug (found by e2e/chaos on PostgreSQL).
+func TestDevBootstrapAfterACutOffFirstStart(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		op := servertest.Operator
+		nw, err := sys.Tenants.CreateWorkspace(ctx, op, tenant.WorkspaceInput{Name: "Default", OwnerEmail: "dev@localhost.localdomain", OwnerName: "Developer"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := sys.DevBootstrap(ctx)
+		if err != nil || first.WorkspaceID != nw.Workspace.ID || first.AppID == "" || first.APISecret == "" {
+			t.Fatalf("DevBootstrap after a cut-off workspace = %+v, %v; want workspace %s reused, an app and a secret",
+				first, err, nw.Workspace.ID)
+		}
+		// Cut off after the app too: the record is gone, the app stays.
+		if err := sys.DB.PutState(ctx, "dev_bootstrap", "{}", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := sys.DevBootstrap(ctx)
+		if err != nil || again.WorkspaceID != first.WorkspaceID || again.AppID != first.AppID {
+			t.Fatalf("DevBootstrap again = %+v, %v; want the same workspace and app as %+v", again, err, first)
+		}
+		apps, err := sys.Tenants.ListApps(ctx, op, first.WorkspaceID)
+		if err != nil || len(apps) != 1 {
+			t.Errorf("apps = %d, %v; want the one Demo app", len(apps), err)
+		}
+	})
 }
