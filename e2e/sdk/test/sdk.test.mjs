@@ -263,6 +263,10 @@ test("step 3: OTP sign-up, wrong code, verifyOtp, signInWithTokenPayload (C7, A3
 test("step 3: signInOrUp sends e-mail identifiers of an OTP app to /otps/login", async () => {
   const otp = await otpApp();
   const { c } = newClient(otp.id);
+  // The client loads the app's data in the background at construction, and
+  // signInOrUp reads it without waiting (a race in the SDK that a busy CI
+  // machine lost once): wait for it, as an app's first render does.
+  ok(await c.getAppData(), "getAppData");
   const id = email("either");
   const mark = await gh.outboxMark(id);
   const otpBefore = callsTo("POST", "/otps/login").length;
