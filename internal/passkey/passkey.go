@@ -285,7 +285,7 @@ func (rp *RP) FinishRegistration(u User, state []byte, r Registration) (Credenti
 		return Credential{}, err
 	}
 	out := Credential{ID: c.ID, Record: record, AttestationFormat: c.AttestationFormat,
-		Attachment: attachment(string(c.Authenticator.Attachment), r.parsed.Response.Transports),
+		Attachment:     attachment(string(c.Authenticator.Attachment), r.parsed.Response.Transports),
 		BackupEligible: c.Flags.BackupEligible, BackedUp: c.Flags.BackupState, SignCount: c.Authenticator.SignCount}
 	for _, t := range r.parsed.Response.Transports {
 		out.Transports = append(out.Transports, string(t))

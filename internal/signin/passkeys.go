@@ -103,7 +103,7 @@ func (s *Service) passkeyUser(ctx context.Context, q store.Queries, u store.AppU
 }
 
 // beginRegistration makes creation options for u and stores the ceremony.
-func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.AppUser) (PasskeyOptions, error) {
+func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.AppUser, kind string) (PasskeyOptions, error) {
 	rp, err := s.relyingParty(app)
 	if err != nil {
 		return PasskeyOptions{}, err
@@ -116,7 +116,7 @@ func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	if err := s.storeCeremony(ctx, app, u.ID, store.CeremonyRegister, cer); err != nil {
+	if err := s.storeCeremony(ctx, app, u.ID, kind, cer); err != nil {
 		return PasskeyOptions{}, err
 	}
 	return PasskeyOptions{Options: opts, UserVerification: rp.UserVerification()}, nil
@@ -148,14 +148,14 @@ func (s *Service) takeCeremony(ctx context.Context, app store.App, challenge, ki
 // the caller has.
 func (s *Service) BeginDeviceRegistration(ctx context.Context, app store.App, caller Caller) (_ PasskeyOptions, err error) {
 	defer errs.Wrap(&err, "begin passkey registration")
-	return s.beginRegistration(ctx, app, caller.User)
+	return s.beginRegistration(ctx, app, caller.User, store.CeremonyRegister)
 }
 
 // FinishDeviceRegistration verifies the browser's answer to the caller's
 // registration ceremony and stores the passkey.
 func (s *Service) FinishDeviceRegistration(ctx context.Context, app store.App, caller Caller, body []byte, c Client) (_ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey registration")
-	return s.finishRegistration(ctx, app, caller.User.ID, body, c)
+	return s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c)
 }
 
 // BeginSignupRegistration is the seed's register/initialize (interface
@@ -173,7 +173,7 @@ func (s *Service) BeginSignupRegistration(ctx context.Context, p access.Principa
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	out, err := s.beginRegistration(ctx, app, row)
+	out, err := s.beginRegistration(ctx, app, row, store.CeremonySignup)
 	out.MetaErrors = metaErrs
 	return out, err
 }
@@ -182,7 +182,7 @@ func (s *Service) BeginSignupRegistration(ctx context.Context, p access.Principa
 // register/initialize ceremony, stores the passkey and signs the new user in.
 func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, _ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-up")
-	pk, err := s.finishRegistration(ctx, app, "", body, c)
+	pk, err := s.finishRegistration(ctx, app, "", store.CeremonySignup, body, c)
 	if err != nil {
 		return TokenSet{}, Passkey{}, err
 	}
@@ -205,14 +205,14 @@ func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, b
 }
 
 // finishRegistration verifies a registration answer for the ceremony it
-// signed (which must be userID's, when userID is set) and stores the
-// passkey with the user's new webauthn state and a user.updated event.
-func (s *Service) finishRegistration(ctx context.Context, app store.App, userID string, body []byte, c Client) (Passkey, error) {
+// signed (of kind, and userID's when userID is set) and stores the passkey
+// with the user's new webauthn state and a user.updated event.
+func (s *Service) finishRegistration(ctx context.Context, app store.App, userID, kind string, body []byte, c Client) (Passkey, error) {
 	reg, err := passkey.ParseRegistration(body)
 	if err != nil {
 		return Passkey{}, s.refuseRegistration(ctx, app, userID, err)
 	}
-	cer, ok, err := s.takeCeremony(ctx, app, reg.Challenge, store.CeremonyRegister)
+	cer, ok, err := s.takeCeremony(ctx, app, reg.Challenge, kind)
 	if err != nil {
 		return Passkey{}, err
 	}

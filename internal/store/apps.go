@@ -34,8 +34,8 @@ type App struct {
 	WebauthnRPID             string
 	WebauthnUserVerification string
 	WebauthnAttestation      string
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
 }
 
 const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login_url, callback_url, logo, logo_dark,

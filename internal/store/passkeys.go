@@ -170,7 +170,8 @@ type PasskeyCeremony struct {
 
 // Ceremony kinds.
 const (
-	CeremonyRegister = "register"
+	CeremonyRegister = "register" // adding a passkey to a signed-in user's account
+	CeremonySignup   = "signup"   // the first passkey of a user a backend created
 	CeremonyLogin    = "login"
 )
 

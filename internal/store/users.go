@@ -65,10 +65,10 @@ type AppUser struct {
 	// WebauthnTypes are the attachments of the user's passkeys ("platform",
 	// "cross-platform"), kept with WebauthnEnabled by the passkey statements.
 	WebauthnTypes []string
-	Meta            []byte // JSON object
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	LastUsedAt      *time.Time
+	Meta          []byte // JSON object
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	LastUsedAt    *time.Time
 }
 
 // App-user statuses.

@@ -18,7 +18,7 @@ const (
 	// webauthn) succeeded or was refused.
 	ChallengeCompleted = "challenge.completed"
 	ChallengeFailed    = "challenge.failed"
-	WebhookTest           = "webhook.test"
+	WebhookTest        = "webhook.test"
 )
 
 // Verification outcomes: the event type is "verification.{email|sms}.{outcome}".
