@@ -316,6 +316,18 @@ async function signedInUser(p) {
 const calls = (ctx, method, suffix, from = 0) =>
   seen.slice(from).filter((c) => c.ctx === ctx && c.method === method && c.path.endsWith(suffix));
 
+/**
+ * statuses waits until `want.length` responses to method+suffix were seen
+ * since `from` (Playwright reports a response a moment after the page may
+ * have used it), then returns the statuses of all of them.
+ */
+async function statuses(ctx, method, suffix, from, want) {
+  if (want.length > 0) {
+    await waitFor(() => calls(ctx, method, suffix, from).length >= want.length, { what: `${want.length} ${method} ${suffix}` });
+  }
+  return calls(ctx, method, suffix, from).map((c) => c.status);
+}
+
 const rejections = (p) => p.page.evaluate(() => window.__rejections.slice());
 
 // --- the steps ----------------------------------------------------------------
@@ -359,8 +371,8 @@ test("device 1: addDevice registers a passkey in the virtual authenticator; GET 
   const from = seen.length;
 
   const device = ok(await sdk(p, "addDevice"), "addDevice", p);
-  assert.equal(calls("device1", "POST", "/devices/register", from).at(-1)?.status, 200);
-  assert.equal(calls("device1", "POST", "/devices/finalize", from).at(-1)?.status, 200);
+  assert.deepEqual(await statuses("device1", "POST", "/devices/register", from, [200]), [200]);
+  assert.deepEqual(await statuses("device1", "POST", "/devices/finalize", from, [200]), [200]);
 
   const creds = await credentials(p);
   assert.equal(creds.length, 1, "one credential in the authenticator");
@@ -414,10 +426,8 @@ test("device 1: signOut, then signIn(identifier) takes the passkey path (no mess
   const res = await sdk(p, "signIn", EMAIL);
   ok(res, "signIn (passkey)", p);
   assert.equal(res.data, null, "the passkey path returns no polling data");
-  const init = calls("device1", "POST", "/webauthn/login/initialize", from);
-  const fin = calls("device1", "POST", "/webauthn/login/finalize", from);
-  assert.deepEqual(init.map((c) => c.status), [200], "one /webauthn/login/initialize");
-  assert.deepEqual(fin.map((c) => c.status), [200], "one /webauthn/login/finalize");
+  assert.deepEqual(await statuses("device1", "POST", "/webauthn/login/initialize", from, [200]), [200], "one /webauthn/login/initialize");
+  assert.deepEqual(await statuses("device1", "POST", "/webauthn/login/finalize", from, [200]), [200], "one /webauthn/login/finalize");
   assert.equal(calls("device1", "POST", "/magic_links/login", from).length, 0);
   assert.equal(calls("device1", "POST", "/otps/login", from).length, 0);
 
@@ -458,9 +468,9 @@ test("device 2 (no credential): signIn falls back to a magic link, then (OTP app
   let from = seen.length;
   let res = await sdk(p, "signIn", EMAIL);
   ok(res, "signIn (magic-link fallback)", p);
-  assert.deepEqual(calls("device2", "POST", "/webauthn/login/initialize", from).map((c) => c.status), [200]);
+  assert.deepEqual(await statuses("device2", "POST", "/webauthn/login/initialize", from, [200]), [200]);
+  assert.deepEqual(await statuses("device2", "POST", "/magic_links/login", from, [200]), [200]);
   assert.equal(calls("device2", "POST", "/webauthn/login/finalize", from).length, 0, "no assertion attempted");
-  assert.deepEqual(calls("device2", "POST", "/magic_links/login", from).map((c) => c.status), [200]);
   assert.ok(await gh.lastMagicToken(EMAIL, { after: mark }), "a magic link was sent");
   await waitFor(() => p.page.evaluate(() => window.__events.includes("magic_new_device_pending")), {
     what: "the magic_new_device_pending event",
@@ -474,9 +484,9 @@ test("device 2 (no credential): signIn falls back to a magic link, then (OTP app
   from = seen.length;
   res = await sdk(p, "signIn", EMAIL);
   ok(res, "signIn (OTP fallback)", p);
-  assert.deepEqual(calls("device2", "POST", "/webauthn/login/initialize", from).map((c) => c.status), [200]);
+  assert.deepEqual(await statuses("device2", "POST", "/webauthn/login/initialize", from, [200]), [200]);
+  assert.deepEqual(await statuses("device2", "POST", "/otps/login", from, [200]), [200]);
   assert.equal(calls("device2", "POST", "/webauthn/login/finalize", from).length, 0);
-  assert.deepEqual(calls("device2", "POST", "/otps/login", from).map((c) => c.status), [200]);
   await waitFor(() => p.page.evaluate(() => window.__events.includes("otp_new_device_pending")), {
     what: "the otp_new_device_pending event",
   });
@@ -522,8 +532,8 @@ test("device 2: removeDeviceCredential removes the passkey; webauthn_enabled is 
   const mark = await gh.outboxMark(EMAIL);
   const from1 = seen.length;
   ok(await sdk(d1, "signIn", EMAIL), "signIn after the removal", d1);
+  assert.deepEqual(await statuses("device1", "POST", "/otps/login", from1, [200]), [200]);
   assert.equal(calls("device1", "POST", "/webauthn/login/initialize", from1).length, 0, "no passkey attempt");
-  assert.deepEqual(calls("device1", "POST", "/otps/login", from1).map((c) => c.status), [200]);
   assert.ok(await gh.lastCode(EMAIL, { after: mark }));
 
   // An assertion by the removed credential (still in device 1's authenticator) is refused.
