@@ -79,6 +79,8 @@ var errorTable = []struct {
 	{signin.ErrMagicLinkNotFound, http.StatusNotFound, "magic_link_not_found_or_expired", "Magic link not found or expired"},
 	{signin.ErrMagicLinkPending, http.StatusConflict, "magic_link_pending", "Magic link not yet activated"},
 	{signin.ErrSessionNotFound, http.StatusNotFound, "session_not_found", "Session not found"},
+	{signin.ErrPasskeyNotFound, http.StatusNotFound, "device_not_found", "Passkey not found"},
+	{signin.ErrPasskeysUnavailable, http.StatusConflict, "webauthn_unavailable", "Passkeys need the app's origin on a domain name (set origin or webauthn_rp_id)"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
@@ -101,6 +103,13 @@ var typedErrors = []func(error) *apiError{
 		}
 		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
 		return ae
+	}),
+	// The client SDK's UI knows these two slugs; the message says which check failed.
+	as(func(e *signin.PasskeyError) *apiError {
+		if errors.Is(e.Kind, signin.ErrPasskeyRegistration) {
+			return newAPIError(http.StatusBadRequest, "webauthn_register_error", "Passkey registration failed: "+e.Detail)
+		}
+		return newAPIError(http.StatusBadRequest, "webauthn_verification_error", "Passkey verification failed: "+e.Detail)
 	}),
 	as(func(e *appuser.MetaInvalidError) *apiError {
 		ae := newAPIError(http.StatusUnprocessableEntity, "invalid_user_meta", "user_meta does not match the app's schema")

@@ -109,6 +109,10 @@ type AppSettingsBody struct {
 	AllowedIdentifiers  *[]string    `json:"allowed_identifiers,omitempty"`
 	RequiredIdentifiers *[]string    `json:"required_identifiers,omitempty"`
 	UserMetaDataSchema  *[]MetaField `json:"user_meta_data_schema,omitempty"`
+	// Passkeys.
+	WebauthnRPID             *string `json:"webauthn_rp_id,omitempty" maxLength:"253" doc:"The WebAuthn RP id: a domain that origin and every allowed origin are on (e.g. example.com for https://app.example.com). Empty: origin's host. Passkeys are bound to it: changing it orphans the passkeys registered before."`
+	WebauthnUserVerification *string `json:"webauthn_user_verification,omitempty" enum:"required,preferred,discouraged" doc:"Whether passkey ceremonies must verify the user (PIN, biometrics). Default required."`
+	WebauthnAttestation      *string `json:"webauthn_attestation,omitempty" enum:"none,indirect,direct" doc:"Attestation conveyance asked of authenticators. Default none."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -126,5 +130,6 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		ProfileManagement: b.ProfileManagement, ServiceBranding: branding, EmailAuthType: b.EmailAuthType,
 		AutoRefresh: b.AutoRefresh, AccessExpiration: b.AccessExpiration, RefreshExpiration: b.RefreshExpiration,
 		MagicLinkExpiration: b.MagicLinkExpiration, AllowedIdentifiers: b.AllowedIdentifiers,
-		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: schema}
+		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: schema, WebauthnRPID: b.WebauthnRPID,
+		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation}
 }

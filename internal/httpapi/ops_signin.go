@@ -341,7 +341,7 @@ type Session struct {
 	ID                 string    `json:"id"`
 	DisplayName        string    `json:"display_name"`
 	Nickname           string    `json:"nickname"`
-	Type               string    `json:"type" doc:"How the session started: magic, otp or invite."`
+	Type               string    `json:"type" doc:"How the session started: magic, otp, invite or webauthn."`
 	CredentialID       *string   `json:"credential_id" doc:"The passkey behind the session, if any."`
 	UserAgent          string    `json:"user_agent"`
 	UserAgentShortname string    `json:"user_agent_shortname"`
@@ -364,7 +364,7 @@ func sessionList(list []signin.Session, current string) []Session {
 		if platform != "" {
 			name = browser + " on " + platform
 		}
-		out = append(out, Session{ID: ss.ID, DisplayName: name, Nickname: name, Type: ss.Method, UserAgent: ss.UserAgent,
+		out = append(out, Session{ID: ss.ID, DisplayName: name, Nickname: name, Type: ss.Method, CredentialID: optional(ss.CredentialID), UserAgent: ss.UserAgent,
 			UserAgentShortname: browser, Platform: platform, Browser: browser, IPAddress: ss.IP, LastUsedAtIP: ss.IP,
 			Current: ss.ID == current, CreatedAt: ss.CreatedAt, UpdatedAt: ss.LastActiveAt, LastActiveAt: ss.LastActiveAt,
 			LastUsedAt: ss.LastActiveAt})

@@ -50,6 +50,10 @@ type AppFull struct {
 	AppPublic
 	WorkspaceID    string   `json:"workspace_id"`
 	AllowedOrigins []string `json:"allowed_origins" doc:"Origins, besides origin, allowed to call the API from a browser with credentials."`
+	// Passkeys.
+	WebauthnRPID             string `json:"webauthn_rp_id" doc:"The WebAuthn RP id; empty means origin's host."`
+	WebauthnUserVerification string `json:"webauthn_user_verification" enum:"required,preferred,discouraged"`
+	WebauthnAttestation      string `json:"webauthn_attestation" enum:"none,indirect,direct"`
 }
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
@@ -108,7 +112,8 @@ func appPublic(a tenant.App) AppPublic {
 }
 
 func appFull(a tenant.App) AppFull {
-	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins)}
+	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
+		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation}
 }
 
 func nonNil(s []string) []string {
@@ -129,7 +134,7 @@ type User struct {
 	Phone           *string         `json:"phone"`
 	PhoneVerified   bool            `json:"phone_verified"`
 	WebauthnEnabled bool            `json:"webauthn_enabled"`
-	WebauthnTypes   []string        `json:"webauthn_types"`
+	WebauthnTypes   []string        `json:"webauthn_types" doc:"The attachments of the user's passkeys: platform, cross-platform."`
 	Meta            map[string]any  `json:"meta" doc:"Same as user_meta (client SDK name)."`
 	UserMeta        map[string]any  `json:"user_meta"`
 	RequiredFields  []RequiredField `json:"required_fields"`
@@ -154,7 +159,7 @@ func userOut(app tenant.App, u appuser.User) User {
 	}
 	return User{ID: u.ID, AppID: u.AppID, UserID: u.UserID, Status: u.Status, Email: optional(u.Email),
 		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
-		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: []string{}, Meta: meta, UserMeta: meta,
+		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: nonNil(u.WebauthnTypes), Meta: meta, UserMeta: meta,
 		RequiredFields: requiredOut(app, meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
 		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }

@@ -83,6 +83,10 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 	if err := s.db.PruneCodeFailures(ctx, s.clock().Add(-codeFailureWindow)); err != nil {
 		return err
 	}
+	// Passkey ceremonies nobody finished in time are only clutter.
+	if err := s.prunePasskeyCeremonies(ctx); err != nil {
+		return err
+	}
 	const batch = 200
 	for {
 		var n int

@@ -43,6 +43,8 @@ const (
 	MethodOTP    = "otp"
 	MethodMagic  = "magic"
 	MethodInvite = "invite"
+	// MethodWebauthn is a passkey sign-in.
+	MethodWebauthn = "webauthn"
 )
 
 // startSession creates a session for a user and its first tokens, inside tx.
@@ -58,9 +60,15 @@ func (s *Service) startSession(ctx context.Context, tx *store.Tx, app store.App,
 
 // newSession creates the session and its first tokens, inside tx.
 func (s *Service) newSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method string, c Client) (TokenSet, error) {
+	return s.openSession(ctx, tx, app, u, method, "", c)
+}
+
+// openSession is newSession, recording the passkey (credentialID) a
+// passkey sign-in used.
+func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method, credentialID string, c Client) (TokenSet, error) {
 	now := s.clock()
 	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: method, UserAgent: truncate(c.UserAgent, 512),
-		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime)}
+		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: credentialID}
 	if err := tx.CreateSession(ctx, sess); err != nil {
 		return TokenSet{}, err
 	}

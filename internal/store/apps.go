@@ -28,6 +28,12 @@ type App struct {
 	AllowedIdentifiers  []string
 	RequiredIdentifiers []string
 	MetaSchema          []byte // JSON array of field declarations
+	// WebAuthn settings: the RP id ("" = the origin's host), user
+	// verification (required, preferred, discouraged) and attestation
+	// conveyance (none, indirect, direct).
+	WebauthnRPID             string
+	WebauthnUserVerification string
+	WebauthnAttestation      string
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 }
@@ -35,7 +41,7 @@ type App struct {
 const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login_url, callback_url, logo, logo_dark,
 	public_signup, profile_management, service_branding, email_auth_type, auto_refresh, access_expiration,
 	refresh_expiration, magic_link_expiration, allowed_identifiers, required_identifiers, user_meta_data_schema,
-	created_at, updated_at`
+	created_at, updated_at, webauthn_rp_id, webauthn_user_verification, webauthn_attestation`
 
 func scanApp(r row) (App, error) {
 	var a App
@@ -43,7 +49,7 @@ func scanApp(r row) (App, error) {
 	err := r.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Slug, &a.Origin, &origins, &a.LoginURL, &a.CallbackURL,
 		&a.Logo, &a.LogoDark, &a.PublicSignup, &a.ProfileManagement, &a.ServiceBranding, &a.EmailAuthType,
 		&a.AutoRefresh, &a.AccessExpiration, &a.RefreshExpiration, &a.MagicLinkExpiration, &allowed, &required,
-		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt)
+		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt, &a.WebauthnRPID, &a.WebauthnUserVerification, &a.WebauthnAttestation)
 	if err != nil {
 		return a, err
 	}
@@ -57,13 +63,13 @@ func appArgs(a App) []any {
 		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
-		ts(a.CreatedAt), ts(a.UpdatedAt)}
+		ts(a.CreatedAt), ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation}
 }
 
 // CreateApp inserts a. A duplicate slug within the workspace is ErrConflict.
 func (q Queries) CreateApp(ctx context.Context, a App) error {
 	_, err := q.w.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`, appArgs(a)...)
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`, appArgs(a)...)
 	return err
 }
 
@@ -94,12 +100,13 @@ func (q Queries) UpdateApp(ctx context.Context, a App) error {
 		callback_url = $8, logo = $9, logo_dark = $10, public_signup = $11, profile_management = $12,
 		service_branding = $13, email_auth_type = $14, auto_refresh = $15, access_expiration = $16,
 		refresh_expiration = $17, magic_link_expiration = $18, allowed_identifiers = $19, required_identifiers = $20,
-		user_meta_data_schema = $21, updated_at = $22 WHERE id = $1 AND workspace_id = $2`,
+		user_meta_data_schema = $21, updated_at = $22, webauthn_rp_id = $23, webauthn_user_verification = $24,
+		webauthn_attestation = $25 WHERE id = $1 AND workspace_id = $2`,
 		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
 		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
-		ts(a.UpdatedAt))
+		ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation)
 	return affected(n, err)
 }
 

@@ -25,6 +25,9 @@ var released = map[string]string{
 
 	"postgres/00005_code_failures.sql": "dab142e9401767f72d1aa53ca29849572af2267382e63bd230e883513a258569",
 	"sqlite/00005_code_failures.sql":   "c3aa817fcbf0d0e98fa864162283b7495334c62761d325f376095dc5978fd282",
+
+	"postgres/00006_passkeys.sql": "6869eddc828a26b585a71060ca763c76b532e4f53d2bb62b459d0446a6762121",
+	"sqlite/00006_passkeys.sql":   "daae2f8a5ec3d4ae87853531ac5de07d17bd4defb0015e9c99a086143a459fc3",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

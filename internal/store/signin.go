@@ -162,12 +162,14 @@ type Session struct {
 	LastActiveAt time.Time
 	ExpiresAt    time.Time
 	RevokedAt    *time.Time
+	// CredentialID is the passkey the session signed in with ("" for other methods).
+	CredentialID string
 }
 
-const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at`
+const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at, s.credential_id`
 
 func sessionDest(s *Session) []any {
-	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt}
+	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt, &s.CredentialID}
 }
 
 func (s *Session) utc() {
@@ -176,22 +178,22 @@ func (s *Session) utc() {
 
 // CreateSession inserts s.
 func (q Queries) CreateSession(ctx context.Context, s Session) error {
-	_, err := q.w.exec(ctx, `INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
-		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt))
+	_, err := q.w.exec(ctx, `INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at, credential_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
+		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt), s.CredentialID)
 	return err
 }
 
 const userColumnsU = `u.id, u.app_id, u.user_id, u.status, u.email, u.phone, u.email_verified, u.phone_verified,
-	u.webauthn_enabled, u.user_meta, u.created_at, u.updated_at, u.last_used_at`
+	u.webauthn_enabled, u.user_meta, u.created_at, u.updated_at, u.last_used_at, u.webauthn_types`
 
-func userDest(u *AppUser, email, phone **string) []any {
+func userDest(u *AppUser, email, phone **string, types *string) []any {
 	return []any{&u.ID, &u.AppID, &u.UserID, &u.Status, email, phone, &u.EmailVerified, &u.PhoneVerified,
-		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt}
+		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt, types}
 }
 
-func (u *AppUser) fill(email, phone *string) {
-	u.Email, u.Phone = deref(email), deref(phone)
+func (u *AppUser) fill(email, phone *string, types string) {
+	u.Email, u.Phone, u.WebauthnTypes = deref(email), deref(phone), splitTypes(types)
 	u.CreatedAt, u.UpdatedAt, u.LastUsedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC(), utcPtr(u.LastUsedAt)
 }
 
@@ -201,11 +203,12 @@ func (q Queries) GetSessionWithUser(ctx context.Context, appID, sessionID string
 	var s Session
 	var u AppUser
 	var email, phone *string
+	var types string
 	err := q.r.queryRow(ctx, `SELECT `+sessionColumns+`, `+userColumnsU+`
 		FROM sessions s JOIN app_users u ON u.id = s.app_user_id WHERE s.id = $1 AND s.app_id = $2`, sessionID, appID).
-		Scan(append(sessionDest(&s), userDest(&u, &email, &phone)...)...)
+		Scan(append(sessionDest(&s), userDest(&u, &email, &phone, &types)...)...)
 	s.utc()
-	u.fill(email, phone)
+	u.fill(email, phone, types)
 	return s, u, err
 }
 
@@ -271,15 +274,16 @@ func (q Queries) GetRefreshFamily(ctx context.Context, hash string) (RefreshToke
 	var s Session
 	var u AppUser
 	var email, phone *string
+	var types string
 	dest := append([]any{&r.ID, &r.SessionID, &r.TokenHash, &r.CreatedAt, &r.ExpiresAt, &r.UsedAt, &r.SuccessorSealed},
-		append(sessionDest(&s), userDest(&u, &email, &phone)...)...)
+		append(sessionDest(&s), userDest(&u, &email, &phone, &types)...)...)
 	err := q.w.queryRow(ctx, `SELECT rt.id, rt.session_id, rt.token_hash, rt.created_at, rt.expires_at, rt.used_at, rt.successor_sealed,
 		`+sessionColumns+`, `+userColumnsU+`
 		FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id JOIN app_users u ON u.id = s.app_user_id
 		WHERE rt.token_hash = $1`, hash).Scan(dest...)
 	r.CreatedAt, r.ExpiresAt, r.UsedAt = r.CreatedAt.UTC(), r.ExpiresAt.UTC(), utcPtr(r.UsedAt)
 	s.utc()
-	u.fill(email, phone)
+	u.fill(email, phone, types)
 	return r, s, u, err
 }
 

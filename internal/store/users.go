@@ -62,6 +62,9 @@ type AppUser struct {
 	EmailVerified   bool
 	PhoneVerified   bool
 	WebauthnEnabled bool
+	// WebauthnTypes are the attachments of the user's passkeys ("platform",
+	// "cross-platform"), kept with WebauthnEnabled by the passkey statements.
+	WebauthnTypes []string
 	Meta            []byte // JSON object
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
@@ -77,14 +80,15 @@ const (
 )
 
 const appUserColumns = `id, app_id, user_id, status, email, phone, email_verified, phone_verified, webauthn_enabled,
-	user_meta, created_at, updated_at, last_used_at`
+	user_meta, created_at, updated_at, last_used_at, webauthn_types`
 
 func scanAppUser(r row) (AppUser, error) {
 	var u AppUser
 	var e, p *string
+	var types string
 	err := r.Scan(&u.ID, &u.AppID, &u.UserID, &u.Status, &e, &p, &u.EmailVerified, &u.PhoneVerified,
-		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt)
-	u.Email, u.Phone = deref(e), deref(p)
+		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt, &types)
+	u.Email, u.Phone, u.WebauthnTypes = deref(e), deref(p), splitTypes(types)
 	u.CreatedAt, u.UpdatedAt, u.LastUsedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC(), utcPtr(u.LastUsedAt)
 	return u, err
 }
@@ -92,9 +96,10 @@ func scanAppUser(r row) (AppUser, error) {
 // CreateAppUser inserts u. The same e-mail, phone or person twice in an app is ErrConflict.
 func (q Queries) CreateAppUser(ctx context.Context, u AppUser) error {
 	_, err := q.w.exec(ctx, `INSERT INTO app_users (`+appUserColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		u.ID, u.AppID, u.UserID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
-		u.WebauthnEnabled, string(jsonOr(u.Meta, "{}")), ts(u.CreatedAt), ts(u.UpdatedAt), nullTime(u.LastUsedAt))
+		u.WebauthnEnabled, string(jsonOr(u.Meta, "{}")), ts(u.CreatedAt), ts(u.UpdatedAt), nullTime(u.LastUsedAt),
+		strings.Join(u.WebauthnTypes, ","))
 	return err
 }
 
@@ -163,12 +168,15 @@ func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, l
 }
 
 // UpdateAppUser writes the mutable fields of u and returns the stored row.
+// webauthn_enabled and webauthn_types are not among them: they follow the
+// user's passkeys (SyncPasskeyState), so a profile change read before a
+// passkey was added cannot undo it.
 func (q Queries) UpdateAppUser(ctx context.Context, u AppUser) (AppUser, error) {
 	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, email = $4, phone = $5, email_verified = $6,
-		phone_verified = $7, webauthn_enabled = $8, user_meta = $9, updated_at = $10
+		phone_verified = $7, user_meta = $8, updated_at = $9
 		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns,
 		u.AppID, u.ID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
-		u.WebauthnEnabled, string(jsonOr(u.Meta, "{}")), ts(u.UpdatedAt)))
+		string(jsonOr(u.Meta, "{}")), ts(u.UpdatedAt)))
 }
 
 // SetAppUserStatus changes a user's status and returns the stored row.

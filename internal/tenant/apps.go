@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -51,6 +52,11 @@ type AppSettings struct {
 	AllowedIdentifiers  *[]string
 	RequiredIdentifiers *[]string
 	MetaSchema          *appuser.Schema
+	// WebAuthn: RP id ("" = the origin's host), user verification and
+	// attestation conveyance.
+	WebauthnRPID             *string
+	WebauthnUserVerification *string
+	WebauthnAttestation      *string
 }
 
 // CreateApp creates an app in a workspace; name and origin are required.
@@ -72,7 +78,8 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 		a = App{ID: newID(), WorkspaceID: workspaceID, PublicSignup: true, ProfileManagement: true, ServiceBranding: true,
 			EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600,
 			MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{},
-			AllowedOrigins: []string{}, MetaSchema: []byte("[]"), CreatedAt: now, UpdatedAt: now}
+			AllowedOrigins: []string{}, MetaSchema: []byte("[]"), WebauthnUserVerification: "required",
+			WebauthnAttestation: "none", CreatedAt: now, UpdatedAt: now}
 		if err := apply(&a, in); err != nil {
 			return err
 		}
@@ -224,6 +231,9 @@ func apply(a *App, in AppSettings) error {
 			}
 		}
 		a.AllowedOrigins = out
+	}
+	if err := applyWebauthn(a, in); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
@@ -410,4 +420,30 @@ func (c *appCache) forget(id string) {
 	delete(c.m, id)
 	c.gen++
 	c.mu.Unlock()
+}
+
+// applyWebauthn validates the WebAuthn settings against the app's origins:
+// an RP id that is set must be a domain name that every origin is on.
+func applyWebauthn(a *App, in AppSettings) error {
+	if in.WebauthnUserVerification != nil {
+		if !slices.Contains(passkey.UserVerifications, *in.WebauthnUserVerification) {
+			return errs.Invalidf("webauthn_user_verification", "must be one of %s", strings.Join(passkey.UserVerifications, ", "))
+		}
+		a.WebauthnUserVerification = *in.WebauthnUserVerification
+	}
+	if in.WebauthnAttestation != nil {
+		if !slices.Contains(passkey.Attestations, *in.WebauthnAttestation) {
+			return errs.Invalidf("webauthn_attestation", "must be one of %s", strings.Join(passkey.Attestations, ", "))
+		}
+		a.WebauthnAttestation = *in.WebauthnAttestation
+	}
+	if in.WebauthnRPID != nil {
+		a.WebauthnRPID = strings.ToLower(strings.TrimSpace(*in.WebauthnRPID))
+	}
+	if a.WebauthnRPID != "" {
+		if err := passkey.CheckRPID(a.WebauthnRPID, append([]string{a.Origin}, a.AllowedOrigins...)); err != nil {
+			return errs.Invalidf("webauthn_rp_id", "%s", err.Error())
+		}
+	}
+	return nil
 }

@@ -14,6 +14,10 @@ const (
 	UserUpdated           = "user.updated"
 	UserIdentifierChanged = "user.identifier_changed"
 	AuthLoginFailed       = "auth.login.failed"
+	// ChallengeCompleted and ChallengeFailed: a passkey ceremony (method
+	// webauthn) succeeded or was refused.
+	ChallengeCompleted = "challenge.completed"
+	ChallengeFailed    = "challenge.failed"
 	WebhookTest           = "webhook.test"
 )
 
@@ -33,14 +37,13 @@ func Verification(channel, outcome string) string { return "verification." + cha
 
 // eventTypes is every event an endpoint may subscribe to.
 func eventTypes() []string {
-	out := []string{UserCreated, UserUpdated, UserIdentifierChanged, AuthLoginFailed, WebhookTest}
+	out := []string{UserCreated, UserUpdated, UserIdentifierChanged, AuthLoginFailed, ChallengeCompleted, ChallengeFailed, WebhookTest}
 	for _, ch := range []string{"email", "sms"} {
 		for _, o := range []string{OutcomeRequested, OutcomeVerified, OutcomeExpired, OutcomeFailed, OutcomeDenied, OutcomeDeliveryFailed} {
 			out = append(out, Verification(ch, o))
 		}
 	}
-	// challenge.created, challenge.completed and challenge.failed join here
-	// when challenges are exposed.
+	// challenge.created joins here when challenges are exposed.
 	return out
 }
 

@@ -1,0 +1,299 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+)
+
+// Passkeys (WebAuthn): the client SDK's device routes (client-compat C14–C17,
+// C22), the seed's register/initialize (interface §4.9), and device
+// management for users and administrators.
+
+// Device is a registered passkey, with the client SDK's session-shaped names
+// (client-compat §3.6: C15 answers one).
+type Device struct {
+	ID                      string     `json:"id" doc:"The device (passkey) id; DELETE and PATCH /devices/{id} take it, or the credential id."`
+	CredentialID            string     `json:"credential_id" doc:"The WebAuthn credential id, base64url without padding: the browser's credential.id."`
+	Name                    string     `json:"name" doc:"A name for people; from the registering browser's user agent until renamed."`
+	Nickname                string     `json:"nickname" doc:"Same as name (client SDK name)."`
+	DisplayName             string     `json:"display_name" doc:"Same as name."`
+	Type                    string     `json:"type" enum:"webauthn"`
+	AuthenticatorAttachment string     `json:"authenticator_attachment" enum:"platform,cross-platform" doc:"platform: built into the device (Touch ID, Windows Hello, a phone's screen lock); cross-platform: a security key or another device."`
+	Transports              []string   `json:"transports" doc:"How the browser reaches the authenticator (internal, hybrid, usb, nfc, ble)."`
+	AAGUID                  string     `json:"aaguid" doc:"The authenticator model's AAGUID as reported (all zeros when not disclosed)."`
+	AttestationFormat       string     `json:"attestation_format" enum:"none,packed,fido-u2f,tpm,android-key,apple"`
+	BackupEligible          bool       `json:"backup_eligible" doc:"Whether the passkey can be synced (a multi-device credential)."`
+	BackedUp                bool       `json:"backed_up" doc:"Whether the passkey was synced, as of its last use."`
+	Suspended               bool       `json:"suspended" doc:"True once its signature counter went backwards (a cloned authenticator): it no longer signs in; remove it."`
+	Browser                 string     `json:"browser"`
+	Platform                string     `json:"platform"`
+	UserAgent               string     `json:"user_agent" doc:"The user agent that registered it."`
+	LastUsedAtIP            string     `json:"last_used_at_ip"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+	LastUsedAt              *time.Time `json:"last_used_at"`
+}
+
+func deviceOut(p signin.Passkey) Device {
+	browser, platform := signin.DescribeUserAgent(p.UserAgent)
+	transports := p.Transports
+	if transports == nil {
+		transports = []string{}
+	}
+	return Device{ID: p.ID, CredentialID: p.CredentialID, Name: p.Name, Nickname: p.Name, DisplayName: p.Name,
+		Type: "webauthn", AuthenticatorAttachment: p.AuthenticatorAttachment, Transports: transports, AAGUID: p.AAGUID,
+		AttestationFormat: p.AttestationFormat, BackupEligible: p.BackupEligible, BackedUp: p.BackedUp,
+		Suspended: p.SuspendedAt != nil, Browser: browser, Platform: platform, UserAgent: p.UserAgent,
+		LastUsedAtIP: p.LastUsedIP, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, LastUsedAt: p.LastUsedAt}
+}
+
+func devicesOut(list []signin.Passkey) []Device {
+	out := make([]Device, 0, len(list))
+	for _, p := range list {
+		out = append(out, deviceOut(p))
+	}
+	return out
+}
+
+// credentialBody documents the browser's answer (PublicKeyCredential JSON,
+// as @github/webauthn-json or credential.toJSON() writes it); the raw bytes
+// are what is verified.
+type credentialBody struct {
+	ID                      string         `json:"id" doc:"The credential id, base64url."`
+	RawID                   string         `json:"rawId" doc:"The same id, base64url."`
+	Type                    string         `json:"type" enum:"public-key"`
+	AuthenticatorAttachment string         `json:"authenticatorAttachment,omitempty"`
+	Response                map[string]any `json:"response" doc:"Registration: clientDataJSON, attestationObject, transports. Sign-in: clientDataJSON, authenticatorData, signature, userHandle. Binary values base64url without padding."`
+	ClientExtensionResults  map[string]any `json:"clientExtensionResults,omitempty"`
+	_                       struct{}       `json:"-" additionalProperties:"true"`
+}
+
+type credentialInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      credentialBody
+	RawBody   []byte
+}
+
+type registrationOptionsOutput struct {
+	Body struct {
+		Options          json.RawMessage `json:"options" doc:"PublicKeyCredentialCreationOptionsJSON (not wrapped in publicKey): rp, user, challenge, pubKeyCredParams, timeout, excludeCredentials (the user's passkeys), authenticatorSelection, attestation. Binary values base64url."`
+		UserVerification string          `json:"user_verification" enum:"required,preferred,discouraged" doc:"The app's user-verification requirement."`
+	}
+}
+
+func (s *Server) registerDevice(ctx context.Context, _ *appIDInput) (*registrationOptionsOutput, error) {
+	opts, err := s.SignIn.BeginDeviceRegistration(ctx, appFrom(ctx), callerFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := &registrationOptionsOutput{}
+	out.Body.Options, out.Body.UserVerification = opts.Options, opts.UserVerification
+	return out, nil
+}
+
+type deviceOutput struct {
+	Body Device
+}
+
+func (s *Server) finalizeDevice(ctx context.Context, in *credentialInput) (*deviceOutput, error) {
+	p, err := s.SignIn.FinishDeviceRegistration(ctx, appFrom(ctx), callerFrom(ctx), in.RawBody, client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	return &deviceOutput{Body: deviceOut(p)}, nil
+}
+
+type devicesOutput struct {
+	Body struct {
+		Devices []Device `json:"devices"`
+	}
+}
+
+func (s *Server) listDevices(ctx context.Context, _ *appIDInput) (*devicesOutput, error) {
+	list, err := s.SignIn.ListPasskeys(ctx, appFrom(ctx), callerFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := &devicesOutput{}
+	out.Body.Devices = devicesOut(list)
+	return out, nil
+}
+
+type deviceIDInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id" maxLength:"1400" doc:"The device id or its credential id."`
+}
+
+type renameDeviceInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id" maxLength:"1400" doc:"The device id or its credential id."`
+	Body  struct {
+		Name string   `json:"name" maxLength:"100" doc:"The new name, 1 to 100 characters." example:"Work laptop"`
+		_    struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+type deviceWrappedOutput struct {
+	Body struct {
+		Device Device `json:"device"`
+	}
+}
+
+func (s *Server) renameDevice(ctx context.Context, in *renameDeviceInput) (*deviceWrappedOutput, error) {
+	p, err := s.SignIn.RenamePasskey(ctx, appFrom(ctx), callerFrom(ctx), in.ID, in.Body.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := &deviceWrappedOutput{}
+	out.Body.Device = deviceOut(p)
+	return out, nil
+}
+
+func (s *Server) deleteDevice(ctx context.Context, in *deviceIDInput) (*okOutput, error) {
+	if err := s.SignIn.DeletePasskey(ctx, appFrom(ctx), callerFrom(ctx), in.ID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type loginOptionsInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      struct {
+		Identifier string   `json:"identifier,omitempty" maxLength:"320" doc:"The user's e-mail or phone: allowCredentials then lists that user's passkeys. Omit it for a discoverable sign-in (conditional UI), where the browser offers the passkeys it holds." example:"ada@example.com"`
+		_          struct{} `json:"-" additionalProperties:"true"`
+	} `required:"false"`
+}
+
+type loginOptionsOutput struct {
+	Body struct {
+		Options json.RawMessage `json:"options" doc:"PublicKeyCredentialRequestOptionsJSON (not wrapped in publicKey): challenge, timeout, rpId, allowCredentials, userVerification."`
+	}
+}
+
+func (s *Server) webauthnLoginInitialize(ctx context.Context, in *loginOptionsInput) (*loginOptionsOutput, error) {
+	opts, err := s.SignIn.BeginPasskeyLogin(ctx, appFrom(ctx), in.Body.Identifier, client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	out := &loginOptionsOutput{}
+	out.Body.Options = opts
+	return out, nil
+}
+
+func (s *Server) webauthnLoginFinalize(ctx context.Context, in *credentialInput) (*tokenSetOutput, error) {
+	return tokens(s.SignIn.FinishPasskeyLogin(ctx, appFrom(ctx), in.RawBody, client(ctx, in.UserAgent)))
+}
+
+type registerInitializeInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		Identifier string         `json:"identifier" maxLength:"320" doc:"The new user's e-mail address or international phone number." example:"ada@example.com"`
+		UserMeta   map[string]any `json:"user_meta,omitempty" doc:"Metadata for the new user; undeclared keys are dropped and reported in user_meta_errors."`
+		_          struct{}       `json:"-" additionalProperties:"true"`
+	}
+}
+
+type registerInitializeOutput struct {
+	Body struct {
+		UserVerification string             `json:"user_verification" enum:"required,preferred,discouraged" doc:"The requirement passed to the browser (interface §2.10)."`
+		Options          json.RawMessage    `json:"options" doc:"PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create (not wrapped in publicKey)."`
+		UserMetaErrors   appuser.MetaErrors `json:"user_meta_errors"`
+	}
+}
+
+func (s *Server) webauthnRegisterInitialize(ctx context.Context, in *registerInitializeInput) (*registerInitializeOutput, error) {
+	opts, err := s.SignIn.BeginSignupRegistration(ctx, principalFrom(ctx), appFrom(ctx), in.Body.Identifier, in.Body.UserMeta)
+	if err != nil {
+		return nil, err
+	}
+	out := &registerInitializeOutput{}
+	out.Body.UserVerification, out.Body.Options, out.Body.UserMetaErrors = opts.UserVerification, opts.Options, opts.MetaErrors
+	if out.Body.UserMetaErrors == nil {
+		out.Body.UserMetaErrors = appuser.MetaErrors{}
+	}
+	return out, nil
+}
+
+type registerFinalizeOutput struct {
+	Body struct {
+		TokenSet
+		Device Device `json:"device" doc:"The passkey just registered."`
+	}
+}
+
+func (s *Server) webauthnRegisterFinalize(ctx context.Context, in *credentialInput) (*registerFinalizeOutput, error) {
+	set, p, err := s.SignIn.FinishSignupRegistration(ctx, appFrom(ctx), in.RawBody, client(ctx, in.UserAgent))
+	ts, err := tokens(set, err)
+	if err != nil {
+		return nil, err
+	}
+	out := &registerFinalizeOutput{}
+	out.Body.TokenSet, out.Body.Device = ts.Body, deviceOut(p)
+	return out, nil
+}
+
+func (s *Server) userDevices(ctx context.Context, in *userIDInput) (*devicesOutput, error) {
+	list, err := s.SignIn.UserPasskeys(ctx, principalFrom(ctx), appFrom(ctx), in.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &devicesOutput{}
+	out.Body.Devices = devicesOut(list)
+	return out, nil
+}
+
+type userDeviceInput struct {
+	AppID    string `path:"app_id"`
+	ID       string `path:"id"`
+	DeviceID string `path:"device_id" maxLength:"1400" doc:"The device id or its credential id."`
+}
+
+func (s *Server) deleteUserDevice(ctx context.Context, in *userDeviceInput) (*okOutput, error) {
+	if err := s.SignIn.DeleteUserPasskey(ctx, principalFrom(ctx), appFrom(ctx), in.ID, in.DeviceID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+const registerDeviceDoc = "Starts adding a passkey to the signed-in user's account (client SDK `addDevice`). " +
+	"Send the access token in `X-Authorization`; no body. Hand `options` to `navigator.credentials.create({publicKey})` " +
+	"(after decoding its base64url fields) and post the result to `/devices/finalize` within 5 minutes. " +
+	"`excludeCredentials` lists the user's passkeys, so an authenticator registers once per account."
+
+const finalizeDeviceDoc = "Finishes a registration begun by `/devices/register`: the browser's credential JSON, as " +
+	"webauthn-json or `credential.toJSON()` writes it. Verified: the challenge (single use, 5 minutes, this user's), " +
+	"the origin (one of the app's `origin` and `allowed_origins`), the RP id hash, user presence, user verification " +
+	"when the app requires it, the attestation statement (formats none, packed, fido-u2f, tpm, android-key, apple) and " +
+	"that the credential id is not registered already. Answers the stored device; the user's `webauthn_enabled` " +
+	"becomes true and `user.updated` is emitted. 400 `webauthn_register_error` says which check failed."
+
+const loginInitializeDoc = "Sign-in options for a passkey. With `identifier`, `allowCredentials` lists that user's " +
+	"passkeys (the client SDK compares them with the credentials it stored on this device, and falls back to a code " +
+	"or link when none matches); an unknown identifier, or a user without passkeys, gets a stand-in credential " +
+	"that is stable for the identifier, so the answer does not reveal who has an account. Without `identifier` the " +
+	"sign-in is discoverable (conditional UI). No credentials; rate limited per IP with the anonymous lookups."
+
+const loginFinalizeDoc = "Finishes a passkey sign-in: the browser's assertion JSON. The body names no user: the " +
+	"ceremony is found by the challenge signed in `clientDataJSON` and spent by this request whatever its outcome, " +
+	"so an assertion cannot be replayed; any replica can finish what another began. Verified: origin, RP id hash, " +
+	"that the passkey is this app's and (for an identifier sign-in) the user's, user presence and verification, the " +
+	"signature, the backup flags, and that the signature counter advanced (a counter that goes backwards suspends " +
+	"the passkey). Answers a token set (interface §2.8) and emits `challenge.completed`; a refusal is 400 " +
+	"`webauthn_verification_error` with `auth.login.failed` and `challenge.failed`."
+
+const registerInitializeDoc = "Interface §4.9, for a backend holding the app's API secret: creates the user " +
+	"(`invalid_identifier`; `user_exists` when the identifier has an account: passkeys are added to an existing " +
+	"account only from a signed-in session, `/devices/register`) and returns creation options. The browser " +
+	"finishes the ceremony at `POST /webauthn/register/finalize`, which signs the new user in. Unlike the seed, " +
+	"this route needs the API secret: anyone could otherwise create an account for someone else's address and bind " +
+	"a passkey to it."
+
+const registerFinalizeDoc = "Finishes a ceremony begun by `/webauthn/register/initialize` (no credentials: the " +
+	"challenge signed in `clientDataJSON` is the capability). Verified as `/devices/finalize` is; answers a token " +
+	"set for the new user plus the `device`."

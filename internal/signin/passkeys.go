@@ -1,0 +1,565 @@
+package signin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/passkey"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+)
+
+// Passkey errors; httpapi answers them with the client SDK's slugs.
+var (
+	// ErrPasskeyRegistration: a registration answer did not verify, its
+	// ceremony is unknown, used or expired, or the credential is registered
+	// already.
+	ErrPasskeyRegistration = errors.New("passkey registration failed")
+	// ErrPasskeyVerification: a sign-in answer did not verify, its ceremony
+	// is unknown, used or expired, or the passkey is unknown, another app's,
+	// suspended or its user cannot sign in.
+	ErrPasskeyVerification = errors.New("passkey verification failed")
+	// ErrPasskeyNotFound: no such passkey of the user.
+	ErrPasskeyNotFound = errors.New("passkey not found")
+	// ErrPasskeysUnavailable: the app's origin is not on a domain name (an
+	// IP address, say), which WebAuthn requires of an RP id.
+	ErrPasskeysUnavailable = errors.New("passkeys are not available for this app")
+)
+
+// PasskeyError is a refused passkey ceremony: Kind is
+// ErrPasskeyRegistration or ErrPasskeyVerification, Detail says why (no
+// secret: which check failed).
+type PasskeyError struct {
+	Kind   error
+	Detail string
+}
+
+func (e *PasskeyError) Error() string { return e.Kind.Error() + ": " + e.Detail }
+func (e *PasskeyError) Unwrap() error { return e.Kind }
+
+// Passkey is a user's registered passkey.
+type Passkey = store.Passkey
+
+// PasskeyOptions are options for the browser's WebAuthn call: the inner
+// PublicKeyCredential*OptionsJSON, as the client SDK wants them.
+type PasskeyOptions struct {
+	Options          json.RawMessage
+	UserVerification string
+	MetaErrors       appuser.MetaErrors
+}
+
+// relyingParty is app's WebAuthn relying party: its RP id and exact origins
+// come from the app's stored settings, never from a request.
+func (s *Service) relyingParty(app store.App) (*passkey.RP, error) {
+	origins := append([]string{app.Origin}, app.AllowedOrigins...)
+	rpID := passkey.RPIDFor(app.Origin, app.WebauthnRPID)
+	if err := passkey.CheckRPID(rpID, origins[:1]); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrPasskeysUnavailable, err)
+	}
+	return passkey.New(passkey.Settings{RPID: rpID, RPName: app.Name,
+		Origins: origins, UserVerification: app.WebauthnUserVerification, Attestation: app.WebauthnAttestation})
+}
+
+// passkeyUser is u as the relying party sees it, with its passkeys; it
+// gives u a user handle when asked to and u has none.
+func (s *Service) passkeyUser(ctx context.Context, q store.Queries, u store.AppUser, ensureHandle bool) (passkey.User, []store.Passkey, error) {
+	handle, err := q.WebauthnHandle(ctx, u.ID)
+	if err != nil {
+		return passkey.User{}, nil, err
+	}
+	if handle == nil && ensureHandle {
+		fresh := make([]byte, 64)
+		_, _ = rand.Read(fresh) // crypto/rand never fails on supported systems
+		if handle, err = q.EnsureWebauthnHandle(ctx, u.ID, fresh); err != nil {
+			return passkey.User{}, nil, err
+		}
+	}
+	list, err := q.ListPasskeys(ctx, u.AppID, u.ID)
+	if err != nil {
+		return passkey.User{}, nil, err
+	}
+	name := u.Email
+	if name == "" {
+		name = u.Phone
+	}
+	pu := passkey.User{Handle: handle, Name: name, DisplayName: name}
+	for _, p := range list {
+		id, err := passkey.DecodeID(p.CredentialID)
+		if err != nil {
+			return passkey.User{}, nil, fmt.Errorf("stored credential id %s: %w", p.ID, err)
+		}
+		pu.Credentials = append(pu.Credentials, passkey.Stored{ID: id, Record: p.Credential})
+	}
+	return pu, list, nil
+}
+
+// beginRegistration makes creation options for u and stores the ceremony.
+func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.AppUser) (PasskeyOptions, error) {
+	rp, err := s.relyingParty(app)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	pu, _, err := s.passkeyUser(ctx, s.db.Queries, u, true)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	opts, cer, err := rp.BeginRegistration(pu)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	if err := s.storeCeremony(ctx, app, u.ID, store.CeremonyRegister, cer); err != nil {
+		return PasskeyOptions{}, err
+	}
+	return PasskeyOptions{Options: opts, UserVerification: rp.UserVerification()}, nil
+}
+
+func (s *Service) storeCeremony(ctx context.Context, app store.App, userID, kind string, cer passkey.Ceremony) error {
+	now := s.clock()
+	return s.db.CreatePasskeyCeremony(ctx, store.PasskeyCeremony{ID: newID(), AppID: app.ID, AppUserID: userID, Kind: kind,
+		ChallengeHash: s.hasher.Hash("webauthn-challenge", cer.Challenge), Session: cer.State, CreatedAt: now,
+		ExpiresAt: now.Add(passkey.Timeout)})
+}
+
+// takeCeremony spends the ceremony of app whose challenge a browser
+// answered, in a statement of its own: whatever the verification then
+// decides, the challenge cannot be answered again.
+func (s *Service) takeCeremony(ctx context.Context, app store.App, challenge, kind string) (store.PasskeyCeremony, bool, error) {
+	cer, err := s.db.TakePasskeyCeremony(ctx, app.ID, s.hasher.Hash("webauthn-challenge", challenge))
+	if errors.Is(err, store.ErrNotFound) {
+		return cer, false, nil
+	}
+	if err != nil {
+		return cer, false, err
+	}
+	return cer, cer.Kind == kind && s.clock().Before(cer.ExpiresAt), nil
+}
+
+// BeginDeviceRegistration starts adding a passkey to the signed-in caller's
+// account (client SDK addDevice): creation options excluding the passkeys
+// the caller has.
+func (s *Service) BeginDeviceRegistration(ctx context.Context, app store.App, caller Caller) (_ PasskeyOptions, err error) {
+	defer errs.Wrap(&err, "begin passkey registration")
+	return s.beginRegistration(ctx, app, caller.User)
+}
+
+// FinishDeviceRegistration verifies the browser's answer to the caller's
+// registration ceremony and stores the passkey.
+func (s *Service) FinishDeviceRegistration(ctx context.Context, app store.App, caller Caller, body []byte, c Client) (_ Passkey, err error) {
+	defer errs.Wrap(&err, "finish passkey registration")
+	return s.finishRegistration(ctx, app, caller.User.ID, body, c)
+}
+
+// BeginSignupRegistration is the seed's register/initialize (interface
+// §4.9), for a backend with the app's API secret: it creates the user (an
+// existing one is ErrUserExists: a passkey is added to an existing account
+// only from a signed-in session) and starts the registration, which the
+// browser finishes with FinishSignupRegistration.
+func (s *Service) BeginSignupRegistration(ctx context.Context, p access.Principal, app store.App, identifier string, meta map[string]any) (_ PasskeyOptions, err error) {
+	defer errs.Wrap(&err, "begin passkey sign-up")
+	u, metaErrs, err := s.users.Create(ctx, p, app, appuser.CreateInput{Identifier: identifier, Meta: meta})
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	row, err := s.db.GetAppUser(ctx, app.ID, u.ID)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	out, err := s.beginRegistration(ctx, app, row)
+	out.MetaErrors = metaErrs
+	return out, err
+}
+
+// FinishSignupRegistration verifies the browser's answer to a
+// register/initialize ceremony, stores the passkey and signs the new user in.
+func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, _ Passkey, err error) {
+	defer errs.Wrap(&err, "finish passkey sign-up")
+	pk, err := s.finishRegistration(ctx, app, "", body, c)
+	if err != nil {
+		return TokenSet{}, Passkey{}, err
+	}
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		u, err := tx.GetAppUser(ctx, app.ID, pk.AppUserID)
+		if err != nil {
+			return err
+		}
+		if u.Status != store.StatusActive {
+			return &PasskeyError{Kind: ErrPasskeyRegistration, Detail: "the user cannot sign in"}
+		}
+		if err := tx.TouchAppUser(ctx, app.ID, u.ID, s.clock()); err != nil {
+			return err
+		}
+		out, err = s.openSession(ctx, tx, app, u, MethodWebauthn, pk.CredentialID, c)
+		return err
+	})
+	return out, pk, err
+}
+
+// finishRegistration verifies a registration answer for the ceremony it
+// signed (which must be userID's, when userID is set) and stores the
+// passkey with the user's new webauthn state and a user.updated event.
+func (s *Service) finishRegistration(ctx context.Context, app store.App, userID string, body []byte, c Client) (Passkey, error) {
+	reg, err := passkey.ParseRegistration(body)
+	if err != nil {
+		return Passkey{}, s.refuseRegistration(ctx, app, userID, err)
+	}
+	cer, ok, err := s.takeCeremony(ctx, app, reg.Challenge, store.CeremonyRegister)
+	if err != nil {
+		return Passkey{}, err
+	}
+	if !ok || (userID != "" && cer.AppUserID != userID) {
+		return Passkey{}, s.refuseRegistration(ctx, app, userID, errors.New("unknown, used or expired ceremony"))
+	}
+	rp, err := s.relyingParty(app)
+	if err != nil {
+		return Passkey{}, err
+	}
+	u, err := s.db.GetAppUser(ctx, app.ID, cer.AppUserID)
+	if err != nil {
+		return Passkey{}, notFoundAs(err, ErrPasskeyRegistration)
+	}
+	pu, _, err := s.passkeyUser(ctx, s.db.Queries, u, false)
+	if err != nil {
+		return Passkey{}, err
+	}
+	cred, err := rp.FinishRegistration(pu, cer.Session, reg)
+	if err != nil {
+		if errors.Is(err, passkey.ErrInvalid) {
+			return Passkey{}, s.refuseRegistration(ctx, app, u.ID, err)
+		}
+		return Passkey{}, err
+	}
+	now := s.clock()
+	browser, platform := DescribeUserAgent(c.UserAgent)
+	pk := store.Passkey{ID: newID(), AppID: app.ID, AppUserID: u.ID, CredentialID: passkey.EncodeID(cred.ID),
+		Credential: cred.Record, Name: truncate(browser+" on "+platform, 100), AAGUID: cred.AAGUID,
+		AttestationFormat: cred.AttestationFormat, AuthenticatorAttachment: cred.Attachment, Transports: cred.Transports,
+		BackupEligible: cred.BackupEligible, BackedUp: cred.BackedUp, SignCount: int64(cred.SignCount),
+		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now, UpdatedAt: now}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreatePasskey(ctx, pk); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				return &PasskeyError{Kind: ErrPasskeyRegistration, Detail: "the credential is registered already"}
+			}
+			return err
+		}
+		updated, err := tx.SyncPasskeyState(ctx, app.ID, u.ID, now)
+		if err != nil {
+			return err
+		}
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_added", pk))
+	})
+	if err != nil {
+		return Passkey{}, err
+	}
+	s.log.InfoContext(ctx, "passkey registered", "app_id", app.ID, "user_id", u.ID, "passkey_id", pk.ID,
+		"attestation_format", pk.AttestationFormat)
+	return pk, nil
+}
+
+func (s *Service) refuseRegistration(ctx context.Context, app store.App, userID string, why error) error {
+	s.log.InfoContext(ctx, "passkey registration refused", "app_id", app.ID, "user_id", userID, "reason", why.Error())
+	return &PasskeyError{Kind: ErrPasskeyRegistration, Detail: strings.TrimPrefix(why.Error(), passkey.ErrInvalid.Error()+": ")}
+}
+
+// passkeyEventData is user.updated's data for a passkey change: the user,
+// what changed and the passkey (never its key).
+func passkeyEventData(u store.AppUser, change string, pk store.Passkey) map[string]any {
+	d := appuser.EventData(u)
+	d["change"] = change
+	d["passkey"] = map[string]any{"id": pk.ID, "credential_id": pk.CredentialID, "name": pk.Name,
+		"authenticator_attachment": pk.AuthenticatorAttachment}
+	return d
+}
+
+// BeginPasskeyLogin makes sign-in options. With an identifier they list
+// that user's passkeys (the client SDK's new-device check compares them with
+// the credentials it stored); an unknown identifier, or a user without
+// passkeys, gets stand-ins that are stable for that identifier and look the
+// same, so the answer does not tell who has an account (security R-WA-7).
+// Without an identifier the sign-in is discoverable: the browser offers
+// whatever passkey it holds for the app.
+func (s *Service) BeginPasskeyLogin(ctx context.Context, app store.App, identifier string, c Client) (_ json.RawMessage, err error) {
+	defer errs.Wrap(&err, "begin passkey sign-in")
+	// Options for an identifier tell whether it has passkeys only as far
+	// as the stand-ins allow; they share the anonymous lookups' budget.
+	if err := s.allowLookup(ctx, c); err != nil {
+		return nil, err
+	}
+	rp, err := s.relyingParty(app)
+	if err != nil {
+		return nil, err
+	}
+	var handle []byte
+	var allow []passkey.Descriptor
+	var userID string
+	if strings.TrimSpace(identifier) != "" {
+		id, err := appuser.ParseIdentifier(identifier)
+		if err != nil {
+			return nil, err
+		}
+		var email, phone string
+		if id.Kind == appuser.KindEmail {
+			email = id.Value
+		} else {
+			phone = id.Value
+		}
+		u, err := s.db.FindAppUser(ctx, app.ID, email, phone)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		// Known or not, the same statements run (u.ID is "" for an unknown
+		// identifier, which matches nothing), so timing tells nothing.
+		list, err := s.db.ListPasskeys(ctx, app.ID, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		h, err := s.db.WebauthnHandle(ctx, u.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		for _, p := range list {
+			raw, err := passkey.DecodeID(p.CredentialID)
+			if err != nil || p.SuspendedAt != nil {
+				continue
+			}
+			allow = append(allow, passkey.Descriptor{ID: raw, Transports: p.Transports})
+		}
+		if len(allow) > 0 && u.Status == store.StatusActive {
+			handle, userID = h, u.ID
+		} else {
+			allow = []passkey.Descriptor{s.decoyCredential(app, id.Value)}
+		}
+	}
+	opts, cer, err := rp.BeginLogin(handle, allow)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.storeCeremony(ctx, app, userID, store.CeremonyLogin, cer); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// decoyCredential is the stand-in credential listed for an identifier with
+// no passkey: derived from a server key, so the same on every call and on
+// every replica, and indistinguishable from a real id.
+func (s *Service) decoyCredential(app store.App, identifier string) passkey.Descriptor {
+	raw, _ := hex.DecodeString(s.hasher.Hash("webauthn-decoy", app.ID, identifier))
+	return passkey.Descriptor{ID: raw[:32], Transports: []string{"hybrid", "internal"}}
+}
+
+// FinishPasskeyLogin verifies a sign-in answer and starts a session. The
+// body names no user: the ceremony is found by the challenge it signed, the
+// passkey by its credential id within the app.
+func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, err error) {
+	defer errs.Wrap(&err, "finish passkey sign-in")
+	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
+		return TokenSet{}, err
+	}
+	a, err := passkey.ParseAssertion(body)
+	if err != nil {
+		return TokenSet{}, s.refuseLogin(ctx, app, "", "", "malformed", err, c)
+	}
+	cer, ok, err := s.takeCeremony(ctx, app, a.Challenge, store.CeremonyLogin)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if !ok {
+		return TokenSet{}, s.refuseLogin(ctx, app, "", a.CredentialID, "unknown_ceremony", errors.New("unknown, used or expired ceremony"), c)
+	}
+	pk, err := s.db.GetPasskeyByCredentialID(ctx, app.ID, a.CredentialID)
+	if errors.Is(err, store.ErrNotFound) {
+		return TokenSet{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "unknown_credential", errors.New("no such passkey in this app"), c)
+	}
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if cer.AppUserID != "" && cer.AppUserID != pk.AppUserID {
+		return TokenSet{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "wrong_user", errors.New("the passkey is another user's"), c)
+	}
+	if pk.SuspendedAt != nil {
+		return TokenSet{}, s.refuseLogin(ctx, app, pk.AppUserID, a.CredentialID, "passkey_suspended", errors.New("the passkey is suspended"), c)
+	}
+	u, err := s.db.GetAppUser(ctx, app.ID, pk.AppUserID)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if u.Status != store.StatusActive {
+		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "user_not_active", errors.New("the user cannot sign in"), c)
+	}
+	rp, err := s.relyingParty(app)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	pu, _, err := s.passkeyUser(ctx, s.db.Queries, u, false)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	use, err := rp.FinishLogin(pu, cer.Session, a)
+	if err != nil {
+		if errors.Is(err, passkey.ErrInvalid) {
+			return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "verification_failed", err, c)
+		}
+		return TokenSet{}, err
+	}
+	now := s.clock()
+	if use.Cloned {
+		// The counter did not advance: two authenticators hold this key.
+		// The passkey stops signing anyone in until the user removes it
+		// (security R-WA-3).
+		if err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.SuspendPasskey(ctx, pk.ID, now); err != nil {
+				return err
+			}
+			updated, err := tx.SyncPasskeyState(ctx, app.ID, u.ID, now)
+			if err != nil {
+				return err
+			}
+			return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_suspended", pk))
+		}); err != nil {
+			return TokenSet{}, err
+		}
+		s.log.WarnContext(ctx, "passkey suspended: its signature counter went backwards (cloned authenticator?)",
+			"app_id", app.ID, "user_id", u.ID, "passkey_id", pk.ID)
+		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "counter_regressed", errors.New("the signature counter went backwards"), c)
+	}
+	var out TokenSet
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		old := pk.SignCount
+		pk.Credential, pk.SignCount, pk.BackedUp, pk.LastUsedAt, pk.LastUsedIP = use.Record, int64(use.SignCount), use.BackedUp, &now, c.IP
+		won, err := tx.RecordPasskeyUse(ctx, pk, old)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return errConcurrentUse
+		}
+		if err := tx.EndCodeFailureStreak(ctx, u.ID); err != nil {
+			return err
+		}
+		if err := tx.TouchAppUser(ctx, app.ID, u.ID, now); err != nil {
+			return err
+		}
+		if out, err = s.openSession(ctx, tx, app, u, MethodWebauthn, pk.CredentialID, c); err != nil {
+			return err
+		}
+		browser, platform := DescribeUserAgent(c.UserAgent)
+		return s.events.Emit(ctx, tx, app.ID, webhook.ChallengeCompleted, map[string]any{
+			"challenge_id": cer.ID, "purpose": "authenticate", "method": "webauthn", "user_id": u.ID,
+			"passkey_id": pk.ID, "credential_id": pk.CredentialID, "ip_address": c.IP,
+			"device": map[string]any{"os": platform, "browser": browser}, "completed_at": now,
+		})
+	})
+	if errors.Is(err, errConcurrentUse) {
+		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "concurrent_use", errors.New("the passkey was used concurrently"), c)
+	}
+	return out, err
+}
+
+// refuseLogin records a refused passkey sign-in (auth.login.failed and
+// challenge.failed, with the user when known) and returns the refusal.
+func (s *Service) refuseLogin(ctx context.Context, app store.App, userID, credentialID, reason string, why error, c Client) error {
+	detail := strings.TrimPrefix(why.Error(), passkey.ErrInvalid.Error()+": ")
+	s.log.InfoContext(ctx, "passkey sign-in refused", "app_id", app.ID, "user_id", userID, "reason", reason, "detail", detail)
+	data := map[string]any{"user_id": optionalString(userID), "method": "webauthn", "purpose": "authenticate",
+		"reason": reason, "credential_id": optionalString(credentialID), "ip_address": c.IP}
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.AuthLoginFailed, data); err != nil {
+			return err
+		}
+		return s.events.Emit(ctx, tx, app.ID, webhook.ChallengeFailed, data)
+	})
+	if err != nil {
+		return err
+	}
+	return &PasskeyError{Kind: ErrPasskeyVerification, Detail: detail}
+}
+
+func optionalString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func notFoundAs(err, as error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return as
+	}
+	return err
+}
+
+var errConcurrentUse = errors.New("the passkey was used concurrently")
+
+// ListPasskeys lists the signed-in caller's passkeys.
+func (s *Service) ListPasskeys(ctx context.Context, app store.App, caller Caller) (_ []Passkey, err error) {
+	defer errs.Wrap(&err, "list passkeys")
+	return s.db.ListPasskeys(ctx, app.ID, caller.User.ID)
+}
+
+// RenamePasskey names one of the caller's passkeys (by id or credential id).
+func (s *Service) RenamePasskey(ctx context.Context, app store.App, caller Caller, id, name string) (_ Passkey, err error) {
+	defer errs.Wrap(&err, "rename passkey")
+	name = strings.TrimSpace(name)
+	if name == "" || len([]rune(name)) > 100 {
+		return Passkey{}, &errs.Invalid{Field: "name", Reason: "must be 1 to 100 characters"}
+	}
+	pk, err := s.db.RenamePasskey(ctx, app.ID, caller.User.ID, id, name, s.clock())
+	return pk, notFoundAs(err, ErrPasskeyNotFound)
+}
+
+// DeletePasskey removes one of the caller's passkeys (by id or credential id).
+func (s *Service) DeletePasskey(ctx context.Context, app store.App, caller Caller, id string) (err error) {
+	defer errs.Wrap(&err, "delete passkey")
+	return s.deletePasskey(ctx, app, caller.User.ID, id)
+}
+
+func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id string) error {
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		pk, err := tx.DeletePasskey(ctx, app.ID, userID, id)
+		if err != nil {
+			return notFoundAs(err, ErrPasskeyNotFound)
+		}
+		updated, err := tx.SyncPasskeyState(ctx, app.ID, userID, s.clock())
+		if err != nil {
+			return err
+		}
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_removed", pk))
+	})
+}
+
+// UserPasskeys lists a user's passkeys for an administrator (Read access).
+func (s *Service) UserPasskeys(ctx context.Context, p access.Principal, app store.App, userID string) (_ []Passkey, err error) {
+	defer errs.Wrap(&err, "list user passkeys")
+	if _, err := s.users.Get(ctx, p, app, userID); err != nil {
+		return nil, err
+	}
+	return s.db.ListPasskeys(ctx, app.ID, userID)
+}
+
+// DeleteUserPasskey removes a user's passkey for an administrator (Write access).
+func (s *Service) DeleteUserPasskey(ctx context.Context, p access.Principal, app store.App, userID, id string) (err error) {
+	defer errs.Wrap(&err, "delete user passkey")
+	if err := access.App(ctx, s.db.Queries, p, app.ID, access.Write); err != nil {
+		return err
+	}
+	if _, err := s.db.GetAppUser(ctx, app.ID, userID); err != nil {
+		return notFoundAs(err, appuser.ErrUserNotFound)
+	}
+	return s.deletePasskey(ctx, app, userID, id)
+}
+
+// PrunePasskeyCeremonies deletes ceremonies nobody finished in time.
+func (s *Service) prunePasskeyCeremonies(ctx context.Context) error {
+	return s.db.PrunePasskeyCeremonies(ctx, s.clock().Add(-time.Minute))
+}
