@@ -798,7 +798,7 @@ test("step 14: webauthnInitializeRegister returns creation options (C14)", async
   assert.ok(Array.isArray(options.pubKeyCredParams) && options.pubKeyCredParams.length > 0);
 });
 
-test("step 14: webauthnInitializeLogin lists no credentials before registration (C16)", async (t) => {
+test("step 14: webauthnInitializeLogin before registration lists stand-ins, shaped as an unknown identifier's (C16)", async (t) => {
   const otp = await otpApp();
   if (!(await served(`/v1/auth/${otp.id}/webauthn/login/initialize`))) {
     t.skip("the server does not serve POST /webauthn/login/initialize yet");
@@ -809,7 +809,15 @@ test("step 14: webauthnInitializeLogin lists no credentials before registration 
   await otpSignIn(c, id, { register: true });
   const { options } = ok(await c.webauthnInitializeLogin(id), "webauthnInitializeLogin");
   assert.ok(options && isBase64url(options.challenge), `options: ${JSON.stringify(options)}`);
-  assert.deepEqual(options.allowCredentials ?? [], []);
+  // A user without passkeys is answered as an unknown identifier is (stand-in
+  // credentials, stable per identifier), so the answer does not tell who has
+  // an account. The SDK never asks for such a user (webauthn_enabled is false).
+  const shape = (list) => (list ?? []).map((x) => [x.type, isBase64url(x.id)]);
+  assert.ok(shape(options.allowCredentials).every(([type, b64]) => type === "public-key" && b64), JSON.stringify(options.allowCredentials));
+  const again = ok(await c.webauthnInitializeLogin(id), "webauthnInitializeLogin again").options;
+  assert.deepEqual(again.allowCredentials, options.allowCredentials, "stable for the identifier");
+  const unknown = ok(await c.webauthnInitializeLogin(email("nobody")), "webauthnInitializeLogin (unknown)").options;
+  assert.deepEqual(shape(unknown.allowCredentials), shape(options.allowCredentials), "the same shape as an unknown identifier's");
 });
 
 // --- last: no unhandled rejections, no secrets in the log ---------------------------------------------
