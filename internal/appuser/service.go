@@ -817,10 +817,15 @@ func MergeMeta(stored []byte, patch map[string]any) ([]byte, error) {
 func EventData(u store.AppUser) map[string]any {
 	meta := map[string]any{}
 	_ = json.Unmarshal(u.Meta, &meta)
+	types := u.WebauthnTypes
+	if types == nil {
+		types = []string{}
+	}
 	return map[string]any{"user": map[string]any{
 		"id": u.ID, "app_id": u.AppID, "user_id": u.UserID, "status": u.Status,
 		"email": optional(u.Email), "phone": optional(u.Phone),
 		"email_verified": u.EmailVerified, "phone_verified": u.PhoneVerified,
+		"webauthn_enabled": u.WebauthnEnabled, "webauthn_types": types,
 		"user_meta": meta, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt,
 	}}
 }

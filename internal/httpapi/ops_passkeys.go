@@ -28,6 +28,7 @@ type Device struct {
 	AttestationFormat       string     `json:"attestation_format" enum:"none,packed,fido-u2f,tpm,android-key,apple"`
 	BackupEligible          bool       `json:"backup_eligible" doc:"Whether the passkey can be synced (a multi-device credential)."`
 	BackedUp                bool       `json:"backed_up" doc:"Whether the passkey was synced, as of its last use."`
+	SignCount               int64      `json:"sign_count" doc:"The authenticator's signature counter as of the last sign-in (0 for authenticators that keep none, as synced passkeys do)."`
 	Suspended               bool       `json:"suspended" doc:"True once its signature counter went backwards (a cloned authenticator): it no longer signs in; remove it."`
 	Browser                 string     `json:"browser"`
 	Platform                string     `json:"platform"`
@@ -47,7 +48,7 @@ func deviceOut(p signin.Passkey) Device {
 	return Device{ID: p.ID, CredentialID: p.CredentialID, Name: p.Name, Nickname: p.Name, DisplayName: p.Name,
 		Type: "webauthn", AuthenticatorAttachment: p.AuthenticatorAttachment, Transports: transports, AAGUID: p.AAGUID,
 		AttestationFormat: p.AttestationFormat, BackupEligible: p.BackupEligible, BackedUp: p.BackedUp,
-		Suspended: p.SuspendedAt != nil, Browser: browser, Platform: platform, UserAgent: p.UserAgent,
+		SignCount: p.SignCount, Suspended: p.SuspendedAt != nil, Browser: browser, Platform: platform, UserAgent: p.UserAgent,
 		LastUsedAtIP: p.LastUsedIP, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, LastUsedAt: p.LastUsedAt}
 }
 

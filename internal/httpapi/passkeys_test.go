@@ -414,10 +414,15 @@ func testPasskeyClone(t *testing.T, e *env) {
 	userID, access, _ := e.signIn(t, "clone@example.com", "user.created", "verification.email.requested")
 	a := newAuthenticator()
 	e.addPasskey(t, a, access)
-	for range 2 {
+	for i := range 2 {
 		r := scenario{method: "POST", path: e.authPath("/webauthn/login/finalize"), body: a.get(t, e.loginOptions(t, "clone@example.com")),
 			wantStatus: 200, events: []string{"challenge.completed"}}.run(t, e)
 		e.tokenSet(t, r, userID)
+		// The stored counter rises with each good sign-in.
+		list := scenario{method: "GET", path: e.authPath("/devices"), headers: user(access), wantStatus: 200}.run(t, e)
+		if d := list.body["devices"].([]any)[0].(map[string]any); d["sign_count"] != float64(i+1) {
+			t.Errorf("sign_count after sign-in %d = %v; want %d", i+1, d["sign_count"], i+1)
+		}
 	}
 	// A copy of the key whose counter lags behind: the counter goes
 	// backwards, so the passkey is suspended (R-WA-3).

@@ -239,9 +239,8 @@ func (s *Service) finishRegistration(ctx context.Context, app store.App, userID,
 		return Passkey{}, err
 	}
 	now := s.clock()
-	browser, platform := DescribeUserAgent(c.UserAgent)
 	pk := store.Passkey{ID: newID(), AppID: app.ID, AppUserID: u.ID, CredentialID: passkey.EncodeID(cred.ID),
-		Credential: cred.Record, Name: truncate(browser+" on "+platform, 100), AAGUID: cred.AAGUID,
+		Credential: cred.Record, Name: passkeyName(cred.Attachment, c.UserAgent), AAGUID: cred.AAGUID,
 		AttestationFormat: cred.AttestationFormat, AuthenticatorAttachment: cred.Attachment, Transports: cred.Transports,
 		BackupEligible: cred.BackupEligible, BackedUp: cred.BackedUp, SignCount: int64(cred.SignCount),
 		UserAgent: truncate(c.UserAgent, 512), CreatedAt: now, UpdatedAt: now}
@@ -264,6 +263,21 @@ func (s *Service) finishRegistration(ctx context.Context, app store.App, userID,
 	s.log.InfoContext(ctx, "passkey registered", "app_id", app.ID, "user_id", u.ID, "passkey_id", pk.ID,
 		"attestation_format", pk.AttestationFormat)
 	return pk, nil
+}
+
+// passkeyName names a new passkey for people: the registering browser and
+// platform ("Chrome on macOS"), or the kind of authenticator.
+func passkeyName(attachment, userAgent string) string {
+	browser, platform := DescribeUserAgent(userAgent)
+	switch {
+	case userAgent == "" && attachment == "platform":
+		return "Passkey on this device"
+	case userAgent == "":
+		return "Security key"
+	case platform == "":
+		return truncate(browser, 100)
+	}
+	return truncate(browser+" on "+platform, 100)
 }
 
 func (s *Service) refuseRegistration(ctx context.Context, app store.App, userID string, why error) error {
