@@ -1,10 +1,6 @@
 package httpapi_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"slices"
@@ -14,6 +10,7 @@ import (
 
 	vwa "github.com/descope/virtualwebauthn"
 
+	"github.com/gatehouse-auth/gatehouse/internal/passkey/passkeytest"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -47,15 +44,11 @@ func TestPasskeys(t *testing.T) {
 	})
 }
 
-// authenticator is a software authenticator and the page it answers for.
-type authenticator struct {
-	rp   vwa.RelyingParty
-	auth vwa.Authenticator
-}
+// authenticator is a software authenticator (passkeytest) for the fixture app's origin.
+type authenticator struct{ passkeytest.Authenticator }
 
 func newAuthenticator() *authenticator {
-	return &authenticator{rp: vwa.RelyingParty{ID: "app.example.com", Name: "Demo", Origin: appOrigin},
-		auth: vwa.NewAuthenticatorWithOptions(vwa.AuthenticatorOptions{BackupEligible: true, BackupState: true})}
+	return &authenticator{*passkeytest.New("app.example.com", appOrigin)}
 }
 
 // options re-encodes the options of an answer for the authenticator.
@@ -71,55 +64,21 @@ func options(t *testing.T, r response) string {
 // create answers creation options with a new credential (kept) and returns the body.
 func (a *authenticator) create(t *testing.T, r response) (string, vwa.Credential) {
 	t.Helper()
-	opts, err := vwa.ParseAttestationOptions(options(t, r))
+	body, cred, err := a.Create(options(t, r))
 	if err != nil {
-		t.Fatalf("parse creation options: %v", err)
+		t.Fatal(err)
 	}
-	cred := newCredential(t)
-	a.auth.Options.UserHandle = []byte(opts.UserID)
-	body := vwa.CreateAttestationResponse(a.rp, a.auth, cred, *opts)
-	a.auth.AddCredential(cred)
 	return body, cred
 }
 
-// newCredential is a P-256 credential whose coordinates are both 32 bytes
-// long: virtualwebauthn encodes them without their leading zero bytes,
-// which a verifier rightly refuses (about 1 key in 128 otherwise).
-func newCredential(t *testing.T) vwa.Credential {
-	t.Helper()
-	for {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(k.X.Bytes()) != 32 || len(k.Y.Bytes()) != 32 { //nolint:staticcheck // the coordinates, as the library reads them
-			continue
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return vwa.NewCredentialWithImportedKey(vwa.KeyTypeEC2, der)
-	}
-}
-
-// get answers request options with the authenticator's allowed credential
-// (any, for a discoverable sign-in), advancing its counter.
+// get answers request options, advancing the credential's counter.
 func (a *authenticator) get(t *testing.T, r response) string {
 	t.Helper()
-	opts, err := vwa.ParseAssertionOptions(options(t, r))
+	body, err := a.Get(options(t, r))
 	if err != nil {
-		t.Fatalf("parse request options: %v", err)
+		t.Fatal(err)
 	}
-	cred := a.auth.FindAllowedCredential(*opts)
-	if len(opts.AllowCredentials) == 0 && len(a.auth.Credentials) > 0 {
-		cred = &a.auth.Credentials[0]
-	}
-	if cred == nil {
-		t.Fatalf("the authenticator has none of the allowed credentials %v", opts.AllowCredentials)
-	}
-	cred.Counter++
-	return vwa.CreateAssertionResponse(a.rp, a.auth, *cred, *opts)
+	return body
 }
 
 func (e *env) registerOptions(t *testing.T, access string) response {
@@ -288,7 +247,7 @@ func testPasskeyDevices(t *testing.T, e *env) {
 
 	// An administrator removes a passkey too.
 	e.addPasskey(t, a, access)
-	second := a.auth.Credentials[len(a.auth.Credentials)-1]
+	second := a.Auth.Credentials[len(a.Auth.Credentials)-1]
 	scenario{method: "DELETE", path: "/v1/" + e.app.ID + "/users/" + userID + "/devices/" + b64(second.ID),
 		headers: bearer(e.appSecret), wantStatus: 200, events: []string{"user.updated"}}.run(t, e)
 	if u := e.currentUser(t, access); u["webauthn_enabled"] != false {
@@ -307,17 +266,17 @@ func testPasskeyRefusals(t *testing.T, e *env) {
 
 	// A registration from an origin that is not the app's (R-WA-2).
 	evil := newAuthenticator()
-	evil.rp.Origin = "https://evil.example"
+	evil.RP.Origin = "https://evil.example"
 	if r := register(t, evil, access); !strings.Contains(r.str("error"), "origin") {
 		t.Errorf("wrong-origin refusal = %s; want it to name the origin", r.raw)
 	}
 	// For another RP id.
 	other := newAuthenticator()
-	other.rp.ID = "example.com"
+	other.RP.ID = "example.com"
 	register(t, other, access)
 	// Without user verification while the app requires it.
 	noUV := newAuthenticator()
-	noUV.auth.Options.UserNotVerified = true
+	noUV.Auth.Options.UserNotVerified = true
 	register(t, noUV, access)
 	// Garbage: the schema refuses what lacks fields; the verifier, the rest.
 	scenario{method: "POST", path: e.authPath("/devices/finalize"), headers: user(access), body: `{"id":"x","type":"public-key"}`,
@@ -341,12 +300,12 @@ func testPasskeyRefusals(t *testing.T, e *env) {
 	// A credential registered by one user cannot be registered by another (R-WA-4).
 	a := newAuthenticator()
 	e.addPasskey(t, a, access)
-	cred := a.auth.Credentials[0]
+	cred := a.Auth.Credentials[0]
 	opts, err := vwa.ParseAttestationOptions(options(t, e.registerOptions(t, otherAccess)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup := vwa.CreateAttestationResponse(a.rp, a.auth, cred, *opts)
+	dup := vwa.CreateAttestationResponse(a.RP, a.Auth, cred, *opts)
 	r := scenario{method: "POST", path: e.authPath("/devices/finalize"), headers: user(otherAccess), body: dup,
 		wantStatus: 400, wantCode: "webauthn_register_error"}.run(t, e)
 	if !strings.Contains(r.str("error"), "registered already") {
@@ -362,13 +321,13 @@ func testPasskeyRefusals(t *testing.T, e *env) {
 	e.passkeyRefused(t, earlier)
 
 	wrongOrigin := *a
-	wrongOrigin.rp.Origin = "https://evil.example"
+	wrongOrigin.RP.Origin = "https://evil.example"
 	e.passkeyRefused(t, wrongOrigin.get(t, e.loginOptions(t, "grace@example.com")))
 	wrongRP := *a
-	wrongRP.rp.ID = "evil.example"
+	wrongRP.RP.ID = "evil.example"
 	e.passkeyRefused(t, wrongRP.get(t, e.loginOptions(t, "grace@example.com")))
 	unverified := *a
-	unverified.auth.Options.UserNotVerified = true
+	unverified.Auth.Options.UserNotVerified = true
 	e.passkeyRefused(t, unverified.get(t, e.loginOptions(t, "grace@example.com")))
 
 	// A ceremony answered after its 300 s.
@@ -403,7 +362,7 @@ func withAllowed(t *testing.T, r response, a *authenticator) response {
 	t.Helper()
 	o := r.obj("options")
 	list := []any{}
-	for _, c := range a.auth.Credentials {
+	for _, c := range a.Auth.Credentials {
 		list = append(list, map[string]any{"type": "public-key", "id": b64(c.ID)})
 	}
 	o["allowCredentials"] = list
@@ -426,7 +385,7 @@ func testPasskeyClone(t *testing.T, e *env) {
 	}
 	// A copy of the key whose counter lags behind: the counter goes
 	// backwards, so the passkey is suspended (R-WA-3).
-	a.auth.Credentials[0].Counter = 0
+	a.Auth.Credentials[0].Counter = 0
 	e.passkeyRefused(t, a.get(t, e.loginOptions(t, "clone@example.com")), "auth.login.failed", "challenge.failed", "user.updated")
 	list := scenario{method: "GET", path: e.authPath("/devices"), headers: user(access), wantStatus: 200}.run(t, e)
 	if d := list.body["devices"].([]any)[0].(map[string]any); d["suspended"] != true {
@@ -436,7 +395,7 @@ func testPasskeyClone(t *testing.T, e *env) {
 		t.Errorf("a suspended passkey still counts: %v", u)
 	}
 	// Even an advancing counter no longer signs in.
-	a.auth.Credentials[0].Counter = 100
+	a.Auth.Credentials[0].Counter = 100
 	e.passkeyRefused(t, a.get(t, e.loginOptions(t, "")))
 }
 
@@ -517,8 +476,8 @@ func testPasskeySettings(t *testing.T, e *env) {
 	// With preferred verification, an authenticator without it registers
 	// and signs in.
 	a := newAuthenticator()
-	a.rp.ID = "example.com"
-	a.auth.Options.UserNotVerified = true
+	a.RP.ID = "example.com"
+	a.Auth.Options.UserNotVerified = true
 	body, _ := a.create(t, r)
 	scenario{method: "POST", path: e.authPath("/devices/finalize"), headers: user(access), body: body, wantStatus: 200,
 		events: []string{"user.updated"}}.run(t, e)
