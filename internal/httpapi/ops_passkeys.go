@@ -205,6 +205,7 @@ type registerInitializeOutput struct {
 		UserVerification string             `json:"user_verification" enum:"required,preferred,discouraged" doc:"The requirement passed to the browser (interface §2.10)."`
 		Options          json.RawMessage    `json:"options" doc:"PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create (not wrapped in publicKey)."`
 		UserMetaErrors   appuser.MetaErrors `json:"user_meta_errors"`
+		UserID           string             `json:"user_id" doc:"The user just created."`
 	}
 }
 
@@ -215,6 +216,7 @@ func (s *Server) webauthnRegisterInitialize(ctx context.Context, in *registerIni
 	}
 	out := &registerInitializeOutput{}
 	out.Body.UserVerification, out.Body.Options, out.Body.UserMetaErrors = opts.UserVerification, opts.Options, opts.MetaErrors
+	out.Body.UserID = opts.UserID
 	if out.Body.UserMetaErrors == nil {
 		out.Body.UserMetaErrors = appuser.MetaErrors{}
 	}

@@ -443,6 +443,19 @@ func testPasskeySignup(t *testing.T, e *env) {
 		wantCode: "webauthn_register_error"}.run(t, e)
 	scenario{method: "POST", path: e.authPath("/webauthn/register/initialize"), headers: bearer(e.appSecret),
 		body: map[string]any{"identifier": "not an address"}, wantStatus: 400, wantCode: "invalid_identifier"}.run(t, e)
+	// A user deactivated before the browser answers: refused, and nothing is stored.
+	off := scenario{method: "POST", path: e.authPath("/webauthn/register/initialize"), headers: bearer(e.appSecret),
+		body: map[string]any{"identifier": "off@example.com"}, wantStatus: 200, events: []string{"user.created"}}.run(t, e)
+	offID := off.str("user_id")
+	scenario{method: "POST", path: "/v1/" + e.app.ID + "/users/" + offID + "/deactivate", headers: bearer(e.appSecret),
+		wantStatus: 200, events: []string{"user.updated"}}.run(t, e)
+	offBody, _ := newAuthenticator().create(t, off)
+	scenario{method: "POST", path: e.authPath("/webauthn/register/finalize"), body: offBody, wantStatus: 400,
+		wantCode: "webauthn_register_error"}.run(t, e)
+	list := scenario{method: "GET", path: "/v1/" + e.app.ID + "/users/" + offID + "/devices", headers: bearer(e.appSecret), wantStatus: 200}.run(t, e)
+	if devs := list.body["devices"].([]any); len(devs) != 0 {
+		t.Errorf("a refused sign-up stored a passkey: %s", list.raw)
+	}
 	// A device-registration ceremony cannot be finished at the sign-up route.
 	dev, _ := newAuthenticator().create(t, e.registerOptions(t, access))
 	scenario{method: "POST", path: e.authPath("/webauthn/register/finalize"), body: dev, wantStatus: 400,

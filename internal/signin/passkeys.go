@@ -55,6 +55,7 @@ type PasskeyOptions struct {
 	Options          json.RawMessage
 	UserVerification string
 	MetaErrors       appuser.MetaErrors
+	UserID           string // the user the ceremony is for
 }
 
 // relyingParty is app's WebAuthn relying party: its RP id and exact origins
@@ -155,7 +156,7 @@ func (s *Service) BeginDeviceRegistration(ctx context.Context, app store.App, ca
 // registration ceremony and stores the passkey.
 func (s *Service) FinishDeviceRegistration(ctx context.Context, app store.App, caller Caller, body []byte, c Client) (_ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey registration")
-	return s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c)
+	return s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c, nil)
 }
 
 // BeginSignupRegistration is the seed's register/initialize (interface
@@ -174,40 +175,39 @@ func (s *Service) BeginSignupRegistration(ctx context.Context, p access.Principa
 		return PasskeyOptions{}, err
 	}
 	out, err := s.beginRegistration(ctx, app, row, store.CeremonySignup)
-	out.MetaErrors = metaErrs
+	out.MetaErrors, out.UserID = metaErrs, row.ID
 	return out, err
 }
 
 // FinishSignupRegistration verifies the browser's answer to a
-// register/initialize ceremony, stores the passkey and signs the new user in.
+// register/initialize ceremony, and stores the passkey and signs the new
+// user in, in one transaction.
 func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, _ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-up")
-	pk, err := s.finishRegistration(ctx, app, "", store.CeremonySignup, body, c)
-	if err != nil {
-		return TokenSet{}, Passkey{}, err
-	}
 	var out TokenSet
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		u, err := tx.GetAppUser(ctx, app.ID, pk.AppUserID)
-		if err != nil {
-			return err
-		}
+	pk, err := s.finishRegistration(ctx, app, "", store.CeremonySignup, body, c, func(tx *store.Tx, u store.AppUser, pk store.Passkey) error {
 		if u.Status != store.StatusActive {
 			return &PasskeyError{Kind: ErrPasskeyRegistration, Detail: "the user cannot sign in"}
 		}
 		if err := tx.TouchAppUser(ctx, app.ID, u.ID, s.clock()); err != nil {
 			return err
 		}
+		var err error
 		out, err = s.openSession(ctx, tx, app, u, MethodWebauthn, pk.CredentialID, c)
 		return err
 	})
-	return out, pk, err
+	if err != nil {
+		return TokenSet{}, Passkey{}, err
+	}
+	return out, pk, nil
 }
 
 // finishRegistration verifies a registration answer for the ceremony it
 // signed (of kind, and userID's when userID is set) and stores the passkey
-// with the user's new webauthn state and a user.updated event.
-func (s *Service) finishRegistration(ctx context.Context, app store.App, userID, kind string, body []byte, c Client) (Passkey, error) {
+// with the user's new webauthn state and a user.updated event; then, when
+// set, runs in the same transaction.
+func (s *Service) finishRegistration(ctx context.Context, app store.App, userID, kind string, body []byte, c Client,
+	then func(tx *store.Tx, u store.AppUser, pk store.Passkey) error) (Passkey, error) {
 	reg, err := passkey.ParseRegistration(body)
 	if err != nil {
 		return Passkey{}, s.refuseRegistration(ctx, app, userID, err)
@@ -255,7 +255,13 @@ func (s *Service) finishRegistration(ctx context.Context, app store.App, userID,
 		if err != nil {
 			return err
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_added", pk))
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_added", pk)); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(tx, updated, pk)
+		}
+		return nil
 	})
 	if err != nil {
 		return Passkey{}, err
