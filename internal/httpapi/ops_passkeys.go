@@ -67,9 +67,9 @@ type credentialBody struct {
 	ID                      string         `json:"id" doc:"The credential id, base64url."`
 	RawID                   string         `json:"rawId" doc:"The same id, base64url."`
 	Type                    string         `json:"type" enum:"public-key"`
-	AuthenticatorAttachment string         `json:"authenticatorAttachment,omitempty"`
+	AuthenticatorAttachment *string        `json:"authenticatorAttachment,omitempty" nullable:"true" doc:"platform, cross-platform, or null (browsers send null when they cannot tell)."`
 	Response                map[string]any `json:"response" doc:"Registration: clientDataJSON, attestationObject, transports. Sign-in: clientDataJSON, authenticatorData, signature, userHandle. Binary values base64url without padding."`
-	ClientExtensionResults  map[string]any `json:"clientExtensionResults,omitempty"`
+	ClientExtensionResults  map[string]any `json:"clientExtensionResults,omitempty" nullable:"true"`
 	_                       struct{}       `json:"-" additionalProperties:"true"`
 }
 
