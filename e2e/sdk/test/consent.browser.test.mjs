@@ -14,15 +14,11 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { chromium } from "playwright-core";
 
-import { startGatehouse, gatehouseBin, magicTokenFromLink } from "./harness.mjs";
+import { startGatehouse, gatehouseBin, magicTokenFromLink, chromiumPath, launchChromium } from "./harness.mjs";
 
 gatehouseBin();
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-if (!fs.existsSync(CHROMIUM)) {
-  throw new Error(`Chromium is not at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`);
-}
+chromiumPath(); // fail at once, with how to get it, when Chromium is missing
 
 const ATTACKER_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/141.0 Safari/537.36";
 const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -32,12 +28,7 @@ let gh, browser, shots;
 before(async () => {
   gh = await startGatehouse();
   shots = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-consent-"));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

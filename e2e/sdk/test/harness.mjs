@@ -28,6 +28,30 @@ export function childEnv() {
   return env;
 }
 
+/** chromiumPath returns Debian's Chromium (or CHROMIUM_PATH), or throws saying how to get it. */
+export function chromiumPath() {
+  const p = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  if (!fs.existsSync(p)) {
+    throw new Error(`Chromium is not at ${p}: install it (apt-get install chromium) or set CHROMIUM_PATH`);
+  }
+  return p;
+}
+
+/**
+ * launchChromium starts headless Chromium through playwright-core (never a
+ * downloaded browser), with background networking off: this machine refuses
+ * Chromium's own connections.
+ */
+export async function launchChromium() {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+}
+
 /** Returns the server binary named by GATEHOUSE_BIN, or throws a clear error. */
 export function gatehouseBin() {
   const bin = process.env.GATEHOUSE_BIN;

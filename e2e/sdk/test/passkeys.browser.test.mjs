@@ -19,15 +19,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import * as esbuild from "esbuild";
-import { chromium } from "playwright-core";
 
-import { startGatehouse, gatehouseBin, decodeJwt, isBase64url, waitFor } from "./harness.mjs";
+import { startGatehouse, gatehouseBin, decodeJwt, isBase64url, waitFor, chromiumPath, launchChromium } from "./harness.mjs";
 
 gatehouseBin();
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-if (!fs.existsSync(CHROMIUM)) {
-  throw new Error(`Chromium is not at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`);
-}
+chromiumPath(); // fail at once, with how to get it, when Chromium is missing
 
 const SUITE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SDK_VERSION = "1.2.2";
@@ -208,12 +204,7 @@ before(async () => {
   assert.ok(app.id, `created app: ${JSON.stringify(app)}`);
   appSecret = await gh.appSecret(app.id);
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
