@@ -345,14 +345,23 @@ type Use struct {
 	Cloned bool
 }
 
-// FinishLogin verifies a sign-in answer by u (whose credentials include the
-// one used) against the ceremony state: challenge, origin, RP id, that the
-// credential was allowed and is u's, the user handle, user presence and
-// verification as required, the signature and the backup flags.
+// FinishLogin verifies a sign-in answer by u against the ceremony state:
+// challenge, origin, RP id, that the credential was allowed and is u's, the
+// user handle, user presence and verification as required, the signature
+// and the backup flags. u's Credentials need hold only the one used (the
+// caller has checked that it is u's).
 func (rp *RP) FinishLogin(u User, state []byte, a Assertion) (Use, error) {
 	var session webauthn.SessionData
 	if err := json.Unmarshal(state, &session); err != nil {
 		return Use{}, fmt.Errorf("passkey: ceremony state: %w", err)
+	}
+	if len(session.AllowedCredentialIDs) > 0 {
+		// The library wants every allowed credential among u's; the one
+		// that answered being allowed is what matters, so narrow the list.
+		if !slices.ContainsFunc(session.AllowedCredentialIDs, func(id []byte) bool { return bytes.Equal(id, a.parsed.RawID) }) {
+			return Use{}, fmt.Errorf("%w: the credential was not offered for this sign-in", ErrInvalid)
+		}
+		session.AllowedCredentialIDs = [][]byte{a.parsed.RawID}
 	}
 	w, err := toWA(u)
 	if err != nil {

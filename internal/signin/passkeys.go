@@ -333,29 +333,18 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context, app store.App, identifi
 		} else {
 			phone = id.Value
 		}
-		u, err := s.db.FindAppUser(ctx, app.ID, email, phone)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		// Known or not, the same statements run (u.ID is "" for an unknown
-		// identifier, which matches nothing), so timing tells nothing.
-		list, err := s.db.ListPasskeys(ctx, app.ID, u.ID)
+		// Known or not, one and the same statement runs, so timing tells nothing.
+		h, err := s.db.PasskeyHolderByContact(ctx, app.ID, email, phone)
 		if err != nil {
 			return nil, err
 		}
-		h, err := s.db.WebauthnHandle(ctx, u.ID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		for _, p := range list {
-			raw, err := passkey.DecodeID(p.CredentialID)
-			if err != nil || p.SuspendedAt != nil {
-				continue
+		for _, p := range h.Passkeys {
+			if raw, err := passkey.DecodeID(p.CredentialID); err == nil {
+				allow = append(allow, passkey.Descriptor{ID: raw, Transports: p.Transports})
 			}
-			allow = append(allow, passkey.Descriptor{ID: raw, Transports: p.Transports})
 		}
-		if len(allow) > 0 && u.Status == store.StatusActive {
-			handle, userID = h, u.ID
+		if len(allow) > 0 && h.Status == store.StatusActive {
+			handle, userID = h.Handle, h.UserID
 		} else {
 			allow = []passkey.Descriptor{s.decoyCredential(app, id.Value)}
 		}
@@ -397,7 +386,7 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 	if !ok {
 		return TokenSet{}, s.refuseLogin(ctx, app, "", a.CredentialID, "unknown_ceremony", errors.New("unknown, used or expired ceremony"), c)
 	}
-	pk, err := s.db.GetPasskeyByCredentialID(ctx, app.ID, a.CredentialID)
+	pk, u, handle, err := s.db.GetPasskeyWithOwner(ctx, app.ID, a.CredentialID)
 	if errors.Is(err, store.ErrNotFound) {
 		return TokenSet{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "unknown_credential", errors.New("no such passkey in this app"), c)
 	}
@@ -410,10 +399,6 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 	if pk.SuspendedAt != nil {
 		return TokenSet{}, s.refuseLogin(ctx, app, pk.AppUserID, a.CredentialID, "passkey_suspended", errors.New("the passkey is suspended"), c)
 	}
-	u, err := s.db.GetAppUser(ctx, app.ID, pk.AppUserID)
-	if err != nil {
-		return TokenSet{}, err
-	}
 	if u.Status != store.StatusActive {
 		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "user_not_active", errors.New("the user cannot sign in"), c)
 	}
@@ -421,10 +406,11 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 	if err != nil {
 		return TokenSet{}, err
 	}
-	pu, _, err := s.passkeyUser(ctx, s.db.Queries, u, false)
+	raw, err := passkey.DecodeID(pk.CredentialID)
 	if err != nil {
-		return TokenSet{}, err
+		return TokenSet{}, fmt.Errorf("stored credential id %s: %w", pk.ID, err)
 	}
+	pu := passkey.User{Handle: handle, Credentials: []passkey.Stored{{ID: raw, Record: pk.Credential}}}
 	use, err := rp.FinishLogin(pu, cer.Session, a)
 	if err != nil {
 		if errors.Is(err, passkey.ErrInvalid) {

@@ -71,12 +71,6 @@ func (q Queries) ListPasskeys(ctx context.Context, appID, appUserID string) ([]P
 	return collect(rs, scanPasskey)
 }
 
-// GetPasskeyByCredentialID finds an app's passkey by its credential id.
-func (q Queries) GetPasskeyByCredentialID(ctx context.Context, appID, credentialID string) (Passkey, error) {
-	return scanPasskey(q.r.queryRow(ctx, `SELECT `+passkeyColumns+` FROM passkeys WHERE app_id = $1 AND credential_id = $2`,
-		appID, credentialID))
-}
-
 // RecordPasskeyUse stores a passkey's state after a good assertion: its new
 // verifier record, counter and backup state. It applies only if the counter
 // is still the one the assertion was checked against, so of two assertions
@@ -150,12 +144,6 @@ func (q Queries) EnsureWebauthnHandle(ctx context.Context, appUserID string, h [
 	return out, err
 }
 
-// GetAppUserByWebauthnHandle finds an app's user by WebAuthn user handle.
-func (q Queries) GetAppUserByWebauthnHandle(ctx context.Context, appID string, h []byte) (AppUser, error) {
-	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND webauthn_handle = $2`,
-		appID, h))
-}
-
 // PasskeyCeremony is a WebAuthn ceremony between its options and its answer.
 type PasskeyCeremony struct {
 	ID            string
@@ -214,4 +202,69 @@ func splitTypes(s string) []string {
 func (q Queries) TouchAppUser(ctx context.Context, appID, appUserID string, now time.Time) error {
 	_, err := q.w.exec(ctx, `UPDATE app_users SET last_used_at = $3 WHERE app_id = $1 AND id = $2`, appID, appUserID, ts(now))
 	return err
+}
+
+// PasskeyHolder is what sign-in options need of the user an identifier
+// names: the user (ID "" when nobody has the identifier), the user handle
+// and the passkeys that may sign in.
+type PasskeyHolder struct {
+	UserID   string
+	Status   string
+	Handle   []byte
+	Passkeys []Passkey // not suspended; only CredentialID and Transports are read
+}
+
+// PasskeyHolderByContact reads, in one statement, the user of an app with
+// this e-mail (or, when email is "", phone) and their passkeys that are not
+// suspended. An unknown contact is a zero PasskeyHolder, not an error: the
+// same statement runs either way.
+func (q Queries) PasskeyHolderByContact(ctx context.Context, appID, email, phone string) (PasskeyHolder, error) {
+	col, val := "email", email
+	if email == "" {
+		col, val = "phone", phone
+	}
+	rs, err := q.r.query(ctx, `SELECT u.id, u.status, u.webauthn_handle, p.credential_id, p.transports
+		FROM app_users u LEFT JOIN passkeys p ON p.app_user_id = u.id AND p.suspended_at IS NULL
+		WHERE u.app_id = $1 AND u.`+col+` = $2 ORDER BY p.created_at, p.id`, appID, val)
+	if err != nil {
+		return PasskeyHolder{}, err
+	}
+	defer rs.Close()
+	var h PasskeyHolder
+	for rs.Next() {
+		var cred *string
+		var transports []byte
+		if err := rs.Scan(&h.UserID, &h.Status, &h.Handle, &cred, &transports); err != nil {
+			return PasskeyHolder{}, err
+		}
+		if cred != nil {
+			h.Passkeys = append(h.Passkeys, Passkey{CredentialID: *cred, Transports: parseStrings(transports)})
+		}
+	}
+	return h, rs.Err()
+}
+
+// GetPasskeyWithOwner reads an app's passkey by credential id with its user
+// and the user's handle, in one statement.
+func (q Queries) GetPasskeyWithOwner(ctx context.Context, appID, credentialID string) (Passkey, AppUser, []byte, error) {
+	var handle []byte
+	var email, phone *string
+	var types string
+	var u AppUser
+	var transports []byte
+	var p Passkey
+	err := q.r.queryRow(ctx, `SELECT p.id, p.app_id, p.app_user_id, p.credential_id, p.credential, p.name, p.aaguid,
+		p.attestation_format, p.authenticator_attachment, p.transports, p.backup_eligible, p.backed_up, p.sign_count,
+		p.suspended_at, p.user_agent, p.created_at, p.updated_at, p.last_used_at, p.last_used_ip, u.webauthn_handle,
+		`+userColumnsU+` FROM passkeys p JOIN app_users u ON u.id = p.app_user_id
+		WHERE p.app_id = $1 AND p.credential_id = $2`, appID, credentialID).Scan(append([]any{&p.ID, &p.AppID,
+		&p.AppUserID, &p.CredentialID, &p.Credential, &p.Name, &p.AAGUID, &p.AttestationFormat,
+		&p.AuthenticatorAttachment, &transports, &p.BackupEligible, &p.BackedUp, &p.SignCount, &p.SuspendedAt,
+		&p.UserAgent, &p.CreatedAt, &p.UpdatedAt, &p.LastUsedAt, &p.LastUsedIP, &handle},
+		userDest(&u, &email, &phone, &types)...)...)
+	p.Transports = parseStrings(transports)
+	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+	p.SuspendedAt, p.LastUsedAt = utcPtr(p.SuspendedAt), utcPtr(p.LastUsedAt)
+	u.fill(email, phone, types)
+	return p, u, handle, err
 }
