@@ -16,15 +16,15 @@ import (
 // Device is a registered passkey, with the client SDK's session-shaped names
 // (client-compat §3.6: C15 answers one).
 type Device struct {
-	ID                      string     `json:"id" doc:"The device (passkey) id; DELETE and PATCH /devices/{id} take it, or the credential id."`
-	CredentialID            string     `json:"credential_id" doc:"The WebAuthn credential id, base64url without padding: the browser's credential.id."`
-	Name                    string     `json:"name" doc:"A name for people; from the registering browser's user agent until renamed."`
+	ID                      string     `json:"id" example:"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b" doc:"The device (passkey) id; DELETE and PATCH /devices/{id} take it, or the credential id."`
+	CredentialID            string     `json:"credential_id" example:"kLv3yZ0aQ1mXc9eT8uJ2hA" doc:"The WebAuthn credential id, base64url without padding: the browser's credential.id."`
+	Name                    string     `json:"name" example:"Chrome on macOS" doc:"A name for people; from the registering browser's user agent until renamed."`
 	Nickname                string     `json:"nickname" doc:"Same as name (client SDK name)."`
 	DisplayName             string     `json:"display_name" doc:"Same as name."`
 	Type                    string     `json:"type" enum:"webauthn"`
-	AuthenticatorAttachment string     `json:"authenticator_attachment" enum:"platform,cross-platform" doc:"platform: built into the device (Touch ID, Windows Hello, a phone's screen lock); cross-platform: a security key or another device."`
-	Transports              []string   `json:"transports" doc:"How the browser reaches the authenticator (internal, hybrid, usb, nfc, ble)."`
-	AAGUID                  string     `json:"aaguid" doc:"The authenticator model's AAGUID as reported (all zeros when not disclosed)."`
+	AuthenticatorAttachment string     `json:"authenticator_attachment" enum:"platform,cross-platform" example:"platform" doc:"platform: built into the device (Touch ID, Windows Hello, a phone's screen lock); cross-platform: a security key or another device."`
+	Transports              []string   `json:"transports" example:"[\"internal\",\"hybrid\"]" doc:"How the browser reaches the authenticator (internal, hybrid, usb, nfc, ble)."`
+	AAGUID                  string     `json:"aaguid" example:"fbfc3007-154e-4ecc-8c0b-6e020557d7bd" doc:"The authenticator model's AAGUID as reported (all zeros when not disclosed)."`
 	AttestationFormat       string     `json:"attestation_format" enum:"none,packed,fido-u2f,tpm,android-key,apple"`
 	BackupEligible          bool       `json:"backup_eligible" doc:"Whether the passkey can be synced (a multi-device credential)."`
 	BackedUp                bool       `json:"backed_up" doc:"Whether the passkey was synced, as of its last use."`

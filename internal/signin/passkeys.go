@@ -72,21 +72,21 @@ func (s *Service) relyingParty(app store.App) (*passkey.RP, error) {
 
 // passkeyUser is u as the relying party sees it, with its passkeys; it
 // gives u a user handle when asked to and u has none.
-func (s *Service) passkeyUser(ctx context.Context, q store.Queries, u store.AppUser, ensureHandle bool) (passkey.User, []store.Passkey, error) {
+func (s *Service) passkeyUser(ctx context.Context, q store.Queries, u store.AppUser, ensureHandle bool) (passkey.User, error) {
 	handle, err := q.WebauthnHandle(ctx, u.ID)
 	if err != nil {
-		return passkey.User{}, nil, err
+		return passkey.User{}, err
 	}
 	if handle == nil && ensureHandle {
 		fresh := make([]byte, 64)
 		_, _ = rand.Read(fresh) // crypto/rand never fails on supported systems
 		if handle, err = q.EnsureWebauthnHandle(ctx, u.ID, fresh); err != nil {
-			return passkey.User{}, nil, err
+			return passkey.User{}, err
 		}
 	}
 	list, err := q.ListPasskeys(ctx, u.AppID, u.ID)
 	if err != nil {
-		return passkey.User{}, nil, err
+		return passkey.User{}, err
 	}
 	name := u.Email
 	if name == "" {
@@ -96,11 +96,11 @@ func (s *Service) passkeyUser(ctx context.Context, q store.Queries, u store.AppU
 	for _, p := range list {
 		id, err := passkey.DecodeID(p.CredentialID)
 		if err != nil {
-			return passkey.User{}, nil, fmt.Errorf("stored credential id %s: %w", p.ID, err)
+			return passkey.User{}, fmt.Errorf("stored credential id %s: %w", p.ID, err)
 		}
 		pu.Credentials = append(pu.Credentials, passkey.Stored{ID: id, Record: p.Credential})
 	}
-	return pu, list, nil
+	return pu, nil
 }
 
 // beginRegistration makes creation options for u and stores the ceremony.
@@ -109,7 +109,7 @@ func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	pu, _, err := s.passkeyUser(ctx, s.db.Queries, u, true)
+	pu, err := s.passkeyUser(ctx, s.db.Queries, u, true)
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
@@ -227,7 +227,7 @@ func (s *Service) finishRegistration(ctx context.Context, app store.App, userID,
 	if err != nil {
 		return Passkey{}, notFoundAs(err, ErrPasskeyRegistration)
 	}
-	pu, _, err := s.passkeyUser(ctx, s.db.Queries, u, false)
+	pu, err := s.passkeyUser(ctx, s.db.Queries, u, false)
 	if err != nil {
 		return Passkey{}, err
 	}
