@@ -2,6 +2,7 @@ package appuser
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -796,6 +797,36 @@ func (s *Service) MarkVerified(ctx context.Context, tx *store.Tx, app store.App,
 	defer errs.Wrap(&err, "mark user verified")
 	u, err := tx.MarkUserVerified(ctx, app.ID, id, email, phone, s.clock())
 	return u, notFound(err)
+}
+
+// SyncPasskeys sets, inside signin's transaction, a user's webauthn_enabled
+// and webauthn_types from the passkeys the user has now (signin owns them),
+// and returns the user. The passkey change's event carries the user.
+func (s *Service) SyncPasskeys(ctx context.Context, tx *store.Tx, app store.App, id string) (_ store.AppUser, err error) {
+	defer errs.Wrap(&err, "sync passkey state")
+	u, err := tx.SyncPasskeyState(ctx, app.ID, id, s.clock())
+	return u, notFound(err)
+}
+
+// WebauthnHandle returns a user's WebAuthn user handle: 64 random bytes,
+// no personal data, made at the first registration (create) and never
+// changed. Without create, a user with none has nil.
+func (s *Service) WebauthnHandle(ctx context.Context, q store.Queries, id string, create bool) (_ []byte, err error) {
+	defer errs.Wrap(&err, "webauthn user handle")
+	h, err := q.WebauthnHandle(ctx, id)
+	if err != nil || h != nil || !create {
+		return h, notFound(err)
+	}
+	fresh := make([]byte, 64)
+	_, _ = rand.Read(fresh) // crypto/rand never fails on supported systems
+	return q.EnsureWebauthnHandle(ctx, id, fresh)
+}
+
+// RecordSignIn records, inside signin's transaction, that a user signed in
+// by a method that verifies no contact (a passkey): last_used_at.
+func (s *Service) RecordSignIn(ctx context.Context, tx *store.Tx, app store.App, id string) (err error) {
+	defer errs.Wrap(&err, "record sign-in")
+	return tx.TouchAppUser(ctx, app.ID, id, s.clock())
 }
 
 // MergeMeta applies a cleaned metadata patch to stored metadata: a key set

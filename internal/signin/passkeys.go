@@ -2,7 +2,6 @@ package signin
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -73,16 +72,9 @@ func (s *Service) relyingParty(app store.App) (*passkey.RP, error) {
 // passkeyUser is u as the relying party sees it, with its passkeys; it
 // gives u a user handle when asked to and u has none.
 func (s *Service) passkeyUser(ctx context.Context, q store.Queries, u store.AppUser, ensureHandle bool) (passkey.User, error) {
-	handle, err := q.WebauthnHandle(ctx, u.ID)
+	handle, err := s.users.WebauthnHandle(ctx, q, u.ID, ensureHandle)
 	if err != nil {
 		return passkey.User{}, err
-	}
-	if handle == nil && ensureHandle {
-		fresh := make([]byte, 64)
-		_, _ = rand.Read(fresh) // crypto/rand never fails on supported systems
-		if handle, err = q.EnsureWebauthnHandle(ctx, u.ID, fresh); err != nil {
-			return passkey.User{}, err
-		}
 	}
 	list, err := q.ListPasskeys(ctx, u.AppID, u.ID)
 	if err != nil {
@@ -189,7 +181,7 @@ func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, b
 		if u.Status != store.StatusActive {
 			return &PasskeyError{Kind: ErrPasskeyRegistration, Detail: "the user cannot sign in"}
 		}
-		if err := tx.TouchAppUser(ctx, app.ID, u.ID, s.clock()); err != nil {
+		if err := s.users.RecordSignIn(ctx, tx, app, u.ID); err != nil {
 			return err
 		}
 		var err error
@@ -251,7 +243,7 @@ func (s *Service) finishRegistration(ctx context.Context, app store.App, userID,
 			}
 			return err
 		}
-		updated, err := tx.SyncPasskeyState(ctx, app.ID, u.ID, now)
+		updated, err := s.users.SyncPasskeys(ctx, tx, app, u.ID)
 		if err != nil {
 			return err
 		}
@@ -427,7 +419,7 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 			if err := tx.SuspendPasskey(ctx, pk.ID, now); err != nil {
 				return err
 			}
-			updated, err := tx.SyncPasskeyState(ctx, app.ID, u.ID, now)
+			updated, err := s.users.SyncPasskeys(ctx, tx, app, u.ID)
 			if err != nil {
 				return err
 			}
@@ -453,7 +445,7 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 		if err := tx.EndCodeFailureStreak(ctx, u.ID); err != nil {
 			return err
 		}
-		if err := tx.TouchAppUser(ctx, app.ID, u.ID, now); err != nil {
+		if err := s.users.RecordSignIn(ctx, tx, app, u.ID); err != nil {
 			return err
 		}
 		if out, err = s.openSession(ctx, tx, app, u, MethodWebauthn, pk.CredentialID, c); err != nil {
@@ -536,7 +528,7 @@ func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id s
 		if err != nil {
 			return notFoundAs(err, ErrPasskeyNotFound)
 		}
-		updated, err := tx.SyncPasskeyState(ctx, app.ID, userID, s.clock())
+		updated, err := s.users.SyncPasskeys(ctx, tx, app, userID)
 		if err != nil {
 			return err
 		}
