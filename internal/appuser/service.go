@@ -714,15 +714,7 @@ func (s *Service) update(ctx context.Context, p *access.Principal, app store.App
 		if err != nil {
 			return err
 		}
-		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(out)); err != nil {
-			return err
-		}
-		if before.Email != out.Email || before.Phone != out.Phone {
-			data := EventData(out)
-			data["previous"] = map[string]any{"email": optional(before.Email), "phone": optional(before.Phone)}
-			return s.events.Emit(ctx, tx, app.ID, webhook.UserIdentifierChanged, data)
-		}
-		return nil
+		return s.identifierEvents(ctx, tx, app, before, out)
 	})
 	if err != nil {
 		return User{}, err
@@ -797,6 +789,52 @@ func (s *Service) MarkVerified(ctx context.Context, tx *store.Tx, app store.App,
 	defer errs.Wrap(&err, "mark user verified")
 	u, err := tx.MarkUserVerified(ctx, app.ID, id, email, phone, s.clock())
 	return u, notFound(err)
+}
+
+// ChangeIdentifier replaces, inside signin's transaction, a user's e-mail
+// address or phone number (whichever kind value is) with value, which the
+// user has just proved they control (a change_identifier challenge): it is
+// stored verified. It emits user.updated and user.identifier_changed, and
+// returns the user after and before. ErrUserExists: another user has it.
+func (s *Service) ChangeIdentifier(ctx context.Context, tx *store.Tx, app store.App, id, value string) (after, before store.AppUser, err error) {
+	defer errs.Wrap(&err, "change identifier")
+	parsed, err := ParseIdentifier(value)
+	if err != nil {
+		return store.AppUser{}, store.AppUser{}, err
+	}
+	u, err := tx.GetAppUser(ctx, app.ID, id)
+	if err != nil {
+		return store.AppUser{}, store.AppUser{}, notFound(err)
+	}
+	before = u
+	if parsed.Kind == KindEmail {
+		u.Email, u.EmailVerified = parsed.Value, true
+	} else {
+		u.Phone, u.PhoneVerified = parsed.Value, true
+	}
+	u.UpdatedAt = s.clock()
+	after, err = tx.UpdateAppUser(ctx, u)
+	if errors.Is(err, store.ErrConflict) {
+		return store.AppUser{}, store.AppUser{}, ErrUserExists
+	}
+	if err != nil {
+		return store.AppUser{}, store.AppUser{}, err
+	}
+	return after, before, s.identifierEvents(ctx, tx, app, before, after)
+}
+
+// identifierEvents emits user.updated and, when the e-mail or phone
+// changed, user.identifier_changed with the previous values.
+func (s *Service) identifierEvents(ctx context.Context, tx *store.Tx, app store.App, before, after store.AppUser) error {
+	if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(after)); err != nil {
+		return err
+	}
+	if before.Email != after.Email || before.Phone != after.Phone {
+		data := EventData(after)
+		data["previous"] = map[string]any{"email": optional(before.Email), "phone": optional(before.Phone)}
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserIdentifierChanged, data)
+	}
+	return nil
 }
 
 // SyncPasskeys sets, inside signin's transaction, a user's webauthn_enabled

@@ -152,6 +152,9 @@ type RateLimit struct {
 	SendPerIP           string
 	VerifyPerIP         string
 	LookupPerIP         string
+	ChallengePerIP      string
+	ChallengePerUser    string
+	UnknownPerIP        string
 	CodeFailuresPerHour int
 	CodeLockAfter       int
 	PollInterval        time.Duration

@@ -343,6 +343,24 @@ func table() []setting {
 			check: func(c Config) error { return checkRule(c.RateLimit.LookupPerIP) },
 		},
 		{
+			Setting: Setting{Key: "ratelimit.challenge_per_ip", Default: "60/10m",
+				Help: "Challenges created (POST /v1/auth/{app_id}/challenges) from one client IP (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.ChallengePerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.ChallengePerIP) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.challenge_per_user", Default: "10/10m",
+				Help: "Challenges created for one user, whoever asks (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.ChallengePerUser }),
+			check: func(c Config) error { return checkRule(c.RateLimit.ChallengePerUser) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.unknown_identifier_per_ip", Default: "20/1h",
+				Help: "Sign-in challenges for unknown identifiers from one client IP (answered user_not_found, an existence oracle the interface keeps); more get 429 (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.UnknownPerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.UnknownPerIP) },
+		},
+		{
 			Setting: Setting{Key: "ratelimit.code_failures_per_hour", Default: "10",
 				Help: "Wrong codes one user may get from one client IP per rolling hour, across all codes sent (resends do not reset it); more from that IP get 429, even the right code, while other IPs are unaffected. 0 turns the budget off. 0 to 100."},
 			bind:  intField(func(c *Config) *int { return &c.RateLimit.CodeFailuresPerHour }),

@@ -49,6 +49,14 @@ type CodeLockedData struct {
 	AppName string // name of the app whose code sign-in is locked
 }
 
+// NoticeData is the data for the "security_notice" template: a change to
+// how the user signs in (a second factor added or removed, new backup
+// codes, a changed e-mail or phone). It holds no secret.
+type NoticeData struct {
+	AppName string // name of the app whose account changed
+	Notice  string // what changed, one or two sentences
+}
+
 // Templates is the parsed set of embedded e-mail templates. It is safe for concurrent use.
 type Templates struct {
 	sets map[string]templateSet

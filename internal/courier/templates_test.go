@@ -13,7 +13,7 @@ func TestLoadTemplates(t *testing.T) {
 		t.Fatalf("LoadTemplates() error = %v; want nil", err)
 	}
 	got := strings.Join(tpl.names(), ",")
-	if want := "code_locked,invitation,login_code,magic_link"; got != want {
+	if want := "code_locked,invitation,login_code,magic_link,security_notice"; got != want {
 		t.Errorf("LoadTemplates() names = %s; want %s", got, want)
 	}
 }
@@ -82,6 +82,13 @@ func TestRenderTemplates(t *testing.T) {
 			wantSubject: "Sign-in by code to " + evilApp + " is locked",
 			wantText:    []string{evilApp, "wrong sign-in codes", "sign in another way", "not disabled"},
 			wantHTML:    []string{escapedApp, "wrong sign-in codes", "sign in another way", "not disabled"},
+		},
+		{
+			name:        "security_notice",
+			data:        NoticeData{AppName: evilApp, Notice: "An authenticator app was added <b>now</b>."},
+			wantSubject: "A change to how you sign in to " + evilApp,
+			wantText:    []string{evilApp, "An authenticator app was added <b>now</b>.", "was not you"},
+			wantHTML:    []string{escapedApp, "An authenticator app was added &lt;b&gt;now&lt;/b&gt;.", "was not you"},
 		},
 		{
 			name:        "magic_link",

@@ -452,6 +452,9 @@ func signinLimits(cfg config.Config) (signin.Limits, error) {
 		{"ratelimit.send_per_ip", cfg.RateLimit.SendPerIP, &l.SendPerIP},
 		{"ratelimit.verify_per_ip", cfg.RateLimit.VerifyPerIP, &l.VerifyPerIP},
 		{"ratelimit.lookup_per_ip", cfg.RateLimit.LookupPerIP, &l.LookupPerIP},
+		{"ratelimit.challenge_per_ip", cfg.RateLimit.ChallengePerIP, &l.ChallengePerIP},
+		{"ratelimit.challenge_per_user", cfg.RateLimit.ChallengePerUser, &l.ChallengePerUser},
+		{"ratelimit.unknown_identifier_per_ip", cfg.RateLimit.UnknownPerIP, &l.UnknownPerIP},
 	} {
 		rule, err := ratelimit.ParseRule(r.value)
 		if err != nil {

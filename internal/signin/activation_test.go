@@ -91,7 +91,7 @@ func checkVerifiedEvents(t *testing.T, name string, events []event, channel, use
 	for _, ev := range events {
 		types = append(types, ev.Type)
 	}
-	if want := []string{webhook.Verification(channel, webhook.OutcomeVerified)}; !slices.Equal(types, want) {
+	if want := []string{webhook.Verification(channel, webhook.OutcomeVerified), webhook.ChallengeCompleted}; !slices.Equal(types, want) {
 		t.Errorf("%s: events of the sign-in = %v; want %v", name, types, want)
 		return
 	}

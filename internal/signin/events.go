@@ -37,7 +37,7 @@ func verificationData(ch store.Challenge, confirmedAt *time.Time, extra map[stri
 	}
 	d := map[string]any{
 		"verification_id": ch.ID,
-		"intent":          "login",
+		"intent":          verificationIntent(ch),
 		"meta_data":       meta,
 		"timing":          timing,
 		"device":          map[string]any{"os": os, "browser": browser},
@@ -49,9 +49,81 @@ func verificationData(ch store.Challenge, confirmedAt *time.Time, extra map[stri
 	return d
 }
 
-// emitVerification emits verification.{channel}.{outcome} for a challenge.
+// emitVerification emits verification.{channel}.{outcome} for a code or
+// link challenge, with the challenge event the outcome means (created,
+// completed or failed) in the same write.
 func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) error {
-	return s.events.Emit(ctx, tx, ch.AppID, webhook.Verification(channelOf(ch), outcome), verificationData(ch, confirmedAt, extra))
+	events := []webhook.Event{{Type: webhook.Verification(channelOf(ch), outcome), Data: verificationData(ch, confirmedAt, extra)}}
+	switch outcome {
+	case webhook.OutcomeRequested:
+		events = append(events, challengeEvent(ch, webhook.ChallengeCreated, store.ChallengePending, nil))
+	case webhook.OutcomeVerified:
+		events = append(events, challengeEvent(ch, webhook.ChallengeCompleted, store.ChallengeCompleted, map[string]any{"completed_at": confirmedAt}))
+	case webhook.OutcomeFailed:
+		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeFailed, map[string]any{"reason": "too_many_attempts"}))
+	case webhook.OutcomeExpired:
+		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeExpired, map[string]any{"reason": "expired"}))
+	case webhook.OutcomeDenied:
+		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeDenied, map[string]any{"reason": "denied"}))
+	}
+	return s.events.EmitMany(ctx, tx, ch.AppID, events...)
+}
+
+// challengeEvent is a challenge.* event: what the challenge is, for whom,
+// from where, and its status (never its code, token or link).
+func challengeEvent(ch store.Challenge, typ, status string, extra map[string]any) webhook.Event {
+	browser, os := DescribeUserAgent(ch.UserAgent)
+	d := map[string]any{
+		"challenge_id": ch.ID, "purpose": ch.Purpose, "method": ch.Method, "user_id": ch.AppUserID,
+		"intent": ch.Intent, "status": status, "ip_address": ch.IP, "device": map[string]any{"os": os, "browser": browser},
+		"created_at": ch.CreatedAt, "expires_at": ch.ExpiresAt,
+	}
+	if custom := decodeData(ch).Custom; custom != nil {
+		d["data"] = custom
+	}
+	for k, v := range extra {
+		d[k] = v
+	}
+	return webhook.Event{Type: typ, Data: d}
+}
+
+// emitChallenge emits one challenge.* event, with events of the same change.
+func (s *Service) emitChallenge(ctx context.Context, tx *store.Tx, ch store.Challenge, typ, status string, extra map[string]any, more ...webhook.Event) error {
+	return s.events.EmitMany(ctx, tx, ch.AppID, append([]webhook.Event{challengeEvent(ch, typ, status, extra)}, more...)...)
+}
+
+// afterWrongAnswer emits what a wrong answer to ch means, inside the
+// transaction that spent the attempt: auth.login.failed for a sign-in, and
+// when it was the last attempt (status failed) challenge.failed, with
+// verification.{channel}.failed for a code.
+func (s *Service) afterWrongAnswer(ctx context.Context, tx *store.Tx, ch store.Challenge, status, reason string, now time.Time) error {
+	var events []webhook.Event
+	if ch.Purpose == PurposeAuthenticate || ch.Purpose == PurposeMFA {
+		events = append(events, webhook.Event{Type: webhook.AuthLoginFailed, Data: map[string]any{
+			"user_id": ch.AppUserID, "method": ch.Method, "verification_id": ch.ID, "reason": reason, "ip_address": ch.IP,
+			"purpose": ch.Purpose}})
+	}
+	if status == store.ChallengeFailed {
+		if delivered(ch.Method) {
+			events = append(events, webhook.Event{Type: webhook.Verification(channelOf(ch), webhook.OutcomeFailed),
+				Data: verificationData(ch, nil, map[string]any{"attempts": codeAttempts})})
+		}
+		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeFailed,
+			map[string]any{"reason": "too_many_attempts", "failed_at": now}))
+	}
+	return s.events.EmitMany(ctx, tx, ch.AppID, events...)
+}
+
+// verificationIntent is a verification event's intent: the app's own, or
+// what the purpose means.
+func verificationIntent(ch store.Challenge) string {
+	switch {
+	case ch.Intent != "":
+		return ch.Intent
+	case ch.Purpose == "" || ch.Purpose == PurposeAuthenticate:
+		return "login"
+	}
+	return ch.Purpose
 }
 
 // emitLoginFailed emits auth.login.failed.
@@ -97,6 +169,12 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 			}
 			n = len(expired)
 			for _, ch := range expired {
+				if !delivered(ch.Method) {
+					if err := s.emitChallenge(ctx, tx, ch, webhook.ChallengeFailed, store.ChallengeExpired, map[string]any{"reason": "expired"}); err != nil {
+						return err
+					}
+					continue
+				}
 				if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeExpired, nil, map[string]any{"was_opened": false}); err != nil {
 					return err
 				}

@@ -47,6 +47,10 @@ func TestEvents(t *testing.T) {
 			webhook.Verification("email", webhook.OutcomeFailed):    1,
 			webhook.Verification("email", webhook.OutcomeExpired):   1,
 			webhook.AuthLoginFailed:                                 6, // five wrong codes and one spent link
+			// Every code and link is a challenge too.
+			webhook.ChallengeCreated:   3,
+			webhook.ChallengeCompleted: 1,
+			webhook.ChallengeFailed:    2, // the failed code and the expired one
 		}
 		for typ, n := range want {
 			if got[typ] != n {

@@ -157,7 +157,7 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 			spent = true
 			return s.emitLoginFailed(ctx, tx, ch, "link_used_or_superseded")
 		}
-		out, err = s.signInVerified(ctx, tx, app, ch, MethodMagic, now, c, ErrMagicLinkNotFound)
+		out, err = s.signInVerified(ctx, tx, app, ch, linkFactor(ch), now, c, ErrMagicLinkNotFound)
 		return err
 	})
 	if err == nil && spent {
@@ -318,7 +318,7 @@ func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle str
 		if c.IP != "" {
 			client = c
 		}
-		out, err = s.startSession(ctx, tx, app, u, MethodMagic, client)
+		out, err = s.startSession(ctx, tx, app, u, linkFactor(ch), client)
 		return err
 	})
 	return out, err
@@ -339,7 +339,7 @@ func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, 
 		if err != nil {
 			return err
 		}
-		out, err = s.startSession(ctx, tx, app, u, MethodInvite, c)
+		out, err = s.startSession(ctx, tx, app, u, inviteFactor(u), c)
 		return err
 	})
 	return out, err

@@ -11,7 +11,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
-	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // Challenge methods and purposes.
@@ -161,45 +160,7 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		return TokenSet{}, ErrInvalidCode
 	}
 	if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
-		var status string
-		var locks bool
-		err = s.db.Tx(ctx, func(tx *store.Tx) error {
-			var err error
-			if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
-				return err
-			}
-			streak, err := tx.RecordCodeFailure(ctx, store.CodeFailure{ID: newID(), AppID: app.ID, AppUserID: userID,
-				Method: ch.Method, Source: c.IP, At: now})
-			if err != nil {
-				return err
-			}
-			if err := s.codeLimits(ctx, tx, userID, c.IP, now, streak-1, 1); err != nil {
-				return err
-			}
-			locks = s.limits.CodeLockAfter > 0 && streak == s.limits.CodeLockAfter
-			if err := s.emitLoginFailed(ctx, tx, ch, "invalid_code"); err != nil {
-				return err
-			}
-			if status == store.ChallengeFailed {
-				return s.emitVerification(ctx, tx, ch, webhook.OutcomeFailed, nil, map[string]any{"attempts": codeAttempts})
-			}
-			return nil
-		})
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return TokenSet{}, ErrInvalidCode
-		case err != nil: // ErrTooManyAttempts and ErrCodeEntryLocked among others
-			return TokenSet{}, err
-		case locks:
-			s.log.WarnContext(ctx, "sign-in by code locked after consecutive wrong codes", "app_id", app.ID,
-				"user_id", userID, "failures", s.limits.CodeLockAfter)
-			s.noticeCodeLocked(ctx, app, ch)
-			return TokenSet{}, ErrCodeEntryLocked
-		case status == store.ChallengeFailed:
-			s.log.WarnContext(ctx, "sign-in code challenge failed", "app_id", app.ID, "challenge_id", ch.ID)
-			return TokenSet{}, ErrTooManyAttempts
-		}
-		return TokenSet{}, ErrInvalidCode
+		return TokenSet{}, s.wrongCode(ctx, app, ch, c, now)
 	}
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -210,16 +171,9 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		if !won {
 			return ErrInvalidCode
 		}
-		// One statement reads both limits a right code must pass.
-		streak, fromSource, err := tx.CodeFailureState(ctx, userID, c.IP, now.Add(-codeFailureWindow))
+		streak, err := s.rightCode(ctx, tx, userID, c, now)
 		if err != nil {
 			return err
-		}
-		switch {
-		case s.limits.CodeLockAfter > 0 && streak >= s.limits.CodeLockAfter:
-			return ErrCodeEntryLocked
-		case s.limits.CodeFailuresPerHour > 0 && fromSource >= s.limits.CodeFailuresPerHour:
-			return ErrTooManyAttempts
 		}
 		u, err := s.verifyContact(ctx, tx, app, ch, now, ErrInvalidCode, nil)
 		if err != nil {
@@ -230,10 +184,69 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 				return err
 			}
 		}
-		out, err = s.newSession(ctx, tx, app, u, MethodOTP, c)
+		out, err = s.newSession(ctx, tx, app, u, codeFactor(ch), c)
 		return err
 	})
 	return out, err
+}
+
+// rightCode checks, inside the transaction that completes a challenge with
+// a right e-mail or SMS code, the limits a right code must still pass: the
+// user's lock of code entry and the hourly budget of wrong codes from this
+// source (one statement reads both). It returns the user's streak.
+func (s *Service) rightCode(ctx context.Context, tx *store.Tx, userID string, c Client, now time.Time) (int, error) {
+	streak, fromSource, err := tx.CodeFailureState(ctx, userID, c.IP, now.Add(-codeFailureWindow))
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case s.limits.CodeLockAfter > 0 && streak >= s.limits.CodeLockAfter:
+		return streak, ErrCodeEntryLocked
+	case s.limits.CodeFailuresPerHour > 0 && fromSource >= s.limits.CodeFailuresPerHour:
+		return streak, ErrTooManyAttempts
+	}
+	return streak, nil
+}
+
+// wrongCode records a wrong e-mail or SMS code on ch: it spends one of the
+// challenge's attempts (the last one fails it) and adds to the user's
+// streak and to the hourly budget of the source, with the events that
+// follow, and returns the refusal: ErrInvalidCode, or ErrTooManyAttempts /
+// ErrCodeEntryLocked once a limit is reached.
+func (s *Service) wrongCode(ctx context.Context, app store.App, ch store.Challenge, c Client, now time.Time) error {
+	var status string
+	var locks bool
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
+			return err
+		}
+		streak, err := tx.RecordCodeFailure(ctx, store.CodeFailure{ID: newID(), AppID: app.ID, AppUserID: ch.AppUserID,
+			Method: ch.Method, Source: c.IP, At: now})
+		if err != nil {
+			return err
+		}
+		if err := s.codeLimits(ctx, tx, ch.AppUserID, c.IP, now, streak-1, 1); err != nil {
+			return err
+		}
+		locks = s.limits.CodeLockAfter > 0 && streak == s.limits.CodeLockAfter
+		return s.afterWrongAnswer(ctx, tx, ch, status, "invalid_code", now)
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ErrInvalidCode
+	case err != nil: // ErrTooManyAttempts and ErrCodeEntryLocked among others
+		return err
+	case locks:
+		s.log.WarnContext(ctx, "sign-in by code locked after consecutive wrong codes", "app_id", app.ID,
+			"user_id", ch.AppUserID, "failures", s.limits.CodeLockAfter)
+		s.noticeCodeLocked(ctx, app, ch)
+		return ErrCodeEntryLocked
+	case status == store.ChallengeFailed:
+		s.log.WarnContext(ctx, "code challenge failed", "app_id", app.ID, "challenge_id", ch.ID, "purpose", ch.Purpose)
+		return ErrTooManyAttempts
+	}
+	return ErrInvalidCode
 }
 
 // codeLimits refuses a code when the user's consecutive wrong codes before

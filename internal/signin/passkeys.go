@@ -109,15 +109,15 @@ func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	if err := s.storeCeremony(ctx, app, u.ID, kind, cer); err != nil {
+	if err := s.storeCeremony(ctx, s.db.Queries, app, u.ID, kind, cer); err != nil {
 		return PasskeyOptions{}, err
 	}
 	return PasskeyOptions{Options: opts, UserVerification: rp.UserVerification()}, nil
 }
 
-func (s *Service) storeCeremony(ctx context.Context, app store.App, userID, kind string, cer passkey.Ceremony) error {
+func (s *Service) storeCeremony(ctx context.Context, q store.Queries, app store.App, userID, kind string, cer passkey.Ceremony) error {
 	now := s.clock()
-	return s.db.CreatePasskeyCeremony(ctx, store.PasskeyCeremony{ID: newID(), AppID: app.ID, AppUserID: userID, Kind: kind,
+	return q.CreatePasskeyCeremony(ctx, store.PasskeyCeremony{ID: newID(), AppID: app.ID, AppUserID: userID, Kind: kind,
 		ChallengeHash: s.hasher.Hash("webauthn-challenge", cer.Challenge), Session: cer.State, CreatedAt: now,
 		ExpiresAt: now.Add(passkey.Timeout)})
 }
@@ -185,7 +185,7 @@ func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, b
 			return err
 		}
 		var err error
-		out, err = s.openSession(ctx, tx, app, u, MethodWebauthn, pk.CredentialID, c)
+		out, err = s.newSession(ctx, tx, app, u, passkeyFactor(pk.CredentialID), c)
 		return err
 	})
 	if err != nil {
@@ -345,7 +345,7 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context, app store.App, identifi
 	if err != nil {
 		return nil, err
 	}
-	if err := s.storeCeremony(ctx, app, userID, store.CeremonyLogin, cer); err != nil {
+	if err := s.storeCeremony(ctx, s.db.Queries, app, userID, store.CeremonyLogin, cer); err != nil {
 		return nil, err
 	}
 	return opts, nil
@@ -378,69 +378,16 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 	if !ok {
 		return TokenSet{}, s.refuseLogin(ctx, app, "", a.CredentialID, "unknown_ceremony", errors.New("unknown, used or expired ceremony"), c)
 	}
-	pk, u, handle, err := s.db.GetPasskeyWithOwner(ctx, app.ID, a.CredentialID)
-	if errors.Is(err, store.ErrNotFound) {
-		return TokenSet{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "unknown_credential", errors.New("no such passkey in this app"), c)
-	}
+	chk, err := s.checkAssertion(ctx, app, cer, a, c)
 	if err != nil {
 		return TokenSet{}, err
 	}
-	if cer.AppUserID != "" && cer.AppUserID != pk.AppUserID {
-		return TokenSet{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "wrong_user", errors.New("the passkey is another user's"), c)
-	}
-	if pk.SuspendedAt != nil {
-		return TokenSet{}, s.refuseLogin(ctx, app, pk.AppUserID, a.CredentialID, "passkey_suspended", errors.New("the passkey is suspended"), c)
-	}
-	if u.Status != store.StatusActive {
-		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "user_not_active", errors.New("the user cannot sign in"), c)
-	}
-	rp, err := s.relyingParty(app)
-	if err != nil {
-		return TokenSet{}, err
-	}
-	raw, err := passkey.DecodeID(pk.CredentialID)
-	if err != nil {
-		return TokenSet{}, fmt.Errorf("stored credential id %s: %w", pk.ID, err)
-	}
-	pu := passkey.User{Handle: handle, Credentials: []passkey.Stored{{ID: raw, Record: pk.Credential}}}
-	use, err := rp.FinishLogin(pu, cer.Session, a)
-	if err != nil {
-		if errors.Is(err, passkey.ErrInvalid) {
-			return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "verification_failed", err, c)
-		}
-		return TokenSet{}, err
-	}
+	pk, u := chk.pk, chk.u
 	now := s.clock()
-	if use.Cloned {
-		// The counter did not advance: two authenticators hold this key.
-		// The passkey stops signing anyone in until the user removes it
-		// (security R-WA-3).
-		if err := s.db.Tx(ctx, func(tx *store.Tx) error {
-			if err := tx.SuspendPasskey(ctx, pk.ID, now); err != nil {
-				return err
-			}
-			updated, err := s.users.SyncPasskeys(ctx, tx, app, u.ID)
-			if err != nil {
-				return err
-			}
-			return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_suspended", pk))
-		}); err != nil {
-			return TokenSet{}, err
-		}
-		s.log.WarnContext(ctx, "passkey suspended: its signature counter went backwards (cloned authenticator?)",
-			"app_id", app.ID, "user_id", u.ID, "passkey_id", pk.ID)
-		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "counter_regressed", errors.New("the signature counter went backwards"), c)
-	}
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		old := pk.SignCount
-		pk.Credential, pk.SignCount, pk.BackedUp, pk.LastUsedAt, pk.LastUsedIP = use.Record, int64(use.SignCount), use.BackedUp, &now, c.IP
-		won, err := tx.RecordPasskeyUse(ctx, pk, old)
-		if err != nil {
+		if err := recordPasskeyUse(ctx, tx, chk, now, c); err != nil {
 			return err
-		}
-		if !won {
-			return errConcurrentUse
 		}
 		if err := tx.EndCodeFailureStreak(ctx, u.ID); err != nil {
 			return err
@@ -448,7 +395,7 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 		if err := s.users.RecordSignIn(ctx, tx, app, u.ID); err != nil {
 			return err
 		}
-		if out, err = s.openSession(ctx, tx, app, u, MethodWebauthn, pk.CredentialID, c); err != nil {
+		if out, err = s.newSession(ctx, tx, app, u, passkeyFactor(pk.CredentialID), c); err != nil {
 			return err
 		}
 		browser, platform := DescribeUserAgent(c.UserAgent)
@@ -462,6 +409,92 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "concurrent_use", errors.New("the passkey was used concurrently"), c)
 	}
 	return out, err
+}
+
+// assertionCheck is a verified passkey answer, before anything is stored.
+type assertionCheck struct {
+	pk  store.Passkey
+	u   store.AppUser
+	use passkey.Use
+}
+
+// checkAssertion verifies a passkey answer for the ceremony it signed: the
+// passkey must be the app's, the ceremony's user's when it names one, not
+// suspended, its user active, and the signature good. Refusals are recorded
+// (refuseLogin) and returned; a passkey whose counter went backwards is
+// suspended.
+func (s *Service) checkAssertion(ctx context.Context, app store.App, cer store.PasskeyCeremony, a passkey.Assertion, c Client) (assertionCheck, error) {
+	pk, u, handle, err := s.db.GetPasskeyWithOwner(ctx, app.ID, a.CredentialID)
+	if errors.Is(err, store.ErrNotFound) {
+		return assertionCheck{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "unknown_credential", errors.New("no such passkey in this app"), c)
+	}
+	if err != nil {
+		return assertionCheck{}, err
+	}
+	if cer.AppUserID != "" && cer.AppUserID != pk.AppUserID {
+		return assertionCheck{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "wrong_user", errors.New("the passkey is another user's"), c)
+	}
+	if pk.SuspendedAt != nil {
+		return assertionCheck{}, s.refuseLogin(ctx, app, pk.AppUserID, a.CredentialID, "passkey_suspended", errors.New("the passkey is suspended"), c)
+	}
+	if u.Status != store.StatusActive {
+		return assertionCheck{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "user_not_active", errors.New("the user cannot sign in"), c)
+	}
+	rp, err := s.relyingParty(app)
+	if err != nil {
+		return assertionCheck{}, err
+	}
+	raw, err := passkey.DecodeID(pk.CredentialID)
+	if err != nil {
+		return assertionCheck{}, fmt.Errorf("stored credential id %s: %w", pk.ID, err)
+	}
+	pu := passkey.User{Handle: handle, Credentials: []passkey.Stored{{ID: raw, Record: pk.Credential}}}
+	use, err := rp.FinishLogin(pu, cer.Session, a)
+	if err != nil {
+		if errors.Is(err, passkey.ErrInvalid) {
+			return assertionCheck{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "verification_failed", err, c)
+		}
+		return assertionCheck{}, err
+	}
+	if use.Cloned {
+		now := s.clock()
+		// The counter did not advance: two authenticators hold this key.
+		// The passkey stops signing anyone in until the user removes it
+		// (security R-WA-3).
+		if err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.SuspendPasskey(ctx, pk.ID, now); err != nil {
+				return err
+			}
+			updated, err := s.users.SyncPasskeys(ctx, tx, app, u.ID)
+			if err != nil {
+				return err
+			}
+			return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_suspended", pk))
+		}); err != nil {
+			return assertionCheck{}, err
+		}
+		s.log.WarnContext(ctx, "passkey suspended: its signature counter went backwards (cloned authenticator?)",
+			"app_id", app.ID, "user_id", u.ID, "passkey_id", pk.ID)
+		return assertionCheck{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "counter_regressed", errors.New("the signature counter went backwards"), c)
+	}
+	return assertionCheck{pk: pk, u: u, use: use}, nil
+}
+
+// recordPasskeyUse stores a verified answer's counter, backup state and
+// time of use, inside tx; errConcurrentUse when another answer of the same
+// passkey was stored first.
+func recordPasskeyUse(ctx context.Context, tx *store.Tx, chk assertionCheck, now time.Time, c Client) error {
+	pk := chk.pk
+	old := pk.SignCount
+	pk.Credential, pk.SignCount, pk.BackedUp, pk.LastUsedAt, pk.LastUsedIP = chk.use.Record, int64(chk.use.SignCount), chk.use.BackedUp, &now, c.IP
+	won, err := tx.RecordPasskeyUse(ctx, pk, old)
+	if err != nil {
+		return err
+	}
+	if !won {
+		return errConcurrentUse
+	}
+	return nil
 }
 
 // refuseLogin records a refused passkey sign-in (auth.login.failed and

@@ -143,7 +143,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 		secrets := secretFlow(t, e, &fail)
 		logs := e.Logs.String()
 		// The flow must have logged, or the test proves nothing.
-		for _, want := range []string{"refresh token reused", "sign-in code challenge failed", "sign-in message not delivered",
+		for _, want := range []string{"refresh token reused", "code challenge failed", "sign-in message not delivered",
 			"invitation not delivered"} {
 			if !strings.Contains(logs, want) {
 				t.Errorf("logs lack %q; want every logging path exercised:\n%s", want, logs)

@@ -128,12 +128,33 @@ func (s *Service) decoyPending(handle string, now time.Time) bool {
 // marks the identifier verified (activating a pending user), emits the
 // verified event and opens a session. An inactive user gets refused, the
 // error the caller would give for a bad code or link.
-func (s *Service) signInVerified(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, method string, now time.Time, c Client, refused error) (TokenSet, error) {
+func (s *Service) signInVerified(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, f factor, now time.Time, c Client, refused error) (TokenSet, error) {
 	u, err := s.verifyContact(ctx, tx, app, ch, now, refused, nil)
 	if err != nil {
 		return TokenSet{}, err
 	}
-	return s.startSession(ctx, tx, app, u, method, c)
+	return s.startSession(ctx, tx, app, u, f, c)
+}
+
+// The first factors, as sessions and access tokens record them.
+
+func codeFactor(ch store.Challenge) factor {
+	return factor{Session: MethodOTP, AMR: ch.Method, Kind: channelOf(ch)}
+}
+
+func linkFactor(ch store.Challenge) factor {
+	return factor{Session: MethodMagic, AMR: MethodMagicLink, Kind: channelOf(ch)}
+}
+
+func inviteFactor(u store.AppUser) factor {
+	if u.Email == "" {
+		return factor{Session: MethodInvite, AMR: MethodInvite, Kind: "sms"}
+	}
+	return factor{Session: MethodInvite, AMR: MethodInvite, Kind: "email"}
+}
+
+func passkeyFactor(credentialID string) factor {
+	return factor{Session: MethodWebauthn, AMR: MethodPasskey, Kind: "passkey", CredentialID: credentialID}
 }
 
 // verifyContact marks the challenge's identifier verified (activating a

@@ -76,6 +76,12 @@ type Limits struct {
 	CodeLockAfter int
 	// PollInterval is the shortest time between two magic-link status polls.
 	PollInterval time.Duration
+	// ChallengePerIP and ChallengePerUser bound POST /challenges;
+	// UnknownPerIP bounds its answers for unknown identifiers (an existence
+	// oracle the interface keeps: security R-RL-5).
+	ChallengePerIP   ratelimit.Rule
+	ChallengePerUser ratelimit.Rule
+	UnknownPerIP     ratelimit.Rule
 }
 
 // DefaultLimits are the security bar's numbers.
@@ -88,6 +94,9 @@ func DefaultLimits() Limits {
 		CodeFailuresPerHour: 10,
 		CodeLockAfter:       100,
 		PollInterval:        2 * time.Second,
+		ChallengePerIP:      ratelimit.Rule{Limit: 60, Period: 10 * time.Minute},
+		ChallengePerUser:    ratelimit.Rule{Limit: 10, Period: 10 * time.Minute},
+		UnknownPerIP:        ratelimit.Rule{Limit: 20, Period: time.Hour},
 	}
 }
 

@@ -22,6 +22,12 @@ type TokenSet struct {
 	RefreshExpiresAt time.Time
 	UserID           string
 	KeyID            string // the kid of the key that signed the access token
+	// MFA, when set, replaces the tokens: the sign-in waits for a second
+	// factor (the other fields are empty).
+	MFA *MFARequired
+	// MFAEnrollmentRequired: the app requires MFA and this user has no
+	// second factor yet; the app should send them to enrol one.
+	MFAEnrollmentRequired bool
 }
 
 // AccessClaims are an access token's claims. The client SDK reads uuid and exp.
@@ -31,6 +37,10 @@ type AccessClaims struct {
 	AppID    string `json:"aid"`
 	Session  string `json:"sid"`
 	AuthTime int64  `json:"auth_time,omitempty"`
+	// AMR lists the methods the user proved at auth_time (RFC 8176's claim,
+	// with Gatehouse's method names: email_otp, sms_otp, magic_link, invite,
+	// webauthn, totp, backup_code, push).
+	AMR []string `json:"amr,omitempty"`
 }
 
 type refreshClaims struct {
@@ -47,31 +57,59 @@ const (
 	MethodWebauthn = "webauthn"
 )
 
+// factor is how a user has just proved who they are: the session method
+// recorded (otp, magic, invite, webauthn), the method name the access
+// token's amr lists (email_otp, sms_otp, magic_link, webauthn, push, …),
+// the kind of what was proved (email, sms, passkey, push, or "" for a
+// factor that is no channel) and, for a passkey, its credential id.
+type factor struct {
+	Session      string
+	AMR          string
+	Kind         string
+	CredentialID string
+}
+
 // startSession creates a session for a user and its first tokens, inside tx.
 // Every sign-in, whatever its method, comes through here (or, when it knows
 // the user has no streak of wrong codes, newSession): a sign-in by any
 // method ends that streak, and with it a lock of code entry.
-func (s *Service) startSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method string, c Client) (TokenSet, error) {
+func (s *Service) startSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, f factor, c Client) (TokenSet, error) {
 	if err := tx.EndCodeFailureStreak(ctx, u.ID); err != nil {
 		return TokenSet{}, err
 	}
-	return s.newSession(ctx, tx, app, u, method, c)
+	return s.newSession(ctx, tx, app, u, f, c)
 }
 
-// newSession creates the session and its first tokens, inside tx.
-func (s *Service) newSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method string, c Client) (TokenSet, error) {
-	return s.openSession(ctx, tx, app, u, method, "", c)
+// newSession is where every first factor ends: when the app's MFA policy
+// asks this user for a second factor it answers an MFA challenge and no
+// tokens (mfaGate); otherwise it opens the session.
+func (s *Service) newSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, f factor, c Client) (TokenSet, error) {
+	gate, err := s.mfaGate(ctx, tx, app, u, f, c)
+	if err != nil || gate.Required != nil {
+		return TokenSet{MFA: gate.Required}, err
+	}
+	out, err := s.openSession(ctx, tx, app, u, f.Session, f.CredentialID, []string{f.AMR}, c)
+	out.MFAEnrollmentRequired = gate.EnrollmentRequired
+	return out, err
 }
 
-// openSession is newSession, recording the passkey (credentialID) a
-// passkey sign-in used.
-func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method, credentialID string, c Client) (TokenSet, error) {
+// openSession creates the session and its first tokens, inside tx, with
+// the methods (amr) the user proved; credentialID is the passkey a passkey
+// sign-in used.
+func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method, credentialID string, amr []string, c Client) (TokenSet, error) {
 	now := s.clock()
 	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: method, UserAgent: truncate(c.UserAgent, 512),
-		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: credentialID}
+		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: credentialID,
+		AuthTime: &now, AMR: amr}
 	if err := tx.CreateSession(ctx, sess); err != nil {
 		return TokenSet{}, err
 	}
+	return s.sessionTokens(ctx, tx, app, sess, u, now)
+}
+
+// sessionTokens mints a new refresh token in sess's family and an access
+// token, inside tx: a new session's first pair, or a step-up's.
+func (s *Service) sessionTokens(ctx context.Context, tx *store.Tx, app store.App, sess store.Session, u store.AppUser, now time.Time) (TokenSet, error) {
 	refresh, rec, err := s.mintRefresh(app, sess, now)
 	if err != nil {
 		return TokenSet{}, err
@@ -111,7 +149,7 @@ func (s *Service) tokenSetUntil(app store.App, sess store.Session, u store.AppUs
 	access, err := s.keys.Sign(token.TypeAccess, AccessClaims{
 		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
 			Expiry: exp.Unix(), ID: newID()},
-		UUID: u.ID, AppID: app.ID, Session: sess.ID, AuthTime: sess.CreatedAt.Unix(),
+		UUID: u.ID, AppID: app.ID, Session: sess.ID, AuthTime: sess.Authenticated().Unix(), AMR: sess.AMR,
 	})
 	if err != nil {
 		return TokenSet{}, err

@@ -161,6 +161,9 @@ const (
 	CeremonyRegister = "register" // adding a passkey to a signed-in user's account
 	CeremonySignup   = "signup"   // the first passkey of a user a backend created
 	CeremonyLogin    = "login"
+	// CeremonyChallenge: a passkey answer to a challenge (second factor or
+	// step-up); only POST /challenges/{token}/verify finishes it.
+	CeremonyChallenge = "challenge"
 )
 
 // CreatePasskeyCeremony inserts c.

@@ -31,8 +31,11 @@ type Challenge struct {
 	// ConsentSameDevice and ConsentApproved release its tokens,
 	// ConsentOpenerOnly and ConsentDenied never do.
 	Consent     string
-	MatchNumber int    // magic links: the number both devices show
+	MatchNumber int    // magic links and push: the number both devices show
 	Location    string // the requester's approximate place, when a trusted proxy said it
+	Intent      string // what the app said the challenge is for
+	Data        string // a JSON object: what the purpose and method need (never a secret in clear)
+	SessionID   string // step-up and push: the session it belongs to
 }
 
 // Consent decisions on a magic link.
@@ -51,18 +54,19 @@ const (
 	ChallengeExpired    = "expired"
 	ChallengeSuperseded = "superseded"
 	ChallengeDenied     = "denied"
+	ChallengeCancelled  = "cancelled"
 )
 
 const challengeColumns = `id, app_id, app_user_id, purpose, method, recipient, status, secret_hash, poll_hash,
 	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at,
-	consent, match_number, location`
+	consent, match_number, location, intent, data, session_id`
 
 func scanChallenge(r row) (Challenge, error) {
 	var c Challenge
 	var poll *string
 	err := r.Scan(&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, &poll,
 		&c.RemainingAttempts, &c.WebauthnEnabled, &c.IP, &c.UserAgent, &c.CreatedAt, &c.ExpiresAt, &c.CompletedAt,
-		&c.CollectedAt, &c.Consent, &c.MatchNumber, &c.Location)
+		&c.CollectedAt, &c.Consent, &c.MatchNumber, &c.Location, &c.Intent, &c.Data, &c.SessionID)
 	c.PollHash = deref(poll)
 	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
 	c.CompletedAt, c.CollectedAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt)
@@ -72,10 +76,10 @@ func scanChallenge(r row) (Challenge, error) {
 // CreateChallenge inserts c.
 func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
 	_, err := q.w.exec(ctx, `INSERT INTO challenges (`+challengeColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
 		c.ID, c.AppID, c.AppUserID, c.Purpose, c.Method, c.Recipient, c.Status, c.SecretHash, nullString(c.PollHash),
 		c.RemainingAttempts, c.WebauthnEnabled, c.IP, c.UserAgent, ts(c.CreatedAt), ts(c.ExpiresAt),
-		nullTime(c.CompletedAt), nullTime(c.CollectedAt), c.Consent, c.MatchNumber, c.Location)
+		nullTime(c.CompletedAt), nullTime(c.CollectedAt), c.Consent, c.MatchNumber, c.Location, c.Intent, jsonObject(c.Data), c.SessionID)
 	return err
 }
 
@@ -96,11 +100,12 @@ func (q Queries) SupersedeChallenges(ctx context.Context, appUserID string, meth
 	return err
 }
 
-// LatestCodeChallenge returns a user's newest one-time-code challenge that
-// was not superseded, whatever its status.
+// LatestCodeChallenge returns a user's newest one-time-code sign-in
+// challenge that was not superseded, whatever its status. Codes sent for
+// another purpose (a second factor, a step-up, a contact check) never count.
 func (q Queries) LatestCodeChallenge(ctx context.Context, appID, appUserID string) (Challenge, error) {
 	return scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges
-		WHERE app_id = $1 AND app_user_id = $2 AND method IN ('email_otp', 'sms_otp') AND status <> 'superseded'
+		WHERE app_id = $1 AND app_user_id = $2 AND method IN ('email_otp', 'sms_otp') AND purpose = 'authenticate' AND status <> 'superseded'
 		ORDER BY created_at DESC, id DESC LIMIT 1`, appID, appUserID))
 }
 
@@ -164,24 +169,64 @@ type Session struct {
 	RevokedAt    *time.Time
 	// CredentialID is the passkey the session signed in with ("" for other methods).
 	CredentialID string
+	// AuthTime is when the user last proved who they are in this session
+	// (the sign-in, or a later step-up); nil on sessions older than it, whose
+	// sign-in time is CreatedAt. AMR lists the methods of that proof.
+	AuthTime *time.Time
+	AMR      []string
 }
 
-const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at, s.credential_id`
+// Authenticated is when the session's user last proved who they are.
+func (s Session) Authenticated() time.Time {
+	if s.AuthTime != nil {
+		return *s.AuthTime
+	}
+	return s.CreatedAt
+}
+
+const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at, s.credential_id, s.auth_time, s.amr`
 
 func sessionDest(s *Session) []any {
-	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt, &s.CredentialID}
+	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt, &s.CredentialID, &s.AuthTime, (*amrList)(&s.AMR)}
 }
 
 func (s *Session) utc() {
 	s.CreatedAt, s.LastActiveAt, s.ExpiresAt, s.RevokedAt = s.CreatedAt.UTC(), s.LastActiveAt.UTC(), s.ExpiresAt.UTC(), utcPtr(s.RevokedAt)
+	s.AuthTime = utcPtr(s.AuthTime)
+}
+
+// amrList scans the comma-separated amr column.
+type amrList []string
+
+// Scan implements sql.Scanner.
+func (a *amrList) Scan(v any) error {
+	var s string
+	switch t := v.(type) {
+	case string:
+		s = t
+	case []byte:
+		s = string(t)
+	}
+	*a = nil
+	if s != "" {
+		*a = strings.Split(s, ",")
+	}
+	return nil
 }
 
 // CreateSession inserts s.
 func (q Queries) CreateSession(ctx context.Context, s Session) error {
-	_, err := q.w.exec(ctx, `INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at, credential_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
-		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt), s.CredentialID)
+	_, err := q.w.exec(ctx, `INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at, credential_id, auth_time, amr)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
+		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt), s.CredentialID, nullTime(s.AuthTime), strings.Join(s.AMR, ","))
 	return err
+}
+
+// StepUpSession records a step-up on a live session: when and with which methods.
+func (q Queries) StepUpSession(ctx context.Context, sessionID string, at time.Time, amr []string) error {
+	n, err := q.w.exec(ctx, `UPDATE sessions SET auth_time = $2, amr = $3 WHERE id = $1 AND revoked_at IS NULL`,
+		sessionID, ts(at), strings.Join(amr, ","))
+	return affected(n, err)
 }
 
 const userColumnsU = `u.id, u.app_id, u.user_id, u.status, u.email, u.phone, u.email_verified, u.phone_verified,

@@ -57,7 +57,21 @@ type AppSettings struct {
 	WebauthnRPID             *string
 	WebauthnUserVerification *string
 	WebauthnAttestation      *string
+	// MFA: policy (off, optional, required), the second factors allowed,
+	// the minutes a sign-in counts as recent, and whether POST /challenges
+	// hides unknown users.
+	MFAPolicy             *string
+	MFAMethodsAllowed     *[]string
+	MFAReverifyMinutes    *int
+	EnumerationProtection *bool
 }
+
+// MFA policies and the methods an app may allow as a second factor.
+var (
+	MFAPolicies       = []string{"off", "optional", "required"}
+	MFAMethods        = []string{"totp", "backup_code", "webauthn", "push", "sms_otp", "email_otp"}
+	DefaultMFAMethods = []string{"totp", "backup_code", "webauthn"}
+)
 
 // CreateApp creates an app in a workspace; name and origin are required.
 // Owners and admins may.
@@ -79,7 +93,8 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 			EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600,
 			MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{},
 			AllowedOrigins: []string{}, MetaSchema: []byte("[]"), WebauthnUserVerification: "required",
-			WebauthnAttestation: "none", CreatedAt: now, UpdatedAt: now}
+			WebauthnAttestation: "none", MFAPolicy: "off", MFAMethodsAllowed: slices.Clone(DefaultMFAMethods),
+			MFAReverifyMinutes: 10, CreatedAt: now, UpdatedAt: now}
 		if err := apply(&a, in); err != nil {
 			return err
 		}
@@ -174,6 +189,33 @@ func (s *Service) UpdateApp(ctx context.Context, p access.Principal, workspaceID
 	return a, nil
 }
 
+// UpdateOwnApp applies settings to the app a credential belongs to: its own
+// API secret (server-sdk-compat §4), or a workspace secret of an owner or
+// admin, with the same validation as UpdateApp. API keys may not.
+func (s *Service) UpdateOwnApp(ctx context.Context, p access.Principal, id string, in AppSettings) (_ App, err error) {
+	defer errs.Wrap(&err, "update app")
+	var a App
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, id, access.Manage); err != nil {
+			return err
+		}
+		a, err = tx.LockApp(ctx, id)
+		if err != nil {
+			return notFound(err, ErrAppNotFound)
+		}
+		if err := apply(&a, in); err != nil {
+			return err
+		}
+		a.UpdatedAt = s.clock()
+		return notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound)
+	})
+	if err != nil {
+		return App{}, err
+	}
+	s.apps.forget(id)
+	return a, nil
+}
+
 // DeleteApp deletes an app of the workspace with all its users and
 // credentials. Owners and admins may, as for UpdateApp.
 func (s *Service) DeleteApp(ctx context.Context, p access.Principal, workspaceID, id string) (err error) {
@@ -233,6 +275,9 @@ func apply(a *App, in AppSettings) error {
 		a.AllowedOrigins = out
 	}
 	if err := applyWebauthn(a, in); err != nil {
+		return err
+	}
+	if err := applyMFA(a, in); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -424,6 +469,43 @@ func (c *appCache) forget(id string) {
 
 // applyWebauthn validates the WebAuthn settings against the app's origins:
 // an RP id that is set must be a domain name that every origin is on.
+func applyMFA(a *App, in AppSettings) error {
+	if in.MFAPolicy != nil {
+		if !slices.Contains(MFAPolicies, *in.MFAPolicy) {
+			return errs.Invalidf("mfa_policy", "must be one of %s", strings.Join(MFAPolicies, ", "))
+		}
+		a.MFAPolicy = *in.MFAPolicy
+	}
+	if in.MFAMethodsAllowed != nil {
+		out := []string{}
+		for _, m := range *in.MFAMethodsAllowed {
+			if m == "backup_codes" { // the server SDKs' spelling
+				m = "backup_code"
+			}
+			if !slices.Contains(MFAMethods, m) {
+				return errs.Invalidf("mfa_methods_allowed", "must list only %s", strings.Join(MFAMethods, ", "))
+			}
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+		if len(out) == 0 {
+			return errs.Invalidf("mfa_methods_allowed", "must list at least one method")
+		}
+		a.MFAMethodsAllowed = out
+	}
+	if in.MFAReverifyMinutes != nil {
+		if *in.MFAReverifyMinutes < 5 || *in.MFAReverifyMinutes > 1440 {
+			return errs.Invalidf("mfa_reverify_minutes", "must be between 5 and 1440")
+		}
+		a.MFAReverifyMinutes = *in.MFAReverifyMinutes
+	}
+	if in.EnumerationProtection != nil {
+		a.EnumerationProtection = *in.EnumerationProtection
+	}
+	return nil
+}
+
 func applyWebauthn(a *App, in AppSettings) error {
 	if in.WebauthnUserVerification != nil {
 		if !slices.Contains(passkey.UserVerifications, *in.WebauthnUserVerification) {

@@ -32,7 +32,8 @@ func TestCreateAppDefaults(t *testing.T) {
 			AllowedOrigins: []string{}, PublicSignup: true, ProfileManagement: true, ServiceBranding: true, EmailAuthType: "magic",
 			AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600, MagicLinkExpiration: 600,
 			AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{}, MetaSchema: []byte("[]"),
-			WebauthnUserVerification: "required", WebauthnAttestation: "none", CreatedAt: now, UpdatedAt: now}
+			WebauthnUserVerification: "required", WebauthnAttestation: "none", MFAPolicy: "off",
+			MFAMethodsAllowed: []string{"totp", "backup_code", "webauthn"}, MFAReverifyMinutes: 10, CreatedAt: now, UpdatedAt: now}
 		if !reflect.DeepEqual(a, want) {
 			t.Errorf("CreateApp = %+v;\nwant %+v", a, want)
 		}

@@ -73,6 +73,40 @@ func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType strin
 	return err
 }
 
+// Event is one event for EmitMany.
+type Event struct {
+	Type string
+	Data any
+}
+
+// EmitMany records several events of one change with one read of the app's
+// endpoints, in order: a sign-in's verification and challenge events cost
+// what one did.
+func (e *Emitter) EmitMany(ctx context.Context, tx *store.Tx, appID string, events ...Event) error {
+	if e == nil || len(events) == 0 {
+		return nil
+	}
+	endpoints, err := tx.ListWebhookEndpoints(ctx, appID)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		var targets []store.WebhookEndpoint
+		for _, ep := range endpoints {
+			if ep.Enabled && subscribed(ep.EventTypes, ev.Type) {
+				targets = append(targets, ep)
+			}
+		}
+		if len(targets) == 0 {
+			continue
+		}
+		if _, err := e.emitTo(ctx, tx, appID, ev.Type, ev.Data, targets); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // emitTo records one event and a delivery to each of targets; it returns the delivery ids.
 func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType string, data any, targets []store.WebhookEndpoint) ([]string, error) {
 	if data == nil {

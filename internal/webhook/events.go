@@ -14,8 +14,10 @@ const (
 	UserUpdated           = "user.updated"
 	UserIdentifierChanged = "user.identifier_changed"
 	AuthLoginFailed       = "auth.login.failed"
-	// ChallengeCompleted and ChallengeFailed: a passkey ceremony (method
-	// webauthn) succeeded or was refused.
+	// ChallengeCreated, ChallengeCompleted and ChallengeFailed follow every
+	// challenge: a code, a link, a passkey ceremony, a second factor, a
+	// step-up or a push.
+	ChallengeCreated   = "challenge.created"
 	ChallengeCompleted = "challenge.completed"
 	ChallengeFailed    = "challenge.failed"
 	WebhookTest        = "webhook.test"
@@ -37,13 +39,12 @@ func Verification(channel, outcome string) string { return "verification." + cha
 
 // eventTypes is every event an endpoint may subscribe to.
 func eventTypes() []string {
-	out := []string{UserCreated, UserUpdated, UserIdentifierChanged, AuthLoginFailed, ChallengeCompleted, ChallengeFailed, WebhookTest}
+	out := []string{UserCreated, UserUpdated, UserIdentifierChanged, AuthLoginFailed, ChallengeCreated, ChallengeCompleted, ChallengeFailed, WebhookTest}
 	for _, ch := range []string{"email", "sms"} {
 		for _, o := range []string{OutcomeRequested, OutcomeVerified, OutcomeExpired, OutcomeFailed, OutcomeDenied, OutcomeDeliveryFailed} {
 			out = append(out, Verification(ch, o))
 		}
 	}
-	// challenge.created joins here when challenges are exposed.
 	return out
 }
 

@@ -61,8 +61,9 @@ func TestPayloadIsStoredEventVerbatim(t *testing.T) {
 			"link token": link.Query().Get("sct_magic"), "access token": tokens.Access, "refresh token": tokens.Refresh,
 			"CSRF token": tokens.CSRF,
 		}
-		wantTypes := []string{webhook.UserCreated, webhook.Verification("email", webhook.OutcomeRequested),
-			webhook.Verification("email", webhook.OutcomeRequested), webhook.Verification("email", webhook.OutcomeVerified)}
+		wantTypes := []string{webhook.UserCreated, webhook.Verification("email", webhook.OutcomeRequested), webhook.ChallengeCreated,
+			webhook.Verification("email", webhook.OutcomeRequested), webhook.ChallengeCreated,
+			webhook.Verification("email", webhook.OutcomeVerified), webhook.ChallengeCompleted}
 		page := e.waitSettled(t, e.app.ID, ep.ID, len(wantTypes))
 
 		stored := map[string][]byte{}

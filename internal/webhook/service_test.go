@@ -195,7 +195,8 @@ func TestEventTypeFilter(t *testing.T) {
 		emailRequested := webhook.Verification("email", webhook.OutcomeRequested)
 		smsRequested := webhook.Verification("sms", webhook.OutcomeRequested)
 		smsFailed := webhook.Verification("sms", webhook.OutcomeDeliveryFailed)
-		all := []string{webhook.UserCreated, webhook.UserUpdated, emailRequested, smsRequested, smsFailed}
+		all := []string{webhook.UserCreated, webhook.UserUpdated, emailRequested, smsRequested, smsFailed,
+			webhook.ChallengeCreated, webhook.ChallengeCreated}
 		subs := []*sub{
 			{name: "user.created only", types: []string{webhook.UserCreated}, want: []string{webhook.UserCreated}},
 			{name: "verification.*", types: []string{"verification.*"}, want: []string{emailRequested, smsRequested, smsFailed}},

@@ -1,0 +1,174 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+)
+
+// Push approval. A push challenge waits for the user's answer on a device
+// they are already signed in on: that device's session lists it
+// (PendingPush), and approves it by typing the number the requesting device
+// shows (number matching), or denies it. The requesting device polls
+// GET /challenges/{token} and, once approved, collects its result with
+// POST /challenges/{token}/verify. Today the list is the only delivery; a
+// Web Push (or APNs/FCM) sender would implement PushSender and be called
+// when a push challenge is created, with no change to this flow.
+
+// PushSender tells a user's devices that a push challenge waits. None is
+// wired today: devices poll PendingPush.
+type PushSender interface {
+	NotifyPush(ctx context.Context, app store.App, ch store.Challenge) error
+}
+
+// PendingPushItem is one push challenge as the approving device sees it:
+// what asks, from where, and until when; never the number or the token.
+type PendingPushItem struct {
+	ID          string
+	Purpose     string
+	Intent      string
+	RequestedAt time.Time
+	ExpiresAt   time.Time
+	Browser, OS string
+	IP          string
+	Location    string
+}
+
+// PendingPush lists the push challenges waiting for the signed-in user,
+// except those the caller's own session asked for.
+func (s *Service) PendingPush(ctx context.Context, app store.App, caller Caller) (_ []PendingPushItem, err error) {
+	defer errs.Wrap(&err, "list pending push challenges")
+	list, err := s.db.PendingPushChallenges(ctx, app.ID, caller.User.ID, s.clock())
+	if err != nil {
+		return nil, err
+	}
+	out := []PendingPushItem{}
+	for _, ch := range list {
+		if ch.SessionID == caller.Session.ID {
+			continue
+		}
+		browser, os := DescribeUserAgent(ch.UserAgent)
+		out = append(out, PendingPushItem{ID: ch.ID, Purpose: ch.Purpose, Intent: ch.Intent, RequestedAt: ch.CreatedAt,
+			ExpiresAt: ch.ExpiresAt, Browser: browser, OS: os, IP: ch.IP, Location: ch.Location})
+	}
+	return out, nil
+}
+
+// pushFor finds a pending push challenge of the caller's user that another
+// session of theirs asked for.
+func (s *Service) pushFor(ctx context.Context, app store.App, caller Caller, id string) (store.Challenge, error) {
+	ch, err := s.db.GetChallenge(ctx, app.ID, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (ch.AppUserID != caller.User.ID || ch.Method != MethodPush ||
+		ch.SessionID == caller.Session.ID)) {
+		return store.Challenge{}, ErrChallengeNotFound
+	}
+	if err != nil {
+		return store.Challenge{}, err
+	}
+	if v := s.View(ch, "", s.clock()); v.Status != store.ChallengePending {
+		return store.Challenge{}, &ChallengeClosedError{Status: v.Status}
+	}
+	return ch, nil
+}
+
+// ApprovePush approves a push challenge from another signed-in device of
+// its user, who must type the number the requesting device shows. A wrong
+// number spends an attempt (the last fails the challenge).
+func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller, id string, number int) (_ ChallengeView, err error) {
+	defer errs.Wrap(&err, "approve push")
+	ch, err := s.pushFor(ctx, app, caller, id)
+	if err != nil {
+		return ChallengeView{}, err
+	}
+	now := s.clock()
+	if number != ch.MatchNumber {
+		if err := s.wrongFactor(ctx, app, ch, now); errors.Is(err, ErrTooManyAttempts) {
+			return ChallengeView{}, err
+		}
+		return ChallengeView{}, errs.Invalidf("match_number", "does not match the number on the requesting device")
+	}
+	d := decodeData(ch)
+	d.ApprovedBy = caller.Session.ID
+	ch.Data = encodeData(d)
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.ApprovePush(ctx, ch.ID, ch.Data, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return &ChallengeClosedError{Status: store.ChallengeExpired}
+		}
+		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeCompleted, store.ChallengeCompleted,
+			map[string]any{"completed_at": now, "approved_by_session": caller.Session.ID})
+	})
+	if err != nil {
+		return ChallengeView{}, err
+	}
+	ch.Status, ch.CompletedAt = store.ChallengeCompleted, &now
+	v := s.View(ch, "", now)
+	v.MatchNumber = 0
+	return v, nil
+}
+
+// DenyPush refuses a push challenge ("this was not me"): it is over.
+func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id string) (_ ChallengeView, err error) {
+	defer errs.Wrap(&err, "deny push")
+	ch, err := s.pushFor(ctx, app, caller, id)
+	if err != nil {
+		return ChallengeView{}, err
+	}
+	now := s.clock()
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.DenyChallenge(ctx, ch.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return &ChallengeClosedError{Status: store.ChallengeExpired}
+		}
+		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeFailed, store.ChallengeDenied,
+			map[string]any{"reason": "denied", "failed_at": now, "denied_by_session": caller.Session.ID})
+	})
+	if err != nil {
+		return ChallengeView{}, err
+	}
+	s.log.WarnContext(ctx, "push challenge denied by its user", "app_id", app.ID, "user_id", ch.AppUserID, "challenge_id", ch.ID)
+	ch.Status = store.ChallengeDenied
+	v := s.View(ch, "", now)
+	v.MatchNumber = 0
+	return v, nil
+}
+
+// collectPush hands an approved push challenge's result to the requester,
+// once: 409 challenge_pending before the approval.
+func (s *Service) collectPush(ctx context.Context, app store.App, ch store.Challenge, tok string, c Client, now time.Time) (VerifyResult, error) {
+	v := s.View(ch, tok, now)
+	switch {
+	case v.Status == store.ChallengePending:
+		return VerifyResult{}, ErrChallengePending
+	case v.Status == store.ChallengeFailed:
+		return VerifyResult{}, ErrTooManyAttempts
+	case v.Status != store.ChallengeCompleted || ch.CollectedAt != nil:
+		if v.Status == store.ChallengeCompleted {
+			v.Status = "collected"
+		}
+		return VerifyResult{}, &ChallengeClosedError{Status: v.Status}
+	}
+	var out VerifyResult
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		won, err := tx.ConsumeChallenge(ctx, ch.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return &ChallengeClosedError{Status: "collected"}
+		}
+		out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", false) // its challenge.completed fired at approval
+		return err
+	})
+	return out, err
+}
