@@ -62,7 +62,7 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 		t.Helper()
 		r := scenario{name: "ask for a link", method: "POST", path: login, headers: map[string]string{"User-Agent": ua},
 			body: map[string]any{"identifier": "victim@example.com"}, wantStatus: 200,
-			events: []string{"verification.email.requested"}}.run(t, e)
+			events: []string{"verification.email.requested", "challenge.created"}}.run(t, e)
 		ml := r.obj("magic_link")
 		handle, _ = ml["id"].(string)
 		n, _ := ml["match_number"].(float64)
@@ -82,7 +82,7 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 	}
 	// The first request creates the victim; what it emits is not under test.
 	scenario{name: "the victim's account", method: "POST", path: login, body: map[string]any{"identifier": "victim@example.com"},
-		wantStatus: 200, events: []string{"user.created", "verification.email.requested"}}.run(t, e)
+		wantStatus: 200, events: []string{"user.created", "verification.email.requested", "challenge.created"}}.run(t, e)
 
 	t.Run("deny", func(t *testing.T) {
 		handle, number, link := ask(t, attackerUA)
@@ -121,7 +121,7 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 		if d.status != 200 || !strings.Contains(d.body, "Request denied") {
 			t.Fatalf("POST deny = %d; want the denied page", d.status)
 		}
-		if got := e.events.take(t); !slices.Equal(got, []string{"verification.email.denied"}) {
+		if got := e.events.take(t); !slices.Equal(got, []string{"challenge.failed", "verification.email.denied"}) {
 			t.Errorf("deny emitted %v; want verification.email.denied", got)
 		}
 		poll(t, "the attacker's poll after the deny", handle, attackerUA, 404, "magic_link_denied")
@@ -146,7 +146,7 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 		if a.status != 200 || !strings.Contains(a.body, "Approved") {
 			t.Fatalf("POST approve = %d; want the approved page", a.status)
 		}
-		if got := e.events.take(t); !slices.Equal(got, []string{"verification.email.verified"}) {
+		if got := e.events.take(t); !slices.Equal(got, []string{"challenge.completed", "verification.email.verified"}) {
 			t.Errorf("approve emitted %v; want verification.email.verified", got)
 		}
 		r := poll(t, "the asking device collects its session", handle, attackerUA, 200, "")
@@ -164,7 +164,7 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 		poll(t, "the redirect changed nothing", handle, browserUA, 409, "magic_link_pending")
 		r := scenario{name: "the app exchanges the token on the same device", method: "PATCH",
 			path: e.authPath("/magic_links/authenticate"), headers: map[string]string{"User-Agent": browserUA},
-			body: map[string]any{"token": tok}, wantStatus: 200, events: []string{"verification.email.verified"}}.run(t, e)
+			body: map[string]any{"token": tok}, wantStatus: 200, events: []string{"verification.email.verified", "challenge.completed"}}.run(t, e)
 		e.tokenSet(t, r, r.str("user_id"))
 		poll(t, "the other tab collects its session", handle, browserUA, 200, "")
 	})

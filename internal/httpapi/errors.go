@@ -25,6 +25,7 @@ type ErrorBody struct {
 	Error          string            `json:"error" doc:"What went wrong, for people."`
 	Code           string            `json:"error_code,omitempty" doc:"What went wrong, for programs; absent on 401 and 403."`
 	UserMetaErrors map[string]string `json:"user_meta_errors,omitempty" doc:"Why each refused user_meta key was refused (422 invalid_user_meta)."`
+	Details        map[string]any    `json:"details,omitempty" doc:"More about the error: recent_sign_in_minutes with 403 verification_required."`
 }
 
 // apiError is an error with its HTTP status and body; huma writes it as is.
@@ -46,7 +47,8 @@ func newAPIError(status int, code, msg string) *apiError {
 
 // errorTable is the one place domain errors become responses: sentinels
 // matched with errors.Is, then the typed errors. 401 and 403 carry only
-// {error}, as the interface shows them.
+// {error}, as the interface shows them; the one exception is 403
+// verification_required, a code the server SDKs read.
 var errorTable = []struct {
 	target error
 	status int
@@ -80,6 +82,11 @@ var errorTable = []struct {
 	{signin.ErrMagicLinkPending, http.StatusConflict, "magic_link_pending", "Magic link not yet activated"},
 	{signin.ErrSessionNotFound, http.StatusNotFound, "session_not_found", "Session not found"},
 	{signin.ErrPasskeyNotFound, http.StatusNotFound, "device_not_found", "Passkey not found"},
+	{signin.ErrChallengeNotFound, http.StatusNotFound, "challenge_not_found", "Challenge not found"},
+	{signin.ErrChallengePending, http.StatusConflict, "challenge_pending", "The challenge has not been approved yet"},
+	{signin.ErrIdentifierTaken, http.StatusConflict, "identifier_taken", "Another user has this e-mail address or phone number"},
+	{signin.ErrMFAMethodNotFound, http.StatusNotFound, "mfa_method_not_found", "Second factor not found"},
+	{signin.ErrFactorLocked, http.StatusTooManyRequests, "factor_locked", "Too many wrong codes for this second factor: use another one"},
 	{signin.ErrPasskeysUnavailable, http.StatusConflict, "webauthn_unavailable", "Passkeys need the app's origin on a domain name (set origin or webauthn_rp_id)"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
@@ -110,6 +117,16 @@ var typedErrors = []func(error) *apiError{
 			return newAPIError(http.StatusBadRequest, "webauthn_register_error", "Passkey registration failed: "+e.Detail)
 		}
 		return newAPIError(http.StatusBadRequest, "webauthn_verification_error", "Passkey verification failed: "+e.Detail)
+	}),
+	as(func(e *signin.ChallengeClosedError) *apiError {
+		return newAPIError(http.StatusConflict, "challenge_closed", "The challenge is "+e.Status)
+	}),
+	// The server SDKs' live suites read this code and detail (client-compat §8.3).
+	as(func(e *signin.StepUpRequiredError) *apiError {
+		ae := newAPIError(http.StatusForbidden, "verification_required",
+			fmt.Sprintf("Verification required: sign in again or complete a step_up challenge (within %d minutes)", e.Minutes))
+		ae.Details = map[string]any{"recent_sign_in_minutes": e.Minutes}
+		return ae
 	}),
 	as(func(e *appuser.MetaInvalidError) *apiError {
 		ae := newAPIError(http.StatusUnprocessableEntity, "invalid_user_meta", "user_meta does not match the app's schema")

@@ -127,7 +127,7 @@ func (e *env) signIn(t *testing.T, email string, events ...string) (userID, acce
 	userID = r.str("user_id")
 	r = scenario{method: "POST", path: e.authPath("/otps/verify"), headers: map[string]string{"User-Agent": browserUA},
 		body: map[string]any{"otp": e.code(t, email), "user_id": userID}, wantStatus: 200,
-		events: []string{"verification.email.verified"}}.run(t, e)
+		events: []string{"verification.email.verified", "challenge.completed"}}.run(t, e)
 	access, refresh = e.tokenSet(t, r, userID)
 	return userID, access, refresh
 }
@@ -143,7 +143,7 @@ func testOTPFlow(t *testing.T, e *env) {
 		{name: "a new address signs up and gets a code", method: "POST", path: login,
 			body: map[string]any{"identifier": "Otp@Example.com", "user_meta": map[string]any{"first_name": "Otto"}}, wantStatus: 200,
 			wantBody: map[string]any{"user_meta_errors": nil},
-			events:   []string{"user.created", "verification.email.requested"},
+			events:   []string{"user.created", "verification.email.requested", "challenge.created"},
 			check: func(t *testing.T, r response) {
 				userID = r.str("user_id")
 				otp := r.obj("otp")
@@ -172,7 +172,7 @@ func testOTPFlow(t *testing.T, e *env) {
 		{name: "a code for an unknown user", method: "POST", path: verify,
 			body: map[string]any{"otp": code, "user_id": "00000000-0000-7000-8000-000000000000"}, wantStatus: 422, wantCode: "invalid_code"},
 		{name: "the right code signs in", method: "POST", path: verify, headers: map[string]string{"User-Agent": browserUA},
-			body: map[string]any{"otp": code, "user_id": userID}, wantStatus: 200, events: []string{"verification.email.verified"},
+			body: map[string]any{"otp": code, "user_id": userID}, wantStatus: 200, events: []string{"verification.email.verified", "challenge.completed"},
 			check: func(t *testing.T, r response) {
 				access, _ := e.tokenSet(t, r, userID)
 				me := scenario{method: "GET", path: e.authPath("/current_user"), headers: user(access), wantStatus: 200}.run(t, e)
@@ -185,7 +185,7 @@ func testOTPFlow(t *testing.T, e *env) {
 		{name: "a code works once", method: "POST", path: verify, body: map[string]any{"otp": code, "user_id": userID},
 			wantStatus: 422, wantCode: "invalid_code"},
 		{name: "a known address gets a new code", method: "POST", path: login, body: map[string]any{"identifier": "otp@example.com"},
-			wantStatus: 200, events: []string{"verification.email.requested"},
+			wantStatus: 200, events: []string{"verification.email.requested", "challenge.created"},
 			check: func(t *testing.T, r response) {
 				if r.str("user_id") != userID {
 					t.Errorf("user_id = %q; want the known user %q", r.str("user_id"), userID)
@@ -206,7 +206,7 @@ func testOTPFlow(t *testing.T, e *env) {
 	runScenarios(t, e, []scenario{
 		{name: "the fifth wrong code fails the challenge", method: "POST", path: verify,
 			body: map[string]any{"otp": wrong, "user_id": userID}, wantStatus: 429, wantCode: "too_many_attempts",
-			events: []string{"auth.login.failed", "verification.email.failed"},
+			events: []string{"auth.login.failed", "verification.email.failed", "challenge.failed"},
 			check: func(t *testing.T, r response) {
 				if r.header.Get("Retry-After") == "" {
 					t.Errorf("429 without Retry-After")
@@ -215,7 +215,7 @@ func testOTPFlow(t *testing.T, e *env) {
 		{name: "then even the right code is refused", method: "POST", path: verify, body: map[string]any{"otp": code, "user_id": userID},
 			wantStatus: 429, wantCode: "too_many_attempts"},
 		{name: "a phone number gets an SMS", method: "POST", path: login, body: map[string]any{"identifier": "+1 415 555 2671"},
-			wantStatus: 200, events: []string{"user.created", "verification.sms.requested"},
+			wantStatus: 200, events: []string{"user.created", "verification.sms.requested", "challenge.created"},
 			check: func(t *testing.T, r response) {
 				phoneUser = r.str("user_id")
 				if m, ok := e.Mail.Last("+14155552671"); !ok || m.Channel != courier.ChannelSMS || m.Code == "" {
@@ -225,12 +225,12 @@ func testOTPFlow(t *testing.T, e *env) {
 	})
 	r := scenario{name: "the SMS code signs in", method: "POST", path: verify,
 		body: map[string]any{"otp": e.code(t, "+14155552671"), "user_id": phoneUser}, wantStatus: 200,
-		events: []string{"verification.sms.verified"}}.run(t, e)
+		events: []string{"verification.sms.verified", "challenge.completed"}}.run(t, e)
 	e.tokenSet(t, r, phoneUser)
 	runScenarios(t, e, []scenario{
 		{name: "a refused message still answers, with success false", method: "POST", path: login,
 			body: map[string]any{"identifier": "bounce@example.com"}, wantStatus: 200,
-			events: []string{"user.created", "verification.email.requested", "verification.email.delivery_failed"},
+			events: []string{"user.created", "verification.email.requested", "challenge.created", "verification.email.delivery_failed"},
 			check: func(t *testing.T, r response) {
 				if r.obj("otp")["success"] != false {
 					t.Errorf("otp = %v; want success false", r.obj("otp"))
@@ -245,7 +245,7 @@ func testMagicLinkFlow(t *testing.T, e *env) {
 	runScenarios(t, e, []scenario{
 		{name: "a link for a new address", method: "POST", path: login,
 			body: map[string]any{"identifier": "link@example.com", "webauthn_enabled": true}, wantStatus: 200,
-			events: []string{"user.created", "verification.email.requested"},
+			events: []string{"user.created", "verification.email.requested", "challenge.created"},
 			check: func(t *testing.T, r response) {
 				handle, userID = r.obj("magic_link")["id"].(string), r.str("user_id")
 				if handle == "" || userID == "" {
@@ -271,7 +271,7 @@ func testMagicLinkFlow(t *testing.T, e *env) {
 		{name: "a forged token", method: "PATCH", path: authn, body: map[string]any{"token": tok[:len(tok)-4] + "AAAA"},
 			wantStatus: 404, wantCode: "magic_link_not_found_or_expired"},
 		{name: "opening the link signs that device in", method: "PATCH", path: authn, body: map[string]any{"token": tok},
-			wantStatus: 200, events: []string{"verification.email.verified"},
+			wantStatus: 200, events: []string{"verification.email.verified", "challenge.completed"},
 			check: func(t *testing.T, r response) { e.tokenSet(t, r, userID) }},
 		{name: "opening it again is a failed login", method: "PATCH", path: authn, body: map[string]any{"token": tok},
 			wantStatus: 404, wantCode: "magic_link_not_found_or_expired", events: []string{"auth.login.failed"}},
@@ -287,9 +287,9 @@ func testMagicLinkFlow(t *testing.T, e *env) {
 	runScenarios(t, e, []scenario{
 		gone,
 		{name: "sign-up by link", method: "POST", path: e.authPath("/magic_links/register"), body: map[string]any{"identifier": "new@example.com"},
-			wantStatus: 200, events: []string{"user.created", "verification.email.requested"}},
+			wantStatus: 200, events: []string{"user.created", "verification.email.requested", "challenge.created"}},
 		{name: "a link again for the same address", method: "POST", path: login, body: map[string]any{"identifier": "new@example.com"},
-			wantStatus: 200, events: []string{"verification.email.requested"}},
+			wantStatus: 200, events: []string{"verification.email.requested", "challenge.created"}},
 	})
 	newest := e.magicToken(t, "new@example.com")
 	// Past the link's lifetime and the 30 s of clock skew every token is allowed.
@@ -334,7 +334,7 @@ func testInvitationFlow(t *testing.T, e *env) {
 }
 
 func testTokenFlow(t *testing.T, e *env) {
-	userID, access, refresh := e.signIn(t, "tokens@example.com", "user.created", "verification.email.requested")
+	userID, access, refresh := e.signIn(t, "tokens@example.com", "user.created", "verification.email.requested", "challenge.created")
 	refreshPath := e.authPath("/tokens/refresh")
 	rotated := func(t *testing.T, r response) {
 		a, rf := e.tokenSet(t, r, userID)
@@ -384,8 +384,8 @@ func testTokenFlow(t *testing.T, e *env) {
 }
 
 func testSessionFlow(t *testing.T, e *env) {
-	userID, access, _ := e.signIn(t, "neo@example.com", "user.created", "verification.email.requested")
-	_, other, _ := e.signIn(t, "neo@example.com", "verification.email.requested")
+	userID, access, _ := e.signIn(t, "neo@example.com", "user.created", "verification.email.requested", "challenge.created")
+	_, other, _ := e.signIn(t, "neo@example.com", "verification.email.requested", "challenge.created")
 	me := e.authPath("/current_user")
 	var otherSession, thisSession string
 	runScenarios(t, e, []scenario{
@@ -454,7 +454,7 @@ func testSessionFlow(t *testing.T, e *env) {
 			wantStatus: 200},
 		{name: "its token stops working at once", method: "GET", path: me, headers: user(access), wantStatus: 401},
 	})
-	_, access, _ = e.signIn(t, "neo@example.com", "verification.email.requested")
+	_, access, _ = e.signIn(t, "neo@example.com", "verification.email.requested", "challenge.created")
 	runScenarios(t, e, []scenario{
 		{name: "sign out", method: "DELETE", path: me, headers: user(access), wantStatus: 200},
 		{name: "signed out", method: "GET", path: me, headers: user(access), wantStatus: 401},

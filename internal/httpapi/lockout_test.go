@@ -30,11 +30,11 @@ func TestCodeLockout(t *testing.T) {
 			return map[string]string{"X-Forwarded-For": ip, "User-Agent": browserUA}
 		}
 		userID := scenario{method: "POST", path: login, headers: from(owner), body: map[string]any{"identifier": address},
-			wantStatus: 200, events: []string{"user.created", "verification.email.requested"}}.run(t, e).str("user_id")
+			wantStatus: 200, events: []string{"user.created", "verification.email.requested", "challenge.created"}}.run(t, e).str("user_id")
 		send := func() string {
 			t.Helper()
 			scenario{method: "POST", path: login, headers: from(stranger), body: map[string]any{"identifier": address},
-				wantStatus: 200, events: []string{"verification.email.requested"}}.run(t, e)
+				wantStatus: 200, events: []string{"verification.email.requested", "challenge.created"}}.run(t, e)
 			return e.code(t, address)
 		}
 		enter := func(ip, otp string, status int, code string, events ...string) {
@@ -54,7 +54,7 @@ func TestCodeLockout(t *testing.T) {
 				enter(ip, wrong, 422, "invalid_code", "auth.login.failed")
 			}
 			if final == nil {
-				enter(ip, wrong, 429, "too_many_attempts", "auth.login.failed", "verification.email.failed")
+				enter(ip, wrong, 429, "too_many_attempts", "auth.login.failed", "verification.email.failed", "challenge.failed")
 			} else {
 				final(wrong)
 			}
@@ -68,7 +68,7 @@ func TestCodeLockout(t *testing.T) {
 			enter(stranger, code, 429, "too_many_attempts")
 		})
 		t.Run("the owner, from another IP, signs in with the same code", func(t *testing.T) {
-			enter(owner, code, 200, "", "verification.email.verified")
+			enter(owner, code, 200, "", "verification.email.verified", "challenge.completed")
 		})
 
 		// Fifteen consecutive wrong codes from three other IPs lock code
@@ -77,7 +77,7 @@ func TestCodeLockout(t *testing.T) {
 		guess("192.0.2.1", nil)
 		guess("192.0.2.1", nil)
 		guess("192.0.2.2", func(wrong string) {
-			enter("192.0.2.2", wrong, 429, "code_entry_locked", "auth.login.failed", "verification.email.failed")
+			enter("192.0.2.2", wrong, 429, "code_entry_locked", "auth.login.failed", "verification.email.failed", "challenge.failed")
 		})
 		notices := 0
 		for _, m := range e.Mail.Messages()[before:] {

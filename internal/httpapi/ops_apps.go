@@ -113,6 +113,11 @@ type AppSettingsBody struct {
 	WebauthnRPID             *string `json:"webauthn_rp_id,omitempty" maxLength:"253" doc:"The WebAuthn RP id: a domain that origin and every allowed origin are on (e.g. example.com for https://app.example.com). Empty: origin's host. Passkeys are bound to it: changing it orphans the passkeys registered before."`
 	WebauthnUserVerification *string `json:"webauthn_user_verification,omitempty" enum:"required,preferred,discouraged" doc:"Whether passkey ceremonies must verify the user (PIN, biometrics). Default required."`
 	WebauthnAttestation      *string `json:"webauthn_attestation,omitempty" enum:"none,indirect,direct" doc:"Attestation conveyance asked of authenticators. Default none."`
+	// MFA and challenges.
+	MFAPolicy             *string   `json:"mfa_policy,omitempty" enum:"off,optional,required" doc:"Default off. optional: users who enrolled an authenticator app or a passkey are asked for a second factor at every sign-in; required: every user is (by a code of another kind when nothing is enrolled)."`
+	MFAMethodsAllowed     *[]string `json:"mfa_methods_allowed,omitempty" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"Second factors accepted: totp, backup_code (or backup_codes), webauthn, push, sms_otp, email_otp. Default totp, backup_code, webauthn."`
+	MFAReverifyMinutes    *int      `json:"mfa_reverify_minutes,omitempty" minimum:"5" maximum:"1440" doc:"Minutes a sign-in or step-up counts as recent for changing second factors or identifiers. Default 10."`
+	EnumerationProtection *bool     `json:"enumeration_protection,omitempty" doc:"POST /challenges answers an unknown identifier with a decoy (nothing sent) instead of 404 user_not_found. Default false."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -131,5 +136,24 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		AutoRefresh: b.AutoRefresh, AccessExpiration: b.AccessExpiration, RefreshExpiration: b.RefreshExpiration,
 		MagicLinkExpiration: b.MagicLinkExpiration, AllowedIdentifiers: b.AllowedIdentifiers,
 		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: schema, WebauthnRPID: b.WebauthnRPID,
-		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation}
+		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation,
+		MFAPolicy: b.MFAPolicy, MFAMethodsAllowed: b.MFAMethodsAllowed, MFAReverifyMinutes: b.MFAReverifyMinutes,
+		EnumerationProtection: b.EnumerationProtection}
+}
+
+type updateOwnAppInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		App AppSettingsBody `json:"app" doc:"The settings to change; others keep their value."`
+	}
+}
+
+func (s *Server) updateOwnApp(ctx context.Context, in *updateOwnAppInput) (*appFullOutput, error) {
+	a, err := s.Tenants.UpdateOwnApp(ctx, principalFrom(ctx), in.AppID, in.Body.App.settings())
+	if err != nil {
+		return nil, err
+	}
+	out := &appFullOutput{}
+	out.Body.App = appFull(a)
+	return out, nil
 }

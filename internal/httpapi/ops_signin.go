@@ -65,14 +65,17 @@ type verifyOTPInput struct {
 
 // TokenSet is what a successful sign-in or refresh returns (interface §2.8).
 type TokenSet struct {
-	Access           string     `json:"access" doc:"The access token (JWT, ES256): send it as X-Authorization."`
+	Access           string     `json:"access,omitempty" doc:"The access token (JWT, ES256): send it as X-Authorization. Absent, with every other token field, when mfa_required is true."`
 	Refresh          string     `json:"refresh,omitempty" doc:"The refresh token (JWT): send it as X-Refresh-Token to rotate the set. Spent on use. Absent from rotate_access without the API secret (keep the one you have)."`
-	CSRF             string     `json:"csrf"`
-	AccessExpiresAt  time.Time  `json:"access_expires_at"`
+	CSRF             string     `json:"csrf,omitempty"`
+	AccessExpiresAt  *time.Time `json:"access_expires_at,omitempty"`
 	RefreshExpiresAt *time.Time `json:"refresh_expires_at,omitempty" doc:"Absent when refresh is."`
 	UserID           string     `json:"user_id"`
-	KeyID            string     `json:"key_id" doc:"The kid of the key that signed the access token."`
+	KeyID            string     `json:"key_id,omitempty" doc:"The kid of the key that signed the access token."`
 	Message          string     `json:"message" example:"ok"`
+	// A first factor whose user needs a second one answers these instead
+	// of tokens (client-compat §3.2).
+	MFARequiredFields
 }
 
 type tokenSetOutput struct {
@@ -84,8 +87,12 @@ func tokens(set signin.TokenSet, err error) (*tokenSetOutput, error) {
 	if err != nil {
 		return nil, err
 	}
+	if set.MFA != nil {
+		return &tokenSetOutput{Body: TokenSet{UserID: set.MFA.AppUserID, Message: "mfa_required", MFARequiredFields: mfaFields(set.MFA)}}, nil
+	}
 	out := &tokenSetOutput{Body: TokenSet{Access: set.Access, Refresh: set.Refresh, CSRF: set.CSRF,
-		AccessExpiresAt: set.AccessExpiresAt, UserID: set.UserID, KeyID: set.KeyID, Message: "ok"}}
+		AccessExpiresAt: &set.AccessExpiresAt, UserID: set.UserID, KeyID: set.KeyID, Message: "ok"}}
+	out.Body.MFAEnrollmentRequired = set.MFAEnrollmentRequired
 	if set.Refresh != "" {
 		out.Body.RefreshExpiresAt = &set.RefreshExpiresAt
 	}

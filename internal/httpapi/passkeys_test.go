@@ -129,7 +129,7 @@ func (e *env) currentUser(t *testing.T, access string) map[string]any {
 
 func testPasskeyDevices(t *testing.T, e *env) {
 	const email = "ada@example.com"
-	userID, access, _ := e.signIn(t, email, "user.created", "verification.email.requested")
+	userID, access, _ := e.signIn(t, email, "user.created", "verification.email.requested", "challenge.created")
 
 	// Before any passkey: a stand-in credential, stable, the same shape as
 	// for an identifier nobody has (security R-WA-7).
@@ -256,7 +256,7 @@ func testPasskeyDevices(t *testing.T, e *env) {
 }
 
 func testPasskeyRefusals(t *testing.T, e *env) {
-	_, access, _ := e.signIn(t, "grace@example.com", "user.created", "verification.email.requested")
+	_, access, _ := e.signIn(t, "grace@example.com", "user.created", "verification.email.requested", "challenge.created")
 	register := func(t *testing.T, a *authenticator, access string) response {
 		t.Helper()
 		body, _ := a.create(t, e.registerOptions(t, access))
@@ -284,7 +284,7 @@ func testPasskeyRefusals(t *testing.T, e *env) {
 	scenario{method: "POST", path: e.authPath("/devices/finalize"), headers: user(access), body: bogusCredential,
 		wantStatus: 400, wantCode: "webauthn_register_error"}.run(t, e)
 	// Someone else's ceremony: the answer to one user's options, sent with another's token.
-	_, otherAccess, _ := e.signIn(t, "hopper@example.com", "user.created", "verification.email.requested")
+	_, otherAccess, _ := e.signIn(t, "hopper@example.com", "user.created", "verification.email.requested", "challenge.created")
 	mine, _ := newAuthenticator().create(t, e.registerOptions(t, access))
 	scenario{method: "POST", path: e.authPath("/devices/finalize"), headers: user(otherAccess), body: mine,
 		wantStatus: 400, wantCode: "webauthn_register_error"}.run(t, e)
@@ -372,7 +372,7 @@ func withAllowed(t *testing.T, r response, a *authenticator) response {
 }
 
 func testPasskeyClone(t *testing.T, e *env) {
-	userID, access, _ := e.signIn(t, "clone@example.com", "user.created", "verification.email.requested")
+	userID, access, _ := e.signIn(t, "clone@example.com", "user.created", "verification.email.requested", "challenge.created")
 	a := newAuthenticator()
 	e.addPasskey(t, a, access)
 	for i := range 2 {
@@ -402,7 +402,7 @@ func testPasskeyClone(t *testing.T, e *env) {
 }
 
 func testPasskeyOtherApp(t *testing.T, e *env) {
-	_, access, _ := e.signIn(t, "multi@example.com", "user.created", "verification.email.requested")
+	_, access, _ := e.signIn(t, "multi@example.com", "user.created", "verification.email.requested", "challenge.created")
 	a := newAuthenticator()
 	e.addPasskey(t, a, access)
 	// App B has the same origin (so the same RP id): the credential still
@@ -481,7 +481,7 @@ func testPasskeySettings(t *testing.T, e *env) {
 				t.Errorf("app = %s", r.raw)
 			}
 		}}.run(t, e)
-	_, access, _ := e.signIn(t, "pref@example.com", "user.created", "verification.email.requested")
+	_, access, _ := e.signIn(t, "pref@example.com", "user.created", "verification.email.requested", "challenge.created")
 	r := scenario{method: "POST", path: e.authPath("/devices/register"), headers: user(access), wantStatus: 200,
 		wantBody: map[string]any{"user_verification": "preferred"}}.run(t, e)
 	o := r.obj("options")

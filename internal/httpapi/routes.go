@@ -43,6 +43,9 @@ func (s *Server) registerRoutes() {
 	register(s, op("createApiKey", "POST", "/v1/apps/{app_id}/api_keys", "Create an API key", "Apps"), authApp, s.createAPIKey)
 	register(s, op("listApiKeys", "GET", "/v1/apps/{app_id}/api_keys", "List API keys", "Apps"), authApp, s.listAPIKeys)
 	register(s, op("revokeApiKey", "DELETE", "/v1/apps/{app_id}/api_keys/{id}", "Revoke an API key", "Apps"), authApp, s.revokeAPIKey)
+	register(s, described(op("updateApp", "PATCH", "/v1/apps/{app_id}", "Update an app's settings with its own secret", "Apps"),
+		"Changes an app's settings (`{\"app\": {...}}`, the fields of the workspace route) with the app's own API secret (server-sdk-compat §4), or a workspace secret of an owner or admin. API keys may not. Same validation as PATCH /v1/workspaces/{workspace_id}/apps/{app_id}."),
+		authApp, s.updateOwnApp, http.StatusConflict)
 
 	// Workspaces, members and their apps.
 	register(s, op("listWorkspaces", "GET", "/v1/workspaces", "List the caller's workspaces", "Workspaces"), authWorkspace, s.listWorkspaces)
@@ -123,6 +126,47 @@ func (s *Server) registerRoutes() {
 	register(s, described(op("listUserDevices", "GET", "/v1/{app_id}/users/{id}/devices", "List a user's passkeys", "Passkeys"), "A user's passkeys, for an administrator."), authApp, s.userDevices)
 	register(s, described(op("listUserDevicesApps", "GET", "/v1/apps/{app_id}/users/{id}/devices", "List a user's passkeys (alternate path)", "Passkeys"), "The same list at the path of the sessions list."), authApp, s.userDevices)
 	register(s, described(op("deleteUserDevice", "DELETE", "/v1/{app_id}/users/{id}/devices/{device_id}", "Remove a user's passkey", "Passkeys"), "Removes a user's passkey for an administrator (a lost device, say); emits `user.updated`."), authApp, s.deleteUserDevice)
+	// Challenges, second factors and push (interface §2.6, §4.11; client-compat C9–C13; server-sdk-compat §5).
+	register(s, described(op("createChallenge", "POST", "/v1/auth/{app_id}/challenges", "Create a challenge", "Challenges"), createChallengeDoc),
+		authOptionalApp, s.createChallenge, http.StatusConflict, http.StatusTooManyRequests)
+	register(s, described(op("getChallenge", "GET", "/v1/auth/{app_id}/challenges/{token}", "Read a challenge", "Challenges"),
+		"The challenge behind a token, with its status (client SDK getChallengeStatus). A requesting device polls this while a push waits for approval."),
+		authPublicApp, s.getChallenge)
+	register(s, described(op("verifyChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/verify", "Answer a challenge", "Challenges"), verifyChallengeDoc),
+		authPublicApp, s.verifyChallenge, http.StatusUnauthorized, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusTooManyRequests)
+	register(s, described(op("resendChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/resend", "Send a challenge's code again", "Challenges"),
+		"Sends a new code for a pending email_otp or sms_otp challenge; the old code stops working at once and the attempts left stay as they were. A second factor picked at sign-in (delivery_required) sends its first code this way. Rate limited per address and IP. Emits `verification.{channel}.requested`."),
+		authPublicApp, s.resendChallenge, http.StatusConflict, http.StatusTooManyRequests)
+	register(s, described(op("cancelChallenge", "DELETE", "/v1/auth/{app_id}/challenges/{token}", "Cancel a challenge", "Challenges"),
+		"Cancels a pending challenge (client SDK cancelChallenge, and the first step of switchMfaMethod); cancelling it again answers the same. A second factor cancelled this way can still be replaced by POST /challenges {purpose: mfa} until the sign-in's deadline. Emits `challenge.failed` with reason cancelled."),
+		authPublicApp, s.cancelChallenge, http.StatusConflict)
+	register(s, described(op("enrollMfa", "POST", "/v1/auth/{app_id}/mfa/enroll", "Start adding an authenticator app", "MFA"),
+		"Makes a TOTP secret for the signed-in user and returns it with its otpauth:// URI, shown this once. The enrolment works as a second factor once POST /mfa/enroll/verify confirms a code from the app. Needs a sign-in or step-up within the app's mfa_reverify_minutes (else 403 verification_required; pass a completed step_up challenge's token as `challenge`)."),
+		authUser, s.enrollMFA, http.StatusForbidden)
+	register(s, described(op("verifyMfaEnrollment", "POST", "/v1/auth/{app_id}/mfa/enroll/verify", "Confirm an authenticator app", "MFA"),
+		"Confirms a TOTP enrolment with a code from the app: wrong code 422 invalid_code. Emits `user.updated` (change mfa_method_added) and tells the user by e-mail."),
+		authUser, s.verifyEnrollment, http.StatusUnprocessableEntity, http.StatusTooManyRequests)
+	register(s, described(op("createBackupCodes", "POST", "/v1/auth/{app_id}/mfa/backup-codes", "Make new backup codes", "MFA"),
+		"Makes 10 single-use backup codes, shown this once; any earlier set stops working. Needs a recent sign-in or step-up as /mfa/enroll does. Emits `user.updated` (change backup_codes_generated) and tells the user."),
+		authUser, s.newBackupCodes, http.StatusForbidden)
+	register(s, described(op("listMfaMethods", "GET", "/v1/auth/{app_id}/mfa/methods", "List the signed-in user's second factors", "MFA"),
+		"The user's authenticator apps (verified or not) and, when the app allows webauthn as a second factor, passkeys; with the count of unused backup codes."),
+		authUser, s.listMFAMethods)
+	register(s, described(op("mfaStatus", "GET", "/v1/auth/{app_id}/mfa/status", "The signed-in user's MFA state", "MFA"),
+		"Whether the user has a second factor, which kinds, the app's policy, and whether the policy wants the user to enrol one."),
+		authUser, s.mfaStatus)
+	register(s, described(op("deleteMfaMethod", "DELETE", "/v1/auth/{app_id}/mfa/methods/{id}", "Remove a second factor", "MFA"),
+		"Removes an authenticator app or a passkey of the signed-in user. Once the session's sign-in is older than the app's mfa_reverify_minutes, it needs `?challenge=` with a completed step_up challenge's token (spent by this call), else 403 verification_required with details.recent_sign_in_minutes. 204 on success; emits `user.updated` and tells the user."),
+		authUser, s.deleteMFAMethod, http.StatusForbidden)
+	register(s, described(op("pendingPush", "GET", "/v1/auth/{app_id}/push/pending", "List push challenges waiting for this user", "MFA"),
+		"The push challenges the signed-in user may approve from this device: what asks, from which device and place, until when. The number to match is shown only on the requesting device."),
+		authUser, s.pendingPush)
+	register(s, described(op("approvePush", "POST", "/v1/auth/{app_id}/push/{id}/approve", "Approve a push challenge", "MFA"),
+		"Approves a push challenge of the signed-in user from another of their sessions, with the number the requesting device shows. A wrong number is 400 and spends an attempt (3); the last fails the challenge (429). Emits `challenge.completed`."),
+		authUser, s.approvePush, http.StatusConflict, http.StatusTooManyRequests)
+	register(s, described(op("denyPush", "POST", "/v1/auth/{app_id}/push/{id}/deny", "Deny a push challenge", "MFA"),
+		"Refuses a push challenge (\"this was not me\"): it becomes denied and the requester gets nothing. Emits `challenge.failed` with reason denied."),
+		authUser, s.denyPush, http.StatusConflict)
 	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, s.reportError)
 	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields, http.StatusTooManyRequests)
 }

@@ -34,6 +34,8 @@ type AppPublic struct {
 	RequiredIdentifiers []string        `json:"required_identifiers"`
 	UserMetaDataSchema  []MetaField     `json:"user_meta_data_schema"`
 	OAuthProviders      []OAuthProvider `json:"oauth_providers"`
+	MFAPolicy           string          `json:"mfa_policy" enum:"off,optional,required" doc:"off: one factor; optional: users who enrolled an authenticator app or a passkey are asked for a second factor; required: every user is."`
+	MFAMethodsAllowed   []string        `json:"mfa_methods_allowed" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"The second factors this app accepts."`
 	CreatedAt           time.Time       `json:"created_at"`
 	UpdatedAt           time.Time       `json:"updated_at"`
 }
@@ -54,6 +56,9 @@ type AppFull struct {
 	WebauthnRPID             string `json:"webauthn_rp_id" doc:"The WebAuthn RP id; empty means origin's host."`
 	WebauthnUserVerification string `json:"webauthn_user_verification" enum:"required,preferred,discouraged"`
 	WebauthnAttestation      string `json:"webauthn_attestation" enum:"none,indirect,direct"`
+	// MFA and challenges.
+	MFAReverifyMinutes    int  `json:"mfa_reverify_minutes" doc:"How long a sign-in or step-up counts as recent for changing second factors or identifiers."`
+	EnumerationProtection bool `json:"enumeration_protection" doc:"POST /challenges answers an unknown identifier with a decoy instead of user_not_found."`
 }
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
@@ -108,12 +113,14 @@ func appPublic(a tenant.App) AppPublic {
 		AutoRefresh: a.AutoRefresh, AccessExpiration: a.AccessExpiration, RefreshExpiration: a.RefreshExpiration,
 		MagicLinkExpiration: a.MagicLinkExpiration, RefreshPayload: true, AllowedIdentifiers: nonNil(a.AllowedIdentifiers),
 		RequiredIdentifiers: nonNil(a.RequiredIdentifiers), UserMetaDataSchema: schema, OAuthProviders: []OAuthProvider{},
+		MFAPolicy: a.MFAPolicy, MFAMethodsAllowed: nonNil(a.MFAMethodsAllowed),
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
 func appFull(a tenant.App) AppFull {
 	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
-		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation}
+		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
+		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection}
 }
 
 func nonNil(s []string) []string {

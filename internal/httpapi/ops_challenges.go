@@ -1,0 +1,432 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+)
+
+// Challenges (interface §2.6, §4.11; client-compat C9–C13), second factors
+// (server-sdk-compat §5) and push approval.
+
+// Challenge is a challenge as the API shows it (interface §2.6).
+type Challenge struct {
+	ID                string          `json:"id" example:"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b" doc:"The challenge id (events name it challenge_id; push approval takes it)."`
+	Token             string          `json:"token" example:"pY2Jq0y9d1cW7tX4m3Vn8bQeR5sK2aZ6uH1oL0fG3iE" doc:"The challenge's bearer token: whoever holds it may read, answer, resend or cancel the challenge. Shown to the requester only."`
+	Status            string          `json:"status" enum:"pending,completed,failed,expired,cancelled,denied" doc:"pending until answered; completed, failed (attempts spent), expired, cancelled (DELETE, or replaced by a newer one) and denied (push or magic link refused) are final."`
+	Purpose           string          `json:"purpose" enum:"authenticate,mfa,step_up,verify_contact,verify_identity,change_identifier,custom"`
+	Method            string          `json:"method" enum:"email_otp,sms_otp,magic_link,totp,backup_code,webauthn,push"`
+	ExpiresAt         time.Time       `json:"expires_at"`
+	RemainingAttempts int             `json:"remaining_attempts" example:"5" doc:"Wrong answers left before the challenge fails."`
+	TimeRemaining     int             `json:"time_remaining" example:"597" doc:"Seconds until expires_at while pending; 0 otherwise."`
+	Intent            string          `json:"intent" example:"delete_account" doc:"What the app said the challenge is for (free text, at most 100 characters)."`
+	DeliveryRequired  bool            `json:"delivery_required" doc:"True while the code of an e-mail or SMS challenge has not been sent: a second factor picked at sign-in sends nothing until POST /challenges/{token}/resend."`
+	MatchNumber       int             `json:"match_number,omitempty" example:"42" doc:"push and magic_link: show it on the requesting device; the approving device must enter (push) or see (link) the same number."`
+	WebauthnOptions   json.RawMessage `json:"webauthn_options,omitempty" doc:"webauthn: the PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get; answer with POST /verify {credential}."`
+}
+
+func challengeOut(v signin.ChallengeView) Challenge {
+	return Challenge{ID: v.ID, Token: v.Token, Status: v.Status, Purpose: v.Purpose, Method: v.Method, ExpiresAt: v.ExpiresAt,
+		RemainingAttempts: v.RemainingAttempts, TimeRemaining: v.TimeRemaining, Intent: v.Intent,
+		DeliveryRequired: v.DeliveryRequired, MatchNumber: v.MatchNumber, WebauthnOptions: v.WebauthnOptions}
+}
+
+type challengeOutput struct {
+	Body struct {
+		Challenge Challenge `json:"challenge"`
+	}
+}
+
+func challengeAnswer(v signin.ChallengeView, err error) (*challengeOutput, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := &challengeOutput{}
+	out.Body.Challenge = challengeOut(v)
+	return out, nil
+}
+
+type createChallengeInput struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Access    string `header:"X-Authorization" doc:"A user's access token: the challenge is that user's (step_up binds to this session)."`
+	Body      struct {
+		Purpose    string         `json:"purpose" enum:"authenticate,mfa,step_up,verify_contact,verify_identity,change_identifier,custom"`
+		Method     string         `json:"method" enum:"email_otp,sms_otp,magic_link,totp,backup_code,webauthn,push"`
+		Identifier string         `json:"identifier,omitempty" maxLength:"320" doc:"authenticate: the e-mail address or phone number signing in. change_identifier: the new one. verify_contact: the user's own (optional)."`
+		AppUserID  string         `json:"app_user_id,omitempty" maxLength:"64" doc:"The user: mfa (the client SDK's switchMfaMethod), and every purpose a backend starts with its API secret."`
+		Intent     string         `json:"intent,omitempty" maxLength:"100" doc:"What the challenge is for, echoed back and in its events."`
+		Data       map[string]any `json:"data,omitempty" doc:"custom and verify_identity: the app's data, handed back in the challenge.completed event."`
+		_          struct{}       `json:"-" additionalProperties:"true"`
+	}
+}
+
+const createChallengeDoc = "Starts a challenge. Who may start which purpose: `authenticate` needs no credential (an `identifier`; an unknown one answers 404 `user_not_found`, or a decoy with the app's `enumeration_protection`); " +
+	"`mfa` needs none either (the client SDK's switchMfaMethod: `app_user_id` of a sign-in waiting for its second factor, from the same device); " +
+	"`step_up`, `verify_contact` and `change_identifier` take the user's access token (X-Authorization) or the API secret with `app_user_id`; `verify_identity` and `custom` take the API secret. " +
+	"Which methods serve which purpose is the table in docs/integrate.md; any other pair is 400 `invalid_request`, as is a method the user has not set up. " +
+	"e-mail and SMS codes are sent at once. Emits `challenge.created` (and `verification.{channel}.requested` for a code). Rate limited per IP and per user; unknown identifiers have a small budget per IP."
+
+func (s *Server) createChallenge(ctx context.Context, in *createChallengeInput) (*challengeOutput, error) {
+	app := appFrom(ctx)
+	who := signin.Requester{Principal: optionalPrincipal(ctx)}
+	if access := strings.TrimSpace(in.Access); access != "" {
+		caller, err := s.SignIn.Authenticate(ctx, app, access)
+		if err != nil {
+			return nil, err
+		}
+		who.Caller = &caller
+	}
+	return challengeAnswer(s.SignIn.CreateChallenge(ctx, app, who, signin.ChallengeRequest{Purpose: in.Body.Purpose,
+		Method: in.Body.Method, Identifier: in.Body.Identifier, AppUserID: in.Body.AppUserID, Intent: in.Body.Intent,
+		Data: in.Body.Data}, client(ctx, in.UserAgent)))
+}
+
+type challengeTokenInput struct {
+	AppID     string `path:"app_id"`
+	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
+	UserAgent string `header:"User-Agent"`
+}
+
+func (s *Server) getChallenge(ctx context.Context, in *challengeTokenInput) (*challengeOutput, error) {
+	return challengeAnswer(s.SignIn.GetChallenge(ctx, appFrom(ctx), in.Token))
+}
+
+func (s *Server) cancelChallenge(ctx context.Context, in *challengeTokenInput) (*challengeOutput, error) {
+	return challengeAnswer(s.SignIn.CancelChallenge(ctx, appFrom(ctx), in.Token))
+}
+
+type resendChallengeInput struct {
+	AppID     string `path:"app_id"`
+	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
+	UserAgent string `header:"User-Agent"`
+	Body *struct {
+		_ struct{} `json:"-" additionalProperties:"true"`
+	} `required:"false"`
+}
+
+func (s *Server) resendChallenge(ctx context.Context, in *resendChallengeInput) (*challengeOutput, error) {
+	return challengeAnswer(s.SignIn.ResendChallenge(ctx, appFrom(ctx), in.Token, client(ctx, in.UserAgent)))
+}
+
+type verifyChallengeInput struct {
+	AppID     string `path:"app_id"`
+	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
+	UserAgent string `header:"User-Agent"`
+	Body *struct {
+		Code       string          `json:"code,omitempty" maxLength:"32" example:"123456" doc:"e-mail or SMS code, TOTP code, or backup code (spaces and dashes ignored)."`
+		Credential json.RawMessage `json:"credential,omitempty" doc:"webauthn: the PublicKeyCredential JSON from navigator.credentials.get."`
+		_          struct{}        `json:"-" additionalProperties:"true"`
+	} `required:"false"`
+}
+
+// VerifyAnswer is a completed challenge: its status and challenge; the
+// token set for authenticate, mfa and a session's step_up (or, for an
+// authenticate whose user needs a second factor, the MFA-required fields).
+type VerifyAnswer struct {
+	Status               string     `json:"status" enum:"completed" doc:"completed (or, with mfa_required, the first factor's pass)."`
+	Challenge            Challenge  `json:"challenge"`
+	RemainingBackupCodes *int       `json:"remaining_backup_codes,omitempty" doc:"After a backup code: how many unused ones the user has left."`
+	User                 *User      `json:"user,omitempty" doc:"change_identifier: the user with the new identifier."`
+	Access               string     `json:"access,omitempty" doc:"authenticate, mfa, and step_up in a session: the new access token (step-up: with auth_time and amr of the step-up)."`
+	Refresh              string     `json:"refresh,omitempty" doc:"With access: the new refresh token."`
+	CSRF                 string     `json:"csrf,omitempty"`
+	AccessExpiresAt      *time.Time `json:"access_expires_at,omitempty"`
+	RefreshExpiresAt     *time.Time `json:"refresh_expires_at,omitempty"`
+	UserID               string     `json:"user_id,omitempty"`
+	KeyID                string     `json:"key_id,omitempty"`
+	Message              string     `json:"message,omitempty" example:"ok"`
+	MFARequiredFields
+}
+
+type verifyChallengeOutput struct {
+	Body VerifyAnswer
+}
+
+const verifyChallengeDoc = "Answers a challenge: `{code}` for e-mail/SMS codes, TOTP and backup codes; `{credential}` for webauthn; no body for push, which collects an approved push once (409 `challenge_pending` before). " +
+	"A wrong answer is 422 `invalid_code` and spends an attempt; the last one fails the challenge, after which every answer is 429 `too_many_attempts`. A TOTP code is accepted once per 30-second step; a backup code once. " +
+	"Closed challenges answer 409 `challenge_closed`. Emits `challenge.completed` or, on the last wrong answer, `challenge.failed`. What a completed challenge gives depends on its purpose: see VerifyAnswer."
+
+func (s *Server) verifyChallenge(ctx context.Context, in *verifyChallengeInput) (*verifyChallengeOutput, error) {
+	var body signin.VerifyInput
+	if in.Body != nil {
+		body = signin.VerifyInput{Code: in.Body.Code, Credential: in.Body.Credential}
+	}
+	app := appFrom(ctx)
+	res, err := s.SignIn.VerifyChallenge(ctx, app, in.Token, body, client(ctx, in.UserAgent))
+	if err != nil {
+		return nil, err
+	}
+	out := &verifyChallengeOutput{}
+	out.Body.Status, out.Body.Challenge, out.Body.RemainingBackupCodes = res.Challenge.Status, challengeOut(res.Challenge), res.RemainingBackupCodes
+	if res.User != nil {
+		u := userOut(app, appuser.DecodeUser(*res.User))
+		out.Body.User = &u
+	}
+	if t := res.Tokens; t != nil {
+		if t.MFA != nil {
+			out.Body.MFARequiredFields = mfaFields(t.MFA)
+			return out, nil
+		}
+		out.Body.Access, out.Body.Refresh, out.Body.CSRF, out.Body.UserID, out.Body.KeyID, out.Body.Message =
+			t.Access, t.Refresh, t.CSRF, t.UserID, t.KeyID, "ok"
+		out.Body.AccessExpiresAt, out.Body.RefreshExpiresAt = &t.AccessExpiresAt, &t.RefreshExpiresAt
+		out.Body.MFAEnrollmentRequired = t.MFAEnrollmentRequired
+	}
+	return out, nil
+}
+
+// MFARequiredFields are what a first factor answers instead of tokens when
+// a second factor is due (client-compat §3.2).
+type MFARequiredFields struct {
+	MFARequired           bool       `json:"mfa_required,omitempty" doc:"True: no tokens yet; answer mfa_challenge (POST /challenges/{token}/verify) to get them."`
+	AppUserID             string     `json:"app_user_id,omitempty" doc:"With mfa_required: the user, for switching method (POST /challenges {purpose: mfa, method, app_user_id})."`
+	MFAChallenge          *Challenge `json:"mfa_challenge,omitempty" doc:"With mfa_required: the second-factor challenge, by the preferred method."`
+	AvailableMethods      []string   `json:"available_methods,omitempty" example:"[\"totp\",\"backup_code\"]" doc:"With mfa_required: the second factors this sign-in may use."`
+	MFAEnrollmentRequired bool       `json:"mfa_enrollment_required,omitempty" doc:"The app requires MFA and the user has no second factor yet: signed in, but send them to enrol one (POST /mfa/enroll)."`
+}
+
+func mfaFields(m *signin.MFARequired) MFARequiredFields {
+	c := challengeOut(m.Challenge)
+	return MFARequiredFields{MFARequired: true, AppUserID: m.AppUserID, MFAChallenge: &c, AvailableMethods: m.AvailableMethods}
+}
+
+// Second factors of the signed-in user (server-sdk-compat §5).
+
+// Enrollment is a TOTP authenticator app of a user.
+type Enrollment struct {
+	ID         string     `json:"id" example:"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"`
+	Method     string     `json:"method" enum:"totp"`
+	Name       string     `json:"name" example:"My phone"`
+	Verified   bool       `json:"verified" doc:"False until a code from the app was verified (POST /mfa/enroll/verify); only then is it a second factor."`
+	CreatedAt  time.Time  `json:"created_at"`
+	VerifiedAt *time.Time `json:"verified_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+func enrollmentOut(e signin.Enrollment) Enrollment {
+	return Enrollment{ID: e.ID, Method: e.Method, Name: e.Name, Verified: e.Verified, CreatedAt: e.CreatedAt,
+		VerifiedAt: e.VerifiedAt, LastUsedAt: e.LastUsedAt}
+}
+
+type enrollInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		Method    string   `json:"method" enum:"totp" doc:"Only totp is enrolled here: passkeys through /devices/register, backup codes through /mfa/backup-codes."`
+		Name      string   `json:"name,omitempty" maxLength:"100" example:"My phone"`
+		Challenge string   `json:"challenge,omitempty" maxLength:"128" doc:"A completed step_up challenge's token, when the session's sign-in is older than the app's mfa_reverify_minutes."`
+		_         struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+type enrollOutput struct {
+	Body struct {
+		Enrollment      Enrollment `json:"enrollment"`
+		Secret          string     `json:"secret" example:"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" doc:"The TOTP secret (160 bits, base32): shown this once; stored encrypted."`
+		ProvisioningURI string     `json:"provisioning_uri" example:"otpauth://totp/Demo:ada@example.com?algorithm=SHA1&digits=6&issuer=Demo&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" doc:"The otpauth:// URI for a QR code, with the app's name as issuer."`
+	}
+}
+
+func (s *Server) enrollMFA(ctx context.Context, in *enrollInput) (*enrollOutput, error) {
+	if m := strings.TrimSpace(in.Body.Method); m != "totp" {
+		return nil, errs.Invalidf("method", "must be totp")
+	}
+	e, err := s.SignIn.EnrollTOTP(ctx, appFrom(ctx), callerFrom(ctx), in.Body.Name, in.Body.Challenge)
+	if err != nil {
+		return nil, err
+	}
+	out := &enrollOutput{}
+	out.Body.Enrollment, out.Body.Secret, out.Body.ProvisioningURI = enrollmentOut(e.Enrollment), e.Secret, e.ProvisioningURI
+	return out, nil
+}
+
+type enrollVerifyInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		EnrollmentID string   `json:"enrollment_id" maxLength:"64"`
+		Code         string   `json:"code" maxLength:"16" example:"123456"`
+		_            struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+type enrollmentOutput struct {
+	Body struct {
+		Enrollment Enrollment `json:"enrollment"`
+	}
+}
+
+func (s *Server) verifyEnrollment(ctx context.Context, in *enrollVerifyInput) (*enrollmentOutput, error) {
+	e, err := s.SignIn.VerifyEnrollment(ctx, appFrom(ctx), callerFrom(ctx), in.Body.EnrollmentID, in.Body.Code)
+	if err != nil {
+		return nil, err
+	}
+	out := &enrollmentOutput{}
+	out.Body.Enrollment = enrollmentOut(e)
+	return out, nil
+}
+
+type backupCodesInput struct {
+	AppID string `path:"app_id"`
+	Body  *struct {
+		Challenge string   `json:"challenge,omitempty" maxLength:"128" doc:"A completed step_up challenge's token, when the session's sign-in is older than the app's mfa_reverify_minutes."`
+		_         struct{} `json:"-" additionalProperties:"true"`
+	} `required:"false"`
+}
+
+type backupCodesOutput struct {
+	Body struct {
+		BackupCodes []string `json:"backup_codes" example:"[\"7KQ2M-XH4PD\",\"R9TZC-2WNFA\"]" doc:"10 single-use codes, shown this once; any earlier set stops working."`
+	}
+}
+
+func (s *Server) newBackupCodes(ctx context.Context, in *backupCodesInput) (*backupCodesOutput, error) {
+	var stepUp string
+	if in.Body != nil {
+		stepUp = in.Body.Challenge
+	}
+	codes, err := s.SignIn.NewBackupCodes(ctx, appFrom(ctx), callerFrom(ctx), stepUp)
+	if err != nil {
+		return nil, err
+	}
+	out := &backupCodesOutput{}
+	out.Body.BackupCodes = codes
+	return out, nil
+}
+
+// MFAMethod is one second factor of a user.
+type MFAMethod struct {
+	ID         string     `json:"id"`
+	Method     string     `json:"method" enum:"totp,webauthn"`
+	Name       string     `json:"name"`
+	Verified   bool       `json:"verified"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+type mfaMethodsOutput struct {
+	Body struct {
+		MFAEnabled           bool        `json:"mfa_enabled" doc:"The user has a verified authenticator app or (when the app allows webauthn) a passkey."`
+		BackupCodesAvailable int         `json:"backup_codes_available" doc:"Unused backup codes."`
+		Methods              []MFAMethod `json:"methods"`
+	}
+}
+
+func (s *Server) listMFAMethods(ctx context.Context, _ *appIDInput) (*mfaMethodsOutput, error) {
+	o, err := s.SignIn.MFAMethods(ctx, appFrom(ctx), callerFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := &mfaMethodsOutput{}
+	out.Body.MFAEnabled, out.Body.BackupCodesAvailable, out.Body.Methods = o.Enabled, o.BackupCodesAvailable, []MFAMethod{}
+	for _, m := range o.Methods {
+		out.Body.Methods = append(out.Body.Methods, MFAMethod{ID: m.ID, Method: m.Method, Name: m.Name, Verified: m.Verified,
+			CreatedAt: m.CreatedAt, LastUsedAt: m.LastUsedAt})
+	}
+	return out, nil
+}
+
+type mfaStatusOutput struct {
+	Body struct {
+		MFAEnabled           bool     `json:"mfa_enabled"`
+		MFAPolicy            string   `json:"mfa_policy" enum:"off,optional,required"`
+		Methods              []string `json:"methods" example:"[\"totp\",\"backup_code\"]" doc:"The kinds of second factor the user has."`
+		BackupCodesAvailable int      `json:"backup_codes_available"`
+		EnrollmentRequired   bool     `json:"enrollment_required" doc:"The app requires MFA and the user has no second factor yet."`
+	}
+}
+
+func (s *Server) mfaStatus(ctx context.Context, _ *appIDInput) (*mfaStatusOutput, error) {
+	o, err := s.SignIn.MFAMethods(ctx, appFrom(ctx), callerFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := &mfaStatusOutput{}
+	out.Body.MFAEnabled, out.Body.MFAPolicy, out.Body.Methods = o.Enabled, o.Policy, o.Kinds
+	out.Body.BackupCodesAvailable, out.Body.EnrollmentRequired = o.BackupCodesAvailable, o.EnrollmentRequired
+	return out, nil
+}
+
+type deleteMFAMethodInput struct {
+	AppID     string `path:"app_id"`
+	ID        string `path:"id" maxLength:"128"`
+	Challenge string `query:"challenge" maxLength:"128" doc:"A completed step_up challenge's token; needed once the session's sign-in is older than the app's mfa_reverify_minutes."`
+}
+
+func (s *Server) deleteMFAMethod(ctx context.Context, in *deleteMFAMethodInput) (*noContentOutput, error) {
+	if err := s.SignIn.DeleteMFAMethod(ctx, appFrom(ctx), callerFrom(ctx), in.ID, in.Challenge); err != nil {
+		return nil, err
+	}
+	return &noContentOutput{Status: http.StatusNoContent}, nil
+}
+
+// noContentOutput answers 204 with no body.
+type noContentOutput struct {
+	Status int
+}
+
+// Push approval, from another signed-in device of the user.
+
+// PendingPush is a push challenge waiting for the user's answer.
+type PendingPush struct {
+	ID          string    `json:"id" doc:"The challenge id, for approve and deny."`
+	Purpose     string    `json:"purpose"`
+	Intent      string    `json:"intent"`
+	RequestedAt time.Time `json:"requested_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	Device      struct {
+		Browser string `json:"browser" example:"Firefox"`
+		OS      string `json:"os" example:"macOS"`
+	} `json:"device" doc:"The requesting device, as its user agent says."`
+	IPAddress string `json:"ip_address"`
+	Location  string `json:"location" doc:"Approximate place of the request, when a trusted proxy said it."`
+}
+
+type pendingPushOutput struct {
+	Body struct {
+		Challenges []PendingPush `json:"challenges"`
+	}
+}
+
+func (s *Server) pendingPush(ctx context.Context, _ *appIDInput) (*pendingPushOutput, error) {
+	list, err := s.SignIn.PendingPush(ctx, appFrom(ctx), callerFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := &pendingPushOutput{}
+	out.Body.Challenges = []PendingPush{}
+	for _, p := range list {
+		item := PendingPush{ID: p.ID, Purpose: p.Purpose, Intent: p.Intent, RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt,
+			IPAddress: p.IP, Location: p.Location}
+		item.Device.Browser, item.Device.OS = p.Browser, p.OS
+		out.Body.Challenges = append(out.Body.Challenges, item)
+	}
+	return out, nil
+}
+
+type approvePushInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id" maxLength:"64"`
+	Body  struct {
+		MatchNumber int      `json:"match_number" minimum:"0" maximum:"99" example:"42" doc:"The number the requesting device shows."`
+		_           struct{} `json:"-" additionalProperties:"true"`
+	}
+}
+
+func (s *Server) approvePush(ctx context.Context, in *approvePushInput) (*challengeOutput, error) {
+	return challengeAnswer(s.SignIn.ApprovePush(ctx, appFrom(ctx), callerFrom(ctx), in.ID, in.Body.MatchNumber))
+}
+
+type pushIDInput struct {
+	AppID string `path:"app_id"`
+	ID    string `path:"id" maxLength:"64"`
+}
+
+func (s *Server) denyPush(ctx context.Context, in *pushIDInput) (*challengeOutput, error) {
+	return challengeAnswer(s.SignIn.DenyPush(ctx, appFrom(ctx), callerFrom(ctx), in.ID))
+}
