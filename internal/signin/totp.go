@@ -1,14 +1,16 @@
 package signin
 
 import (
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base32"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/hotp"
-	"github.com/pquerna/otp/totp"
 )
 
 // TOTP parameters (security R-TOTP-1/2): what every authenticator app
@@ -22,16 +24,33 @@ const (
 	totpSkew = 1
 )
 
-// newTOTPKey makes a 160-bit secret and its otpauth:// URI, with the app's
-// name as issuer and the user's e-mail or phone as account.
+// newTOTPKey makes a 160-bit secret and its otpauth:// URI (Google's key
+// URI format), with the app's name as issuer and the user's e-mail or phone
+// as account. The URI is built here: the library's leaves "&" and "=" of an
+// issuer unescaped, which cuts "Acme & Co" short in every authenticator app.
 func newTOTPKey(issuer, account string) (secret []byte, uri string, err error) {
-	key, err := totp.Generate(totp.GenerateOpts{Issuer: issuer, AccountName: account, Period: totpPeriod,
-		SecretSize: totpSecretSize, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
-	if err != nil {
+	secret = make([]byte, totpSecretSize)
+	if _, err := rand.Read(secret); err != nil {
 		return nil, "", err
 	}
-	secret, err = base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(key.Secret())
-	return secret, key.URL(), err
+	uri = "otpauth://totp/" + uriEscape(issuer) + ":" + uriEscape(account) + "?secret=" + base32NoPad(secret) +
+		"&issuer=" + uriEscape(issuer) + "&algorithm=SHA1&digits=" + strconv.Itoa(totpDigits) + "&period=" + strconv.Itoa(totpPeriod)
+	return secret, uri, nil
+}
+
+// uriEscape percent-encodes every byte but RFC 3986's unreserved ones and
+// "@" (spaces as %20, which authenticator apps read, never "+").
+func uriEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~@", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 // totpStep is the time step of t.
