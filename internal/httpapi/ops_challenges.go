@@ -106,7 +106,7 @@ type resendChallengeInput struct {
 	AppID     string `path:"app_id"`
 	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
 	UserAgent string `header:"User-Agent"`
-	Body *struct {
+	Body      *struct {
 		_ struct{} `json:"-" additionalProperties:"true"`
 	} `required:"false"`
 }
@@ -119,7 +119,7 @@ type verifyChallengeInput struct {
 	AppID     string `path:"app_id"`
 	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
 	UserAgent string `header:"User-Agent"`
-	Body *struct {
+	Body      *struct {
 		Code       string          `json:"code,omitempty" maxLength:"32" example:"123456" doc:"e-mail or SMS code, TOTP code, or backup code (spaces and dashes ignored)."`
 		Credential json.RawMessage `json:"credential,omitempty" doc:"webauthn: the PublicKeyCredential JSON from navigator.credentials.get."`
 		_          struct{}        `json:"-" additionalProperties:"true"`

@@ -5,11 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pquerna/otp/totp"
+
 	"github.com/gatehouse-auth/gatehouse/internal/passkey/passkeytest"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // benchSessions is how many sessions a benchmark spreads its calls over.
@@ -21,7 +24,7 @@ const benchSessions = 32
 func forEachKind(b *testing.B, fn func(b *testing.B, e *env)) {
 	opts := options(func(o *servertest.Options) {
 		o.Limits.SendPerIdentifier, o.Limits.SendPerIP, o.Limits.VerifyPerIP = ratelimit.Rule{}, ratelimit.Rule{}, ratelimit.Rule{}
-		o.Limits.LookupPerIP = ratelimit.Rule{}
+		o.Limits.LookupPerIP, o.Limits.ChallengePerIP, o.Limits.ChallengePerUser = ratelimit.Rule{}, ratelimit.Rule{}, ratelimit.Rule{}
 	})
 	for _, kind := range storetest.Kinds(b) {
 		b.Run(kind, func(b *testing.B) { fn(b, newEnv(b, servertest.New(b, kind, opts), nil)) })
@@ -154,6 +157,53 @@ func BenchmarkPasskeyLogin(b *testing.B) {
 			b.StartTimer()
 			if _, err := e.SignIn.FinishPasskeyLogin(ctx, e.app, []byte(body), e.client); err != nil {
 				b.Fatalf("FinishPasskeyLogin: %v", err)
+			}
+		}
+	})
+}
+
+// BenchmarkMFALogin times a sign-in with a second factor: a right e-mail
+// code that answers an MFA challenge (the user has an authenticator app and
+// the app's policy is optional), then the right TOTP code, which opens the
+// session. Sending the code is left out, as in BenchmarkVerifyOTP.
+func BenchmarkMFALogin(b *testing.B) {
+	forEachKind(b, func(b *testing.B, e *env) {
+		ctx := b.Context()
+		e.app = e.newApp(b, "MFA", func(s *tenant.AppSettings) { s.MFAPolicy = ptr("optional") })
+		type holder struct {
+			id, email string
+			secret    string
+		}
+		hs := make([]holder, benchSessions)
+		for i := range hs {
+			email := fmt.Sprintf("user%d@example.com", i)
+			u := e.user(b, email)
+			c := e.caller(b, e.signIn(b, u).Access)
+			en, err := e.SignIn.EnrollTOTP(ctx, e.app, c, "phone", "")
+			if err != nil {
+				b.Fatalf("EnrollTOTP: %v", err)
+			}
+			code, _ := totp.GenerateCode(en.Secret, e.Clock.Now())
+			if _, err := e.SignIn.VerifyEnrollment(ctx, e.app, c, en.Enrollment.ID, code); err != nil {
+				b.Fatalf("VerifyEnrollment: %v", err)
+			}
+			hs[i] = holder{u.ID, email, en.Secret}
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			h := hs[i%len(hs)]
+			b.StopTimer()
+			e.Clock.Advance(30 * time.Second) // a new TOTP step: a step is accepted once
+			_, code := e.sendCode(b, h.email)
+			second, _ := totp.GenerateCode(h.secret, e.Clock.Now())
+			b.StartTimer()
+			first, err := e.SignIn.VerifyOTP(ctx, e.app, h.id, code, e.client)
+			if err != nil || first.MFA == nil {
+				b.Fatalf("VerifyOTP = %+v, %v; want an MFA challenge", first, err)
+			}
+			res, err := e.SignIn.VerifyChallenge(ctx, e.app, first.MFA.Challenge.Token, signin.VerifyInput{Code: second}, e.client)
+			if err != nil || res.Tokens == nil || res.Tokens.Access == "" {
+				b.Fatalf("VerifyChallenge(totp) = %+v, %v; want tokens", res, err)
 			}
 		}
 	})

@@ -86,6 +86,8 @@ func LooseLimits() signin.Limits {
 	l.SendPerIP = ratelimit.Rule{Limit: 1000, Period: 10 * time.Minute}
 	l.VerifyPerIP = ratelimit.Rule{Limit: 1000, Period: 10 * time.Minute}
 	l.LookupPerIP = ratelimit.Rule{Limit: 1000, Period: 10 * time.Minute}
+	l.ChallengePerIP = ratelimit.Rule{Limit: 1000, Period: 10 * time.Minute}
+	l.ChallengePerUser = ratelimit.Rule{Limit: 200, Period: 10 * time.Minute}
 	l.PollInterval = 2 * time.Second
 	return l
 }
