@@ -148,7 +148,11 @@ func (s *Service) BeginDeviceRegistration(ctx context.Context, app store.App, ca
 // registration ceremony and stores the passkey.
 func (s *Service) FinishDeviceRegistration(ctx context.Context, app store.App, caller Caller, body []byte, c Client) (_ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey registration")
-	return s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c, nil)
+	pk, err := s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c, nil)
+	if err == nil {
+		s.securityNotice(ctx, app, caller.User, fmt.Sprintf("A passkey (%s) was added to your account.", pk.Name))
+	}
+	return pk, err
 }
 
 // BeginSignupRegistration is the seed's register/initialize (interface
@@ -556,17 +560,22 @@ func (s *Service) DeletePasskey(ctx context.Context, app store.App, caller Calle
 }
 
 func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id string) error {
-	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		pk, err := tx.DeletePasskey(ctx, app.ID, userID, id)
-		if err != nil {
+	var pk store.Passkey
+	var updated store.AppUser
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		if pk, err = tx.DeletePasskey(ctx, app.ID, userID, id); err != nil {
 			return notFoundAs(err, ErrPasskeyNotFound)
 		}
-		updated, err := s.users.SyncPasskeys(ctx, tx, app, userID)
-		if err != nil {
+		if updated, err = s.users.SyncPasskeys(ctx, tx, app, userID); err != nil {
 			return err
 		}
 		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_removed", pk))
 	})
+	if err == nil {
+		s.securityNotice(ctx, app, updated, fmt.Sprintf("A passkey (%s) was removed from your account.", pk.Name))
+	}
+	return err
 }
 
 // UserPasskeys lists a user's passkeys for an administrator (Read access).
