@@ -302,11 +302,21 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 		}
 	}
 	ch.Data = encodeData(d)
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if cancel != "" {
-			if err := tx.CancelPurpose(ctx, u.ID, cancel); err != nil {
-				return err
-			}
+	return s.storeChallenge(ctx, app, ch, tok, code, now, func(tx *store.Tx) error {
+		if cancel == "" {
+			return nil
+		}
+		return tx.CancelPurpose(ctx, u.ID, cancel)
+	})
+}
+
+// storeChallenge stores a new challenge after before (what it replaces),
+// with its created event (and verification.{channel}.requested for a code)
+// in the same transaction; then sends its code, if it has one.
+func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Challenge, tok, code string, now time.Time, before func(tx *store.Tx) error) (ChallengeView, error) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := before(tx); err != nil {
+			return err
 		}
 		if err := tx.CreateChallenge(ctx, ch); err != nil {
 			return err
@@ -577,28 +587,13 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		code = token.NewCode(codeDigits)
 		ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
 	}
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if code != "" {
-			// As for /otps/login: the newest code is the only one that works.
-			if err := tx.SupersedeChallenges(ctx, u.ID, []string{MethodEmailOTP, MethodSMSOTP}); err != nil {
-				return err
-			}
+	return s.storeChallenge(ctx, app, ch, tok, code, now, func(tx *store.Tx) error {
+		if code == "" {
+			return nil
 		}
-		if err := tx.CreateChallenge(ctx, ch); err != nil {
-			return err
-		}
-		if code != "" {
-			return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
-		}
-		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeCreated, store.ChallengePending, nil)
+		// As for /otps/login: the newest code is the only one that works.
+		return tx.SupersedeChallenges(ctx, u.ID, []string{MethodEmailOTP, MethodSMSOTP})
 	})
-	if err != nil {
-		return ChallengeView{}, err
-	}
-	if code != "" {
-		s.sendChallengeCode(ctx, app, ch, code)
-	}
-	return s.View(ch, tok, now), nil
 }
 
 // decoyView is the answer for an unknown identifier under

@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"slices"
 	"strings"
@@ -167,26 +168,15 @@ func (s *Service) ListApps(ctx context.Context, p access.Principal, workspaceID 
 // a caller demoted while its request was on the way is refused.
 func (s *Service) UpdateApp(ctx context.Context, p access.Principal, workspaceID, id string, in AppSettings) (_ App, err error) {
 	defer errs.Wrap(&err, "update app")
-	var a App
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	return s.updateApp(ctx, id, in, func(tx *store.Tx, a App) error {
 		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
 			return err
 		}
-		a, err = tx.LockApp(ctx, id)
-		if err != nil || a.WorkspaceID != workspaceID {
-			return notFound(orNotFound(err), ErrAppNotFound)
+		if a.WorkspaceID != workspaceID {
+			return ErrAppNotFound
 		}
-		if err := apply(&a, in); err != nil {
-			return err
-		}
-		a.UpdatedAt = s.clock()
-		return notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound)
+		return nil
 	})
-	if err != nil {
-		return App{}, err
-	}
-	s.apps.forget(id)
-	return a, nil
 }
 
 // UpdateOwnApp applies settings to the app a credential belongs to: its own
@@ -194,14 +184,26 @@ func (s *Service) UpdateApp(ctx context.Context, p access.Principal, workspaceID
 // admin, with the same validation as UpdateApp. API keys may not.
 func (s *Service) UpdateOwnApp(ctx context.Context, p access.Principal, id string, in AppSettings) (_ App, err error) {
 	defer errs.Wrap(&err, "update app")
+	return s.updateApp(ctx, id, in, func(tx *store.Tx, _ App) error {
+		return access.App(ctx, tx.Queries, p, id, access.Manage)
+	})
+}
+
+// updateApp locks the app, lets allow refuse the change (reading roles in
+// the transaction that writes the app), applies in and stores the app.
+func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allow func(tx *store.Tx, a App) error) (App, error) {
 	var a App
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := access.App(ctx, tx.Queries, p, id, access.Manage); err != nil {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		a, err = tx.LockApp(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		a, err = tx.LockApp(ctx, id)
-		if err != nil {
-			return notFound(err, ErrAppNotFound)
+		if err := allow(tx, a); err != nil {
+			return err
+		}
+		if a.ID == "" {
+			return ErrAppNotFound
 		}
 		if err := apply(&a, in); err != nil {
 			return err
