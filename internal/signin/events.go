@@ -169,7 +169,7 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 			}
 			n = len(expired)
 			for _, ch := range expired {
-				if !delivered(ch.Method) {
+				if !delivered(ch.Method) || decodeData(ch).Undelivered { // nothing was sent: no verification event
 					if err := s.emitChallenge(ctx, tx, ch, webhook.ChallengeFailed, store.ChallengeExpired, map[string]any{"reason": "expired"}); err != nil {
 						return err
 					}
