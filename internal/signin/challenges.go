@@ -71,6 +71,9 @@ const (
 	// tokenLabel keys the hash of a challenge's bearer token; magic links'
 	// poll handles were first, so a link's handle is its challenge token.
 	tokenLabel = "magic-poll"
+	// maxChallengeData bounds the app's data on a challenge: it is stored
+	// and sent in events, so it stays small.
+	maxChallengeData = 4096
 )
 
 // Errors of the challenge resource.
@@ -238,6 +241,11 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 		return ChallengeView{}, errs.Invalidf("method", "%s cannot be used for purpose %s", req.Method, req.Purpose)
 	case len(req.Intent) > 100:
 		return ChallengeView{}, errs.Invalidf("intent", "must be at most 100 characters")
+	case req.Data != nil && req.Purpose != PurposeCustom && req.Purpose != PurposeVerifyIdentity:
+		return ChallengeView{}, errs.Invalidf("data", "is for custom and verify_identity challenges only")
+	}
+	if b, _ := json.Marshal(req.Data); len(b) > maxChallengeData { // a decoded JSON object always marshals
+		return ChallengeView{}, errs.Invalidf("data", "must be at most %d bytes of JSON", maxChallengeData)
 	}
 	if err := s.allow(ctx, bucket{key: "challenge:ip:" + c.IP, rule: s.limits.ChallengePerIP}); err != nil {
 		return ChallengeView{}, err
