@@ -340,6 +340,9 @@ func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Ch
 	if code != "" {
 		s.sendChallengeCode(ctx, app, ch, code)
 	}
+	if ch.Method == MethodPush {
+		s.notifyPush(ctx, app, ch)
+	}
 	return s.View(ch, tok, now), nil
 }
 

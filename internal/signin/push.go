@@ -25,6 +25,17 @@ type PushSender interface {
 	NotifyPush(ctx context.Context, app store.App, ch store.Challenge) error
 }
 
+// notifyPush hands a new push challenge to the PushSender, if one is
+// wired; a failure is logged: the devices still see it when they poll.
+func (s *Service) notifyPush(ctx context.Context, app store.App, ch store.Challenge) {
+	if s.push == nil {
+		return
+	}
+	if err := s.push.NotifyPush(ctx, app, ch); err != nil {
+		s.log.WarnContext(ctx, "push notification not sent", "app_id", app.ID, "challenge_id", ch.ID, "err", err)
+	}
+}
+
 // PendingPushItem is one push challenge as the approving device sees it:
 // what asks, from where, and until when; never the number or the token.
 type PendingPushItem struct {

@@ -133,6 +133,7 @@ type Service struct {
 	events    *webhook.Emitter
 	limits    Limits
 	settings  Settings
+	push      PushSender
 	verified  verifiedTokens
 	now       func() time.Time
 	log       *slog.Logger
@@ -153,8 +154,11 @@ type Deps struct {
 	Events   *webhook.Emitter
 	Limits   Limits
 	Settings Settings
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Push, when set, tells a user's devices that a push challenge waits
+	// (a Web Push sender, say); without it devices poll /push/pending.
+	Push PushSender
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // New returns a Service.
@@ -176,7 +180,7 @@ func New(d Deps) *Service {
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, courier: d.Courier,
 		templates: d.Templates, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
-		now: d.Now, log: d.Log}
+		push: d.Push, now: d.Now, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
