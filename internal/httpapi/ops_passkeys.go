@@ -267,7 +267,8 @@ func (s *Server) deleteUserDevice(ctx context.Context, in *userDeviceInput) (*ok
 const registerDeviceDoc = "Starts adding a passkey to the signed-in user's account (client SDK `addDevice`). " +
 	"Send the access token in `X-Authorization`; no body. Hand `options` to `navigator.credentials.create({publicKey})` " +
 	"(after decoding its base64url fields) and post the result to `/devices/finalize` within 5 minutes. " +
-	"`excludeCredentials` lists the user's passkeys, so an authenticator registers once per account."
+	"`excludeCredentials` lists the user's passkeys, so an authenticator registers once per account. " +
+	"Where the app's mfa_policy is optional or required, a passkey is a second factor: adding one needs a sign-in or step-up within mfa_reverify_minutes (else 403 verification_required)."
 
 const finalizeDeviceDoc = "Finishes a registration begun by `/devices/register`: the browser's credential JSON, as " +
 	"webauthn-json or `credential.toJSON()` writes it. Verified: the challenge (single use, 5 minutes, this user's), " +

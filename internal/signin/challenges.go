@@ -3,6 +3,7 @@ package signin
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -550,6 +551,12 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 	if (req.Method == MethodSMSOTP && id.Kind != appuser.KindPhone) || (req.Method == MethodEmailOTP && id.Kind != appuser.KindEmail) {
 		return ChallengeView{}, errs.Invalidf("method", "%s cannot reach a %s", req.Method, id.Kind)
 	}
+	if app.EnumerationProtection && (req.Method == MethodPasskey || req.Method == MethodPush) {
+		// Whether an identifier has a passkey or a signed-in device would
+		// show through; passkey sign-in has its own stand-ins at
+		// /webauthn/login/initialize.
+		return ChallengeView{}, errs.Invalidf("method", "%s sign-in challenges are off with enumeration_protection: use /webauthn/login/initialize for passkeys", req.Method)
+	}
 	u, err := s.users.Lookup(ctx, app, id.Value)
 	if err != nil {
 		return ChallengeView{}, err
@@ -625,9 +632,6 @@ func (s *Service) decoyView(req ChallengeRequest, now time.Time) ChallengeView {
 	if req.Method == MethodPush || req.Method == MethodMagicLink {
 		v.MatchNumber = matchNumber()
 	}
-	if req.Method == MethodPasskey {
-		v.WebauthnOptions = json.RawMessage(`{}`)
-	}
 	return v
 }
 
@@ -688,11 +692,14 @@ func (s *Service) GetChallenge(ctx context.Context, app store.App, tok string) (
 // cancelling one already cancelled answers it again.
 func (s *Service) CancelChallenge(ctx context.Context, app store.App, tok string) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "cancel challenge")
+	now := s.clock()
 	ch, err := s.challengeByToken(ctx, app, tok)
 	if err != nil {
-		return ChallengeView{}, err
+		return s.decoyOr(tok, err, now, func(v *ChallengeView) error {
+			v.Status, v.TimeRemaining = store.ChallengeCancelled, 0
+			return nil
+		})
 	}
-	now := s.clock()
 	if v := s.View(ch, tok, now); v.Status != store.ChallengePending {
 		if v.Status == store.ChallengeCancelled {
 			return v, nil
@@ -719,11 +726,16 @@ func (s *Service) CancelChallenge(ctx context.Context, app store.App, tok string
 // first code is sent this way too (delivery_required).
 func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string, c Client) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "resend challenge")
+	now := s.clock()
 	ch, err := s.challengeByToken(ctx, app, tok)
 	if err != nil {
-		return ChallengeView{}, err
+		return s.decoyOr(tok, err, now, func(v *ChallengeView) error {
+			if v.Method != MethodEmailOTP && v.Method != MethodSMSOTP {
+				return errs.Invalidf("method", "%s challenges send nothing: nothing to resend", v.Method)
+			}
+			return s.allow(ctx, bucket{key: "send:ip:" + c.IP, rule: s.limits.SendPerIP})
+		})
 	}
-	now := s.clock()
 	if v := s.View(ch, tok, now); v.Status != store.ChallengePending {
 		return ChallengeView{}, &ChallengeClosedError{Status: v.Status}
 	}
@@ -776,17 +788,35 @@ func (s *Service) decoyToken(expires time.Time, method byte) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decoyChallenge is what GET answers for a decoy token until it expires.
+// decoyChallenge is what the challenge routes answer for a decoy token: a
+// pending challenge of its method until its expiry, expired after it.
 func (s *Service) decoyChallenge(tok string, now time.Time) (ChallengeView, bool) {
-	if !s.decoyPending(tok, now) {
-		return ChallengeView{}, false
-	}
-	b, _ := base64.RawURLEncoding.DecodeString(tok) // decoyPending decoded it
-	if int(b[0]) >= len(Methods) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || len(b) != 32 || subtle.ConstantTimeCompare(s.decoyTag(b[:16]), b[16:]) != 1 || int(b[0]) >= len(Methods) {
 		return ChallengeView{}, false
 	}
 	exp := time.Unix(int64(binary.BigEndian.Uint32(b[12:16])), 0).UTC()
 	v := s.decoyView(ChallengeRequest{Purpose: PurposeAuthenticate, Method: Methods[b[0]]}, now)
-	v.Token, v.ExpiresAt, v.TimeRemaining = tok, exp, int(exp.Sub(now).Seconds())
+	v.Token, v.ExpiresAt, v.TimeRemaining, v.MatchNumber = tok, exp, max(0, int(exp.Sub(now).Seconds())), 0
+	if !now.Before(exp) {
+		v.Status, v.TimeRemaining = store.ChallengeExpired, 0
+	}
 	return v, true
+}
+
+// decoyOr answers a decoy token as a real challenge in the same state
+// would (change sets what the action makes of a pending one), and passes
+// any other not-found on.
+func (s *Service) decoyOr(tok string, err error, now time.Time, change func(*ChallengeView) error) (ChallengeView, error) {
+	if !errors.Is(err, ErrChallengeNotFound) {
+		return ChallengeView{}, err
+	}
+	v, ok := s.decoyChallenge(tok, now)
+	if !ok {
+		return ChallengeView{}, err
+	}
+	if v.Status != store.ChallengePending {
+		return ChallengeView{}, &ChallengeClosedError{Status: v.Status}
+	}
+	return v, change(&v)
 }

@@ -168,6 +168,12 @@ func (s *Service) openTOTP(e store.TOTPEnrollment) ([]byte, error) {
 // or with a completed step-up challenge of this user (its token), which the
 // change spends (security R-MFA-2).
 func (s *Service) sensitive(ctx context.Context, app store.App, caller Caller, stepUp string) error {
+	return s.sensitiveExcept(ctx, app, caller, stepUp, "")
+}
+
+// sensitiveExcept is sensitive where the step-up must not have used
+// method: the factor being removed cannot vouch for its own removal.
+func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Caller, stepUp, method string) error {
 	err := s.recent(app, caller.Session)
 	if err == nil || strings.TrimSpace(stepUp) == "" {
 		return err
@@ -176,7 +182,8 @@ func (s *Service) sensitive(ctx context.Context, app store.App, caller Caller, s
 	now := s.clock()
 	window := time.Duration(max(app.MFAReverifyMinutes, 5)) * time.Minute
 	if cerr != nil || ch.Purpose != PurposeStepUp || ch.AppUserID != caller.User.ID || ch.Status != store.ChallengeCompleted ||
-		ch.CompletedAt == nil || now.Sub(*ch.CompletedAt) > window || (ch.SessionID != "" && ch.SessionID != caller.Session.ID) {
+		ch.CompletedAt == nil || now.Sub(*ch.CompletedAt) > window || (ch.SessionID != "" && ch.SessionID != caller.Session.ID) ||
+		(method != "" && ch.Method == method) {
 		return err
 	}
 	won, cerr := s.db.ConsumeChallenge(ctx, ch.ID, now)
@@ -417,7 +424,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		if !slices.ContainsFunc(pks, func(p store.Passkey) bool { return p.ID == id || p.CredentialID == id }) {
 			return ErrMFAMethodNotFound
 		}
-		if err := s.sensitive(ctx, app, caller, stepUp); err != nil {
+		if err := s.sensitiveExcept(ctx, app, caller, stepUp, MethodPasskey); err != nil {
 			return err
 		}
 		return s.deletePasskey(ctx, app, caller.User.ID, id)
@@ -425,7 +432,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 	if err != nil {
 		return err
 	}
-	if err := s.sensitive(ctx, app, caller, stepUp); err != nil {
+	if err := s.sensitiveExcept(ctx, app, caller, stepUp, MethodTOTP); err != nil {
 		return err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {

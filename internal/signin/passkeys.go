@@ -141,6 +141,9 @@ func (s *Service) takeCeremony(ctx context.Context, app store.App, challenge, ki
 // the caller has.
 func (s *Service) BeginDeviceRegistration(ctx context.Context, app store.App, caller Caller) (_ PasskeyOptions, err error) {
 	defer errs.Wrap(&err, "begin passkey registration")
+	if err := s.passkeyChangeAllowed(app, caller); err != nil {
+		return PasskeyOptions{}, err
+	}
 	return s.beginRegistration(ctx, app, caller.User, store.CeremonyRegister)
 }
 
@@ -556,7 +559,21 @@ func (s *Service) RenamePasskey(ctx context.Context, app store.App, caller Calle
 // DeletePasskey removes one of the caller's passkeys (by id or credential id).
 func (s *Service) DeletePasskey(ctx context.Context, app store.App, caller Caller, id string) (err error) {
 	defer errs.Wrap(&err, "delete passkey")
+	if err := s.passkeyChangeAllowed(app, caller); err != nil {
+		return err
+	}
 	return s.deletePasskey(ctx, app, caller.User.ID, id)
+}
+
+// passkeyChangeAllowed: where the app uses second factors, a passkey is
+// one, so adding or removing one needs a recent sign-in or step-up, as for
+// the other factors (security R-MFA-2). Apps with MFA off keep the client
+// SDK's addDevice working in sessions of any age.
+func (s *Service) passkeyChangeAllowed(app store.App, caller Caller) error {
+	if app.MFAPolicy == MFAPolicyOptional || app.MFAPolicy == MFAPolicyRequired {
+		return s.recent(app, caller.Session)
+	}
+	return nil
 }
 
 func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id string) error {

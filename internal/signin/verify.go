@@ -3,6 +3,7 @@ package signin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -28,10 +29,8 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 	}
 	now := s.clock()
 	ch, err := s.challengeByToken(ctx, app, tok)
-	if errors.Is(err, ErrChallengeNotFound) && s.decoyPending(tok, now) {
-		return VerifyResult{}, ErrInvalidCode // a decoy answers every code as wrong
-	}
 	if err != nil {
+		_, err = s.decoyOr(tok, err, now, func(*ChallengeView) error { return ErrInvalidCode }) // every code is wrong
 		return VerifyResult{}, err
 	}
 	if ch.Method == MethodPush {
@@ -132,9 +131,6 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 			}
 			out.RemainingBackupCodes = &left
 		}
-		if err := tx.EndFactorFailures(ctx, ch.AppUserID, ch.Method); err != nil {
-			return err
-		}
 		left := out.RemainingBackupCodes
 		out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", true)
 		out.RemainingBackupCodes = left
@@ -149,6 +145,9 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 	}
 	if err == nil && out.RemainingBackupCodes != nil {
 		s.log.InfoContext(ctx, "backup code used", "app_id", app.ID, "user_id", ch.AppUserID, "remaining", *out.RemainingBackupCodes)
+		if u, gerr := s.db.GetAppUser(ctx, app.ID, ch.AppUserID); gerr == nil {
+			s.securityNotice(ctx, app, u, fmt.Sprintf("A backup code was used for your account; %d unused backup codes are left.", *out.RemainingBackupCodes))
+		}
 	}
 	return out, err
 }
@@ -278,6 +277,13 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 		return out, ErrInvalidCode
 	}
 	code := ch.Method == MethodEmailOTP || ch.Method == MethodSMSOTP
+	if ch.Purpose == PurposeMFA || ch.Purpose == PurposeStepUp {
+		// A second factor passed, by any method, lifts a lock of wrong TOTP
+		// or backup codes: the user is back in control.
+		if err := tx.EndAllFactorFailures(ctx, u.ID); err != nil {
+			return out, err
+		}
+	}
 	var notice *identifierNotice
 	switch ch.Purpose {
 	case PurposeAuthenticate:

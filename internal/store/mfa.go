@@ -238,3 +238,10 @@ func (q Queries) ApprovePush(ctx context.Context, id, data string, now time.Time
 		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now), jsonObject(data))
 	return n == 1, err
 }
+
+// EndAllFactorFailures ends a user's streaks of wrong TOTP and backup codes:
+// they passed a second factor or a step-up by some method.
+func (q Queries) EndAllFactorFailures(ctx context.Context, appUserID string) error {
+	_, err := q.w.exec(ctx, `DELETE FROM factor_failure_streaks WHERE app_user_id = $1`, appUserID)
+	return err
+}

@@ -83,8 +83,10 @@ func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
 	return err
 }
 
-// SupersedeChallenges retires a user's pending challenges of the given
-// methods: a resent code or link kills the previous one at once.
+// SupersedeChallenges retires a user's pending sign-in challenges of the
+// given methods: a resent code or link kills the previous one at once. A
+// second factor's, a step-up's or a contact check's code is left alone: a
+// stranger asking for a sign-in code must not cancel them.
 func (q Queries) SupersedeChallenges(ctx context.Context, appUserID string, methods []string) error {
 	if len(methods) == 0 {
 		return nil
@@ -96,7 +98,7 @@ func (q Queries) SupersedeChallenges(ctx context.Context, appUserID string, meth
 		marks[i] = "$" + itoa(i+2)
 	}
 	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'superseded'
-		WHERE app_user_id = $1 AND status = 'pending' AND method IN (`+strings.Join(marks, ", ")+`)`, args...)
+		WHERE app_user_id = $1 AND status = 'pending' AND purpose = 'authenticate' AND method IN (`+strings.Join(marks, ", ")+`)`, args...)
 	return err
 }
 

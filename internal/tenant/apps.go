@@ -469,8 +469,7 @@ func (c *appCache) forget(id string) {
 	c.mu.Unlock()
 }
 
-// applyWebauthn validates the WebAuthn settings against the app's origins:
-// an RP id that is set must be a domain name that every origin is on.
+// applyMFA validates and copies the MFA settings.
 func applyMFA(a *App, in AppSettings) error {
 	if in.MFAPolicy != nil {
 		if !slices.Contains(MFAPolicies, *in.MFAPolicy) {
@@ -508,6 +507,8 @@ func applyMFA(a *App, in AppSettings) error {
 	return nil
 }
 
+// applyWebauthn validates the WebAuthn settings against the app's origins:
+// an RP id that is set must be a domain name that every origin is on.
 func applyWebauthn(a *App, in AppSettings) error {
 	if in.WebauthnUserVerification != nil {
 		if !slices.Contains(passkey.UserVerifications, *in.WebauthnUserVerification) {

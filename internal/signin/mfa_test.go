@@ -1,0 +1,259 @@
+package signin_test
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pquerna/otp/totp"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/passkey/passkeytest"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+// enrollTOTP gives the signed-in user of access a verified authenticator
+// app and returns its secret.
+func (e *env) enrollTOTP(t testing.TB, access string) string {
+	t.Helper()
+	c := e.caller(t, access)
+	en, err := e.SignIn.EnrollTOTP(t.Context(), e.app, c, "phone", "")
+	if err != nil {
+		t.Fatalf("EnrollTOTP: %v", err)
+	}
+	code, _ := totp.GenerateCode(en.Secret, e.Clock.Now())
+	if _, err := e.SignIn.VerifyEnrollment(t.Context(), e.app, c, en.Enrollment.ID, code); err != nil {
+		t.Fatalf("VerifyEnrollment: %v", err)
+	}
+	return en.Secret
+}
+
+// The decision every first factor goes through: who is asked for a second
+// factor, by which method, and who is let through flagged.
+func TestMFAGate(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		for _, tc := range []struct {
+			name       string
+			policy     string
+			allowed    []string
+			enroll     bool
+			identifier string
+			wantMethod string // "" = tokens
+			wantAvail  []string
+			wantFlag   bool // mfa_enrollment_required
+		}{
+			{name: "off, enrolled", policy: "off", enroll: true, identifier: "off@example.com"},
+			{name: "optional, nothing enrolled", policy: "optional", identifier: "opt0@example.com"},
+			{name: "optional, authenticator app", policy: "optional", enroll: true, identifier: "opt1@example.com",
+				wantMethod: "totp", wantAvail: []string{"totp"}},
+			{name: "required, nothing possible", policy: "required", identifier: "req0@example.com", wantFlag: true},
+			{name: "required, SMS allowed but the first factor was SMS", policy: "required", allowed: []string{"totp", "sms_otp"},
+				identifier: "+14155550101", wantFlag: true},
+			{name: "required, e-mail allowed after an SMS code", policy: "required", allowed: []string{"totp", "email_otp"},
+				identifier: "+14155550102", wantMethod: "email_otp", wantAvail: []string{"email_otp"}},
+			{name: "required, authenticator app and e-mail", policy: "required", allowed: []string{"email_otp", "totp"},
+				enroll: true, identifier: "+14155550103", wantMethod: "totp", wantAvail: []string{"totp", "email_otp"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.app = e.newApp(t, tc.name, nil)
+				u := e.user(t, tc.identifier)
+				if tc.identifier[0] == '+' { // give phone users an e-mail address too
+					u, _ = e.Users.Update(ctx, servertest.Operator, e.app, u.ID, appuser.UpdateInput{Email: ptr("p" + tc.identifier[1:] + "@example.com")})
+				}
+				if tc.enroll {
+					e.enrollTOTP(t, e.signIn(t, u).Access)
+				}
+				a, err := e.Tenants.UpdateOwnApp(ctx, servertest.Operator, e.app.ID, tenant.AppSettings{MFAPolicy: &tc.policy,
+					MFAMethodsAllowed: orNil(tc.allowed)})
+				if err != nil {
+					t.Fatalf("UpdateOwnApp: %v", err)
+				}
+				e.app = a
+				e.Clock.Advance(time.Minute)
+				_, code := e.sendCode(t, tc.identifier) // the first factor: a code to this identifier
+				got, err := e.SignIn.VerifyOTP(ctx, e.app, u.ID, code, e.client)
+				if err != nil {
+					t.Fatalf("VerifyOTP: %v", err)
+				}
+				switch {
+				case tc.wantMethod == "" && (got.MFA != nil || got.Access == ""):
+					t.Fatalf("sign-in = %+v; want tokens", got)
+				case tc.wantMethod != "" && (got.MFA == nil || got.Access != "" || got.Refresh != ""):
+					t.Fatalf("sign-in = %+v; want an MFA challenge and no tokens", got)
+				case tc.wantMethod != "":
+					ch := got.MFA.Challenge
+					if ch.Method != tc.wantMethod || ch.Purpose != "mfa" || ch.Status != "pending" || !slices.Equal(got.MFA.AvailableMethods, tc.wantAvail) {
+						t.Errorf("MFA = %+v; want method %s, available %v", got.MFA, tc.wantMethod, tc.wantAvail)
+					}
+					// A code second factor is sent only when asked for.
+					if want := tc.wantMethod == "email_otp"; ch.DeliveryRequired != want {
+						t.Errorf("delivery_required = %v; want %v", ch.DeliveryRequired, want)
+					}
+				}
+				if got.MFAEnrollmentRequired != tc.wantFlag {
+					t.Errorf("mfa_enrollment_required = %v; want %v", got.MFAEnrollmentRequired, tc.wantFlag)
+				}
+			})
+		}
+	})
+}
+
+// A passkey sign-in that verified the user is two factors already: it is
+// never asked for another, whatever the policy.
+func TestMFAGatePasskeyWithUserVerification(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "pk@example.com")
+		access := e.signIn(t, u).Access
+		e.enrollTOTP(t, access)
+		c := e.caller(t, access)
+		opts, err := e.SignIn.BeginDeviceRegistration(ctx, e.app, c)
+		if err != nil {
+			t.Fatalf("BeginDeviceRegistration: %v", err)
+		}
+		a := passkeytest.New("shop.example", e.app.Origin)
+		body, _, err := a.Create(string(opts.Options))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.FinishDeviceRegistration(ctx, e.app, c, []byte(body), e.client); err != nil {
+			t.Fatalf("FinishDeviceRegistration: %v", err)
+		}
+		policy := "required"
+		if e.app, err = e.Tenants.UpdateOwnApp(ctx, servertest.Operator, e.app.ID, tenant.AppSettings{MFAPolicy: &policy}); err != nil {
+			t.Fatal(err)
+		}
+		login, err := e.SignIn.BeginPasskeyLogin(ctx, e.app, "pk@example.com", e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer, err := a.Get(string(login))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.SignIn.FinishPasskeyLogin(ctx, e.app, []byte(answer), e.client)
+		if err != nil || got.MFA != nil || got.Access == "" {
+			t.Fatalf("passkey sign-in = %+v, %v; want tokens", got, err)
+		}
+		// The e-mail code is one factor: the authenticator app (or the
+		// passkey) is asked for.
+		if got := e.signIn(t, u); got.MFA == nil || !slices.Equal(got.MFA.AvailableMethods, []string{"totp", "webauthn", "backup_code"}[:2]) {
+			t.Errorf("code sign-in = %+v; want an MFA challenge offering totp and webauthn", got.MFA)
+		}
+	})
+}
+
+// One TOTP code answers one challenge: of racing answers with the same
+// code on two sign-ins, exactly one wins (security R-TOTP-3).
+func TestTOTPCodeOnceUnderRace(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "race@example.com")
+		secret := e.enrollTOTP(t, e.signIn(t, u).Access)
+		policy := "optional"
+		var err error
+		if e.app, err = e.Tenants.UpdateOwnApp(ctx, servertest.Operator, e.app.ID, tenant.AppSettings{MFAPolicy: &policy}); err != nil {
+			t.Fatal(err)
+		}
+		e.Clock.Advance(30 * time.Second) // past the step the enrolment used
+		// A sign-in's second factor and a backend's step-up, both by TOTP.
+		got := e.signIn(t, u)
+		if got.MFA == nil {
+			t.Fatalf("sign-in = %+v; want an MFA challenge", got)
+		}
+		op := servertest.Operator
+		step, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Principal: &op},
+			signin.ChallengeRequest{Purpose: "step_up", Method: "totp", AppUserID: u.ID}, e.client)
+		if err != nil {
+			t.Fatalf("CreateChallenge(step_up, totp): %v", err)
+		}
+		tokens := []string{got.MFA.Challenge.Token, step.Token}
+		code, _ := totp.GenerateCode(secret, e.Clock.Now())
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			won  int
+			errs []error
+		)
+		for _, tok := range tokens {
+			wg.Go(func() {
+				res, err := e.SignIn.VerifyChallenge(ctx, e.app, tok, signin.VerifyInput{Code: code}, e.client)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil && res.Challenge.Status == "completed" {
+					won++
+				} else {
+					errs = append(errs, err)
+				}
+			})
+		}
+		wg.Wait()
+		if won != 1 || len(errs) != 1 || !errors.Is(errs[0], signin.ErrInvalidCode) {
+			t.Errorf("two answers with one code: %d won, refusals %v; want 1 won and 1 invalid code", won, errs)
+		}
+	})
+}
+
+func orNil(s []string) *[]string {
+	if s == nil {
+		return nil
+	}
+	return &s
+}
+
+// With enumeration_protection an unknown identifier gets a decoy that
+// answers every challenge route as a pending challenge would, sends
+// nothing, and expires; passkey and push sign-in challenges, which would
+// show whether an account has a passkey or a device, are refused for all.
+func TestChallengeDecoy(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, func(s *tenant.AppSettings) { s.EnumerationProtection = ptr(true) })
+		before := len(e.Mail.Messages())
+		v, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{},
+			signin.ChallengeRequest{Purpose: "authenticate", Method: "email_otp", Identifier: "nobody@example.com"}, e.client)
+		if err != nil || v.Status != "pending" || v.Method != "email_otp" || v.Token == "" || v.TimeRemaining != 600 {
+			t.Fatalf("CreateChallenge(unknown) = %+v, %v; want a pending decoy", v, err)
+		}
+		if got, err := e.SignIn.GetChallenge(ctx, e.app, v.Token); err != nil || got.Status != "pending" || got.Method != "email_otp" {
+			t.Errorf("GetChallenge(decoy) = %+v, %v; want pending email_otp", got, err)
+		}
+		if _, err := e.SignIn.VerifyChallenge(ctx, e.app, v.Token, signin.VerifyInput{Code: "123456"}, e.client); !errors.Is(err, signin.ErrInvalidCode) {
+			t.Errorf("VerifyChallenge(decoy) = %v; want ErrInvalidCode", err)
+		}
+		if got, err := e.SignIn.ResendChallenge(ctx, e.app, v.Token, e.client); err != nil || got.Status != "pending" {
+			t.Errorf("ResendChallenge(decoy) = %+v, %v; want pending", got, err)
+		}
+		if n := len(e.Mail.Messages()) - before; n != 0 {
+			t.Errorf("a decoy sent %d messages; want none", n)
+		}
+		e.Clock.Advance(11 * time.Minute)
+		if got, err := e.SignIn.GetChallenge(ctx, e.app, v.Token); err != nil || got.Status != "expired" || got.TimeRemaining != 0 {
+			t.Errorf("GetChallenge(expired decoy) = %+v, %v; want expired", got, err)
+		}
+		var closed *signin.ChallengeClosedError
+		if _, err := e.SignIn.CancelChallenge(ctx, e.app, v.Token); !errors.As(err, &closed) || closed.Status != "expired" {
+			t.Errorf("CancelChallenge(expired decoy) = %v; want closed (expired)", err)
+		}
+		e.user(t, "known@example.com")
+		for _, m := range []string{"webauthn", "push"} {
+			for _, id := range []string{"known@example.com", "nobody@example.com"} {
+				var inv *errs.Invalid
+				_, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{},
+					signin.ChallengeRequest{Purpose: "authenticate", Method: m, Identifier: id}, e.client)
+				if !errors.As(err, &inv) || inv.Field != "method" {
+					t.Errorf("CreateChallenge(%s, %s) = %v; want invalid method, the same for both", m, id, err)
+				}
+			}
+		}
+	})
+}
