@@ -49,12 +49,18 @@ func (q Queries) SetChallengeData(ctx context.Context, id, data string) error {
 	return affected(n, err)
 }
 
-// LatestMFAChallenge returns a user's newest second-factor challenge whose
-// sign-in may still go on (pending or cancelled, not expired).
+// LatestMFAChallenge returns a user's newest second-factor challenge that
+// has not expired, when its sign-in may still go on: pending, or cancelled
+// or superseded (replaced). Once the newest one completed or failed, the
+// sign-in is over and its first factor starts no other: ErrNotFound.
 func (q Queries) LatestMFAChallenge(ctx context.Context, appID, appUserID string, now time.Time) (Challenge, error) {
-	return scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges
-		WHERE app_id = $1 AND app_user_id = $2 AND purpose = 'mfa' AND status IN ('pending', 'cancelled') AND expires_at > $3
+	ch, err := scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges
+		WHERE app_id = $1 AND app_user_id = $2 AND purpose = 'mfa' AND expires_at > $3
 		ORDER BY created_at DESC, id DESC LIMIT 1`, appID, appUserID, ts(now)))
+	if err == nil && ch.Status != ChallengePending && ch.Status != ChallengeCancelled && ch.Status != ChallengeSuperseded {
+		return Challenge{}, ErrNotFound
+	}
+	return ch, err
 }
 
 // PendingPushChallenges lists the push challenges waiting for a user's answer, newest first.
