@@ -346,17 +346,20 @@ func testStepUp(t *testing.T, e *env) {
 			headers: user(access), wantStatus: 403, wantCode: "verification_required"},
 		{name: "the step-up completes", method: "POST", path: e.chPath(tok, "/verify"), body: map[string]any{"code": totpAt(t, secret, e.Clock.Now())},
 			wantStatus: 200, events: []string{"challenge.completed"}},
-		{name: "with it, the factor goes", method: "DELETE", path: e.authPath("/mfa/methods/" + first + "?challenge=" + tok),
+		{name: "the app that answered cannot vouch for its own removal", method: "DELETE",
+			path: e.authPath("/mfa/methods/" + first + "?challenge=" + tok), headers: user(access), wantStatus: 403,
+			wantCode: "verification_required"},
+		{name: "with it, the other app goes", method: "DELETE", path: e.authPath("/mfa/methods/" + second + "?challenge=" + tok),
 			headers: user(access), wantStatus: 204, events: []string{"user.updated"}},
-		{name: "a step-up works once", method: "DELETE", path: e.authPath("/mfa/methods/" + second + "?challenge=" + tok),
+		{name: "a step-up works once", method: "DELETE", path: e.authPath("/mfa/methods/" + first + "?challenge=" + tok),
 			headers: user(access), wantStatus: 403, wantCode: "verification_required"},
-		{name: "an unknown factor", method: "DELETE", path: e.authPath("/mfa/methods/" + first), headers: user(access),
+		{name: "an unknown factor", method: "DELETE", path: e.authPath("/mfa/methods/" + second), headers: user(access),
 			wantStatus: 404, wantCode: "mfa_method_not_found"},
 		{name: "one factor left", method: "GET", path: e.authPath("/mfa/methods"), headers: user(access), wantStatus: 200,
 			check: func(t *testing.T, r response) {
 				list, _ := r.body["methods"].([]any)
-				if len(list) != 1 || list[0].(map[string]any)["id"] != second {
-					t.Errorf("methods = %s; want only %s", r.raw, second)
+				if len(list) != 1 || list[0].(map[string]any)["id"] != first {
+					t.Errorf("methods = %s; want only %s", r.raw, first)
 				}
 			}},
 	})

@@ -181,6 +181,9 @@ type challengeData struct {
 	Undelivered bool `json:"undelivered,omitempty"`
 	// push: the session that approved.
 	ApprovedBy string `json:"approved_by,omitempty"`
+	// totp and webauthn: the authenticator app or passkey that answered,
+	// which a step-up may then not remove.
+	UsedFactor string `json:"used_factor,omitempty"`
 	// custom and verify_identity: the app's data.
 	Custom map[string]any `json:"custom,omitempty"`
 }

@@ -171,9 +171,10 @@ func (s *Service) sensitive(ctx context.Context, app store.App, caller Caller, s
 	return s.sensitiveExcept(ctx, app, caller, stepUp, "")
 }
 
-// sensitiveExcept is sensitive where the step-up must not have used
-// method: the factor being removed cannot vouch for its own removal.
-func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Caller, stepUp, method string) error {
+// sensitiveExcept is sensitive where the step-up must not have been
+// answered by factor (an authenticator app's or a passkey's id): the factor
+// being removed cannot vouch for its own removal (security R-MFA-2).
+func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Caller, stepUp, factor string) error {
 	err := s.recent(app, caller.Session)
 	if err == nil || strings.TrimSpace(stepUp) == "" {
 		return err
@@ -183,7 +184,7 @@ func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Cal
 	window := time.Duration(max(app.MFAReverifyMinutes, 5)) * time.Minute
 	if cerr != nil || ch.Purpose != PurposeStepUp || ch.AppUserID != caller.User.ID || ch.Status != store.ChallengeCompleted ||
 		ch.CompletedAt == nil || now.Sub(*ch.CompletedAt) > window || (ch.SessionID != "" && ch.SessionID != caller.Session.ID) ||
-		(method != "" && ch.Method == method) {
+		(factor != "" && decodeData(ch).UsedFactor == factor) {
 		return err
 	}
 	won, cerr := s.db.ConsumeChallenge(ctx, ch.ID, now)
@@ -421,10 +422,11 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(pks, func(p store.Passkey) bool { return p.ID == id || p.CredentialID == id }) {
+		i := slices.IndexFunc(pks, func(p store.Passkey) bool { return p.ID == id || p.CredentialID == id })
+		if i < 0 {
 			return ErrMFAMethodNotFound
 		}
-		if err := s.sensitiveExcept(ctx, app, caller, stepUp, MethodPasskey); err != nil {
+		if err := s.sensitiveExcept(ctx, app, caller, stepUp, pks[i].ID); err != nil {
 			return err
 		}
 		return s.deletePasskey(ctx, app, caller.User.ID, id)
@@ -432,7 +434,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 	if err != nil {
 		return err
 	}
-	if err := s.sensitiveExcept(ctx, app, caller, stepUp, MethodTOTP); err != nil {
+	if err := s.sensitiveExcept(ctx, app, caller, stepUp, e.ID); err != nil {
 		return err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {

@@ -112,6 +112,9 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 	}
 	var out VerifyResult
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := s.recordUsedFactor(ctx, tx, &ch, enrollment); err != nil {
+			return err
+		}
 		won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
 		if err != nil || !won {
 			return orInvalid(err, won)
@@ -150,6 +153,22 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 		}
 	}
 	return out, err
+}
+
+// recordUsedFactor notes on a pending challenge which authenticator app or
+// passkey answered it (id "" for none), before it completes.
+func (s *Service) recordUsedFactor(ctx context.Context, tx *store.Tx, ch *store.Challenge, id string) error {
+	if id == "" {
+		return nil
+	}
+	d := decodeData(*ch)
+	d.UsedFactor = id
+	ch.Data = encodeData(d)
+	err := tx.SetChallengeData(ctx, ch.ID, ch.Data)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrInvalidCode // no longer pending
+	}
+	return err
 }
 
 func orWrong(err error, won bool) error {
@@ -244,6 +263,9 @@ func (s *Service) verifyPasskey(ctx context.Context, app store.App, ch store.Cha
 	}
 	var out VerifyResult
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := s.recordUsedFactor(ctx, tx, &ch, chk.pk.ID); err != nil {
+			return err
+		}
 		won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
 		if err != nil || !won {
 			return orInvalid(err, won)
