@@ -257,3 +257,101 @@ func TestChallengeDecoy(t *testing.T) {
 		}
 	})
 }
+
+// TOTP has a consecutive-failure lock of its own: at the threshold the
+// method answers ErrFactorLocked even for a right code, backup codes still
+// work, and a passed second factor (here the backup code) lifts the lock.
+func TestFactorLock(t *testing.T) {
+	servertest.ForEach(t, options(func(o *servertest.Options) { o.Limits.CodeLockAfter = 6 }), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "lock@example.com")
+		access := e.signIn(t, u).Access
+		secret := e.enrollTOTP(t, access)
+		codes, err := e.SignIn.NewBackupCodes(ctx, e.app, e.caller(t, access), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := servertest.Operator
+		stepUp := func(method string) string {
+			t.Helper()
+			v, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Principal: &op},
+				signin.ChallengeRequest{Purpose: "step_up", Method: method, AppUserID: u.ID}, e.client)
+			if err != nil {
+				t.Fatalf("CreateChallenge(step_up, %s): %v", method, err)
+			}
+			return v.Token
+		}
+		answer := func(tok, code string) error {
+			_, err := e.SignIn.VerifyChallenge(ctx, e.app, tok, signin.VerifyInput{Code: code}, e.client)
+			return err
+		}
+		// Six wrong TOTP codes over two challenges (five fail the first).
+		tok := stepUp("totp")
+		for range 5 {
+			_ = answer(tok, "000000")
+		}
+		if err := answer(stepUp("totp"), "000000"); !errors.Is(err, signin.ErrFactorLocked) {
+			t.Fatalf("sixth wrong TOTP code = %v; want ErrFactorLocked", err)
+		}
+		e.Clock.Advance(30 * time.Second)
+		right, _ := totp.GenerateCode(secret, e.Clock.Now())
+		if err := answer(stepUp("totp"), right); !errors.Is(err, signin.ErrFactorLocked) {
+			t.Fatalf("right TOTP code while locked = %v; want ErrFactorLocked", err)
+		}
+		if err := answer(stepUp("backup_code"), codes[0]); err != nil {
+			t.Fatalf("backup code while TOTP is locked = %v; want it to work", err)
+		}
+		if err := answer(stepUp("totp"), right); err != nil {
+			t.Fatalf("right TOTP code after a passed backup code = %v; want the lock lifted", err)
+		}
+	})
+}
+
+// A magic-link sign-in challenge's token is its poll handle, and the
+// sweep closes an unanswered code challenge as expired with its events.
+func TestChallengeLinkAndExpiry(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		ep := e.hook(t, e.app)
+		e.user(t, "link@example.com")
+		link, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{},
+			signin.ChallengeRequest{Purpose: "authenticate", Method: "magic_link", Identifier: "link@example.com"}, e.client)
+		if err != nil || link.MatchNumber < 10 {
+			t.Fatalf("CreateChallenge(magic_link) = %+v, %v", link, err)
+		}
+		if _, err := e.SignIn.MagicLinkStatus(ctx, e.app, link.Token, e.client); !errors.Is(err, signin.ErrMagicLinkPending) {
+			t.Errorf("MagicLinkStatus(challenge token) = %v; want pending", err)
+		}
+		code, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{},
+			signin.ChallengeRequest{Purpose: "authenticate", Method: "email_otp", Identifier: "link@example.com", Intent: "checkout"}, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(e.events(t, e.app, ep))
+		e.Clock.Advance(11 * time.Minute)
+		if err := e.SignIn.ExpireChallenges(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := e.SignIn.GetChallenge(ctx, e.app, code.Token); err != nil || got.Status != "expired" || got.TimeRemaining != 0 {
+			t.Errorf("GetChallenge(after expiry) = %+v, %v; want expired", got, err)
+		}
+		var failed, expired, intents int
+		for _, ev := range e.events(t, e.app, ep)[before:] {
+			switch {
+			case ev.Type == "challenge.failed" && ev.Data["status"] == "expired" && ev.Data["reason"] == "expired":
+				failed++
+			case ev.Type == "verification.email.expired":
+				expired++
+				if ev.Data["intent"] == "checkout" {
+					intents++
+				}
+			}
+		}
+		if failed != 2 || expired != 2 || intents != 1 { // the link and the code, whose intent the events carry
+			t.Errorf("expiry events: %d challenge.failed (expired), %d verification.email.expired (%d with the intent); want 2, 2 and 1",
+				failed, expired, intents)
+		}
+	})
+}
