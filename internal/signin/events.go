@@ -53,7 +53,8 @@ func verificationData(ch store.Challenge, confirmedAt *time.Time, extra map[stri
 // link challenge, with the challenge event the outcome means (created,
 // completed or failed) in the same write.
 func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) error {
-	events := []webhook.Event{{Type: webhook.Verification(channelOf(ch), outcome), Data: verificationData(ch, confirmedAt, extra)}}
+	events := []webhook.Event{{Type: webhook.Verification(channelOf(ch), outcome),
+		Build: func() any { return verificationData(ch, confirmedAt, extra) }}}
 	switch outcome {
 	case webhook.OutcomeRequested:
 		events = append(events, challengeEvent(ch, webhook.ChallengeCreated, store.ChallengePending, nil))
@@ -70,8 +71,13 @@ func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.C
 }
 
 // challengeEvent is a challenge.* event: what the challenge is, for whom,
-// from where, and its status (never its code, token or link).
+// from where, and its status (never its code, token or link); its data is
+// made only if an endpoint subscribes.
 func challengeEvent(ch store.Challenge, typ, status string, extra map[string]any) webhook.Event {
+	return webhook.Event{Type: typ, Build: func() any { return challengeEventData(ch, status, extra) }}
+}
+
+func challengeEventData(ch store.Challenge, status string, extra map[string]any) map[string]any {
 	browser, os := DescribeUserAgent(ch.UserAgent)
 	d := map[string]any{
 		"challenge_id": ch.ID, "purpose": ch.Purpose, "method": ch.Method, "user_id": ch.AppUserID,
@@ -84,7 +90,7 @@ func challengeEvent(ch store.Challenge, typ, status string, extra map[string]any
 	for k, v := range extra {
 		d[k] = v
 	}
-	return webhook.Event{Type: typ, Data: d}
+	return d
 }
 
 // emitChallenge emits one challenge.* event, with events of the same change.

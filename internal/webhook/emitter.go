@@ -73,10 +73,13 @@ func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType strin
 	return err
 }
 
-// Event is one event for EmitMany.
+// Event is one event for EmitMany. Build, when set instead of Data, makes
+// the data only if an endpoint subscribes: most apps have none, and the
+// sign-in paths should not pay for payloads nobody receives.
 type Event struct {
-	Type string
-	Data any
+	Type  string
+	Data  any
+	Build func() any
 }
 
 // EmitMany records several events of one change with one read of the app's
@@ -99,6 +102,9 @@ func (e *Emitter) EmitMany(ctx context.Context, tx *store.Tx, appID string, even
 		}
 		if len(targets) == 0 {
 			continue
+		}
+		if ev.Build != nil {
+			ev.Data = ev.Build()
 		}
 		if _, err := e.emitTo(ctx, tx, appID, ev.Type, ev.Data, targets); err != nil {
 			return err
