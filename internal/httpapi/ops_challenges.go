@@ -247,8 +247,9 @@ func (s *Server) enrollMFA(ctx context.Context, in *enrollInput) (*enrollOutput,
 }
 
 type enrollVerifyInput struct {
-	AppID string `path:"app_id"`
-	Body  struct {
+	AppID     string `path:"app_id"`
+	UserAgent string `header:"User-Agent"`
+	Body      struct {
 		EnrollmentID string   `json:"enrollment_id" maxLength:"64"`
 		Code         string   `json:"code" maxLength:"16" example:"123456"`
 		_            struct{} `json:"-" additionalProperties:"true"`
@@ -262,7 +263,7 @@ type enrollmentOutput struct {
 }
 
 func (s *Server) verifyEnrollment(ctx context.Context, in *enrollVerifyInput) (*enrollmentOutput, error) {
-	e, err := s.SignIn.VerifyEnrollment(ctx, appFrom(ctx), callerFrom(ctx), in.Body.EnrollmentID, in.Body.Code)
+	e, err := s.SignIn.VerifyEnrollment(ctx, appFrom(ctx), callerFrom(ctx), in.Body.EnrollmentID, in.Body.Code, client(ctx, in.UserAgent))
 	if err != nil {
 		return nil, err
 	}

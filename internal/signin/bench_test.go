@@ -184,7 +184,7 @@ func BenchmarkMFALogin(b *testing.B) {
 				b.Fatalf("EnrollTOTP: %v", err)
 			}
 			code, _ := totp.GenerateCode(en.Secret, e.Clock.Now())
-			if _, err := e.SignIn.VerifyEnrollment(ctx, e.app, c, en.Enrollment.ID, code); err != nil {
+			if _, err := e.SignIn.VerifyEnrollment(ctx, e.app, c, en.Enrollment.ID, code, e.client); err != nil {
 				b.Fatalf("VerifyEnrollment: %v", err)
 			}
 			hs[i] = holder{u.ID, email, en.Secret}

@@ -261,9 +261,6 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 	if err != nil {
 		return ChallengeView{}, err
 	}
-	if err := s.allow(ctx, bucket{key: "challenge:user:" + u.ID, rule: s.limits.ChallengePerUser}); err != nil {
-		return ChallengeView{}, err
-	}
 	now := s.clock()
 	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: req.Purpose, Method: req.Method,
 		Status: store.ChallengePending, IP: c.IP, UserAgent: truncate(c.UserAgent, 512), CreatedAt: now,
@@ -300,6 +297,9 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 		}
 	}
 	if err := s.prepareMethod(ctx, s.db.Queries, app, u, &ch, &d, now); err != nil {
+		return ChallengeView{}, err
+	}
+	if err := s.allowUser(ctx, u.ID, req.Purpose); err != nil {
 		return ChallengeView{}, err
 	}
 	tok := token.RandomString(32)
@@ -348,6 +348,18 @@ func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Ch
 		s.notifyPush(ctx, app, ch)
 	}
 	return s.View(ch, tok, now), nil
+}
+
+// allowUser takes one challenge from the user's budget, once the request
+// has passed its checks (a refused one costs the user nothing). Purposes
+// anyone may start (authenticate, mfa) have a budget of their own, so a
+// stranger cannot use up the one the user's step-ups and changes draw on.
+func (s *Service) allowUser(ctx context.Context, userID, purpose string) error {
+	key := "challenge:user:" + userID
+	if purpose == PurposeAuthenticate || purpose == PurposeMFA {
+		key = "challenge:anon:" + userID
+	}
+	return s.allow(ctx, bucket{key: key, rule: s.limits.ChallengePerUser})
 }
 
 // sameKindMethod is the second factor that would repeat a first factor of
@@ -574,11 +586,11 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		}
 		return s.decoyView(req, now), nil
 	}
-	if err := s.allow(ctx, bucket{key: "challenge:user:" + u.ID, rule: s.limits.ChallengePerUser}); err != nil {
-		return ChallengeView{}, err
-	}
 	switch req.Method {
 	case MethodMagicLink:
+		if err := s.allowUser(ctx, u.ID, req.Purpose); err != nil {
+			return ChallengeView{}, err
+		}
 		res, err := s.SendMagicLink(ctx, app, id.Value, nil, false, c)
 		if err != nil {
 			return ChallengeView{}, err
@@ -598,6 +610,9 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		Intent: strings.TrimSpace(req.Intent), Location: truncate(c.Location, 120)}
 	d := challengeData{NewIdentifier: id.Value}
 	if err := s.prepareMethod(ctx, s.db.Queries, app, u.AppUser, &ch, &d, now); err != nil {
+		return ChallengeView{}, err
+	}
+	if err := s.allowUser(ctx, u.ID, req.Purpose); err != nil {
 		return ChallengeView{}, err
 	}
 	d.NewIdentifier = ""

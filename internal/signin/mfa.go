@@ -176,6 +176,11 @@ func (s *Service) sensitive(ctx context.Context, app store.App, caller Caller, s
 // being removed cannot vouch for its own removal (security R-MFA-2).
 func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Caller, stepUp, factor string) error {
 	err := s.recent(app, caller.Session)
+	if err == nil && factor != "" && caller.Session.StepUpFactor == factor {
+		// Recent only through a step-up by this very factor: it cannot
+		// vouch for its own removal; another proof is needed.
+		err = &StepUpRequiredError{Minutes: max(app.MFAReverifyMinutes, 5)}
+	}
 	if err == nil || strings.TrimSpace(stepUp) == "" {
 		return err
 	}
@@ -202,9 +207,6 @@ func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Cal
 // a recent sign-in or step-up. Earlier unconfirmed enrolments are dropped.
 func (s *Service) EnrollTOTP(ctx context.Context, app store.App, caller Caller, name, stepUp string) (_ NewEnrollment, err error) {
 	defer errs.Wrap(&err, "enroll totp")
-	if err := s.sensitive(ctx, app, caller, stepUp); err != nil {
-		return NewEnrollment{}, err
-	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = "Authenticator app"
@@ -224,6 +226,10 @@ func (s *Service) EnrollTOTP(ctx context.Context, app store.App, caller Caller, 
 	}
 	if verified >= maxTOTP {
 		return NewEnrollment{}, errs.Invalidf("method", "the user has %d authenticator apps already: remove one first", maxTOTP)
+	}
+	// Checked last: a step-up token it accepts is spent.
+	if err := s.sensitive(ctx, app, caller, stepUp); err != nil {
+		return NewEnrollment{}, err
 	}
 	account := caller.User.Email
 	if account == "" {
@@ -252,9 +258,9 @@ func (s *Service) EnrollTOTP(ctx context.Context, app store.App, caller Caller, 
 
 // VerifyEnrollment confirms a TOTP enrolment with a code from the app: from
 // then on it is a second factor. The code's step counts as used.
-func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Caller, id, code string) (_ Enrollment, err error) {
+func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Caller, id, code string, c Client) (_ Enrollment, err error) {
 	defer errs.Wrap(&err, "verify totp enrollment")
-	if err := s.allow(ctx, bucket{key: "verify:ip:" + caller.Session.IP, rule: s.limits.VerifyPerIP}); err != nil {
+	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return Enrollment{}, err
 	}
 	e, err := s.db.GetTOTP(ctx, caller.User.ID, strings.TrimSpace(id))

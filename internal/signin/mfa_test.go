@@ -27,7 +27,7 @@ func (e *env) enrollTOTP(t testing.TB, access string) string {
 		t.Fatalf("EnrollTOTP: %v", err)
 	}
 	code, _ := totp.GenerateCode(en.Secret, e.Clock.Now())
-	if _, err := e.SignIn.VerifyEnrollment(t.Context(), e.app, c, en.Enrollment.ID, code); err != nil {
+	if _, err := e.SignIn.VerifyEnrollment(t.Context(), e.app, c, en.Enrollment.ID, code, e.client); err != nil {
 		t.Fatalf("VerifyEnrollment: %v", err)
 	}
 	return en.Secret
@@ -352,6 +352,160 @@ func TestChallengeLinkAndExpiry(t *testing.T) {
 		if failed != 2 || expired != 2 || intents != 1 { // the link and the code, whose intent the events carry
 			t.Errorf("expiry events: %d challenge.failed (expired), %d verification.email.expired (%d with the intent); want 2, 2 and 1",
 				failed, expired, intents)
+		}
+	})
+}
+
+// A push vouches only as far as the session that approves it: a sign-in
+// by a push approved from an hour-old session is no fresher than that
+// session, so it cannot make sensitive changes (a stolen old session cannot
+// mint itself a recent one).
+func TestPushNoFresherThanItsApprover(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "push@example.com")
+		first := e.signIn(t, u)
+		signedIn := e.Clock.Now()
+		e.Clock.Advance(time.Hour)
+		next, err := e.SignIn.Refresh(ctx, e.app, first.Refresh) // the old session, still alive
+		if err != nil {
+			t.Fatal(err)
+		}
+		approver := e.caller(t, next.Access)
+		v, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{},
+			signin.ChallengeRequest{Purpose: "authenticate", Method: "push", Identifier: "push@example.com"}, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.ApprovePush(ctx, e.app, approver, v.ID, v.MatchNumber); err != nil {
+			t.Fatalf("ApprovePush: %v", err)
+		}
+		res, err := e.SignIn.VerifyChallenge(ctx, e.app, v.Token, signin.VerifyInput{}, e.client)
+		if err != nil || res.Tokens == nil {
+			t.Fatalf("collect push = %+v, %v", res, err)
+		}
+		pushed := e.caller(t, res.Tokens.Access)
+		if got := pushed.Session.Authenticated(); !got.Equal(signedIn.UTC().Truncate(time.Microsecond)) {
+			t.Errorf("the push session's auth_time = %v; want its approver's, %v", got, signedIn)
+		}
+		var stale *signin.StepUpRequiredError
+		_, err = e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Caller: &pushed},
+			signin.ChallengeRequest{Purpose: "change_identifier", Method: "email_otp", Identifier: "thief@example.com"}, e.client)
+		if !errors.As(err, &stale) {
+			t.Errorf("change_identifier from the push session = %v; want verification required", err)
+		}
+	})
+}
+
+// A step-up in the session by an authenticator app makes the session
+// recent, but not for removing that app; another factor's can.
+func TestStepUpCannotRemoveItsOwnFactor(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "own@example.com")
+		set := e.signIn(t, u)
+		secret := e.enrollTOTP(t, set.Access)
+		methods, err := e.SignIn.MFAMethods(ctx, e.app, e.caller(t, set.Access))
+		if err != nil || len(methods.Methods) != 1 {
+			t.Fatalf("MFAMethods = %+v, %v", methods, err)
+		}
+		id := methods.Methods[0].ID
+		e.Clock.Advance(11 * time.Minute)
+		r2 := e.refreshed(t, set.Refresh)
+		c := e.caller(t, r2.Access)
+		v, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Caller: &c},
+			signin.ChallengeRequest{Purpose: "step_up", Method: "totp"}, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _ := totp.GenerateCode(secret, e.Clock.Now())
+		res, err := e.SignIn.VerifyChallenge(ctx, e.app, v.Token, signin.VerifyInput{Code: code}, e.client)
+		if err != nil || res.Tokens == nil {
+			t.Fatalf("step-up = %+v, %v", res, err)
+		}
+		// The step-up spent the session's refresh token into its own: the old
+		// one now answers the step-up's (grace window), so the family stays
+		// one chain and reuse after the window is still detected.
+		if again, err := e.SignIn.Refresh(ctx, e.app, r2.Refresh); err != nil || again.Refresh != res.Tokens.Refresh {
+			t.Errorf("the pre-step-up refresh token = %v, same as the step-up's: %v; want the step-up's", err, err == nil && again.Refresh == res.Tokens.Refresh)
+		}
+		stepped := e.caller(t, res.Tokens.Access)
+		var stale *signin.StepUpRequiredError
+		if err := e.SignIn.DeleteMFAMethod(ctx, e.app, stepped, id, ""); !errors.As(err, &stale) {
+			t.Errorf("removing the app that answered the step-up = %v; want verification required", err)
+		}
+		codes, err := e.SignIn.NewBackupCodes(ctx, e.app, stepped, "")
+		if err != nil {
+			t.Fatalf("NewBackupCodes in the stepped-up session: %v", err)
+		}
+		v, err = e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Caller: &stepped},
+			signin.ChallengeRequest{Purpose: "step_up", Method: "backup_code"}, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err = e.SignIn.VerifyChallenge(ctx, e.app, v.Token, signin.VerifyInput{Code: codes[0]}, e.client)
+		if err != nil || res.Tokens == nil {
+			t.Fatalf("step-up by backup code = %+v, %v", res, err)
+		}
+		if err := e.SignIn.DeleteMFAMethod(ctx, e.app, e.caller(t, res.Tokens.Access), id, ""); err != nil {
+			t.Errorf("removing the app after a step-up by a backup code = %v; want nil", err)
+		}
+	})
+}
+
+// Strangers' refused second-factor requests for a user do not use up the
+// budget of the user's own step-ups.
+func TestChallengeBudgetsApart(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "budget@example.com")
+		c := e.caller(t, e.signIn(t, u).Access)
+		for range 30 {
+			_, _ = e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{},
+				signin.ChallengeRequest{Purpose: "mfa", Method: "totp", AppUserID: u.ID}, signin.Client{IP: "203.0.113.9", UserAgent: "x"})
+		}
+		if _, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Caller: &c},
+			signin.ChallengeRequest{Purpose: "step_up", Method: "email_otp"}, e.client); err != nil {
+			t.Errorf("the user's own step-up after strangers' refused requests = %v; want nil", err)
+		}
+	})
+}
+
+// refreshed rotates a refresh token and fails the test if it is refused.
+func (e *env) refreshed(t testing.TB, refresh string) signin.TokenSet {
+	t.Helper()
+	next, err := e.SignIn.Refresh(t.Context(), e.app, refresh)
+	if err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	return next
+}
+
+// A change_identifier started in a session ends with it: revoked (signed
+// out everywhere, say), its code no longer changes anything.
+func TestChangeIdentifierEndsWithItsSession(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "move@example.com")
+		c := e.caller(t, e.signIn(t, u).Access)
+		v, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Caller: &c},
+			signin.ChallengeRequest{Purpose: "change_identifier", Method: "email_otp", Identifier: "moved@example.com"}, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := e.Mail.Messages()[len(e.Mail.Messages())-1].Code
+		if err := e.DB.RevokeSession(ctx, e.app.ID, u.ID, c.Session.ID, e.Clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.VerifyChallenge(ctx, e.app, v.Token, signin.VerifyInput{Code: code}, e.client); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("verify after the session was revoked = %v; want ErrUnauthenticated", err)
+		}
+		if got, _ := e.get(t, u.ID); got.Email != "move@example.com" {
+			t.Errorf("e-mail = %q; want it unchanged", got.Email)
 		}
 	})
 }

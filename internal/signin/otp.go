@@ -164,7 +164,7 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	}
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
+		won, err := tx.CompleteCode(ctx, ch.ID, ch.SecretHash, now)
 		if err != nil {
 			return err
 		}

@@ -170,6 +170,17 @@ func (s *Service) collectPush(ctx context.Context, app store.App, ch store.Chall
 		return VerifyResult{}, &ChallengeClosedError{Status: v.Status}
 	}
 	var out VerifyResult
+	if ch.SessionID == "" && ch.Purpose != PurposeAuthenticate && ch.Purpose != PurposeMFA {
+		// A backend's push (step-up, custom, verify_identity) hands nothing
+		// out: reading its result spends nothing, so a step-up's token still
+		// authorises one sensitive change afterwards.
+		err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", false)
+			return err
+		})
+		return out, err
+	}
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		won, err := tx.ConsumeChallenge(ctx, ch.ID, now)
 		if err != nil {

@@ -67,6 +67,9 @@ type factor struct {
 	AMR          string
 	Kind         string
 	CredentialID string
+	// Since, when set, is the auth_time of the session it opens (a push
+	// vouches only as far as the approving session's own proof); else now.
+	Since *time.Time
 }
 
 // startSession creates a session for a user and its first tokens, inside tx.
@@ -88,27 +91,49 @@ func (s *Service) newSession(ctx context.Context, tx *store.Tx, app store.App, u
 	if err != nil || gate.Required != nil {
 		return TokenSet{MFA: gate.Required}, err
 	}
-	out, err := s.openSession(ctx, tx, app, u, f.Session, f.CredentialID, []string{f.AMR}, c)
+	out, err := s.openSession(ctx, tx, app, u, f, []string{f.AMR}, c)
 	out.MFAEnrollmentRequired = gate.EnrollmentRequired
 	return out, err
 }
 
 // openSession creates the session and its first tokens, inside tx, with
-// the methods (amr) the user proved; credentialID is the passkey a passkey
-// sign-in used.
-func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, method, credentialID string, amr []string, c Client) (TokenSet, error) {
+// the methods (amr) the user proved, recording f's session method and
+// passkey.
+func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, f factor, amr []string, c Client) (TokenSet, error) {
 	now := s.clock()
-	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: method, UserAgent: truncate(c.UserAgent, 512),
-		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: credentialID,
-		AuthTime: &now, AMR: amr}
+	authTime := now
+	if f.Since != nil && f.Since.Before(now) {
+		authTime = *f.Since
+	}
+	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: f.Session, UserAgent: truncate(c.UserAgent, 512),
+		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: f.CredentialID,
+		AuthTime: &authTime, AMR: amr}
 	if err := tx.CreateSession(ctx, sess); err != nil {
 		return TokenSet{}, err
 	}
 	return s.sessionTokens(ctx, tx, app, sess, u, now)
 }
 
+// rotateSessionTokens is sessionTokens for a live session: its unspent
+// refresh tokens are spent into the new one, so the family stays one chain
+// (a holder of an old one gets the new one within the grace window, and
+// reuse after it is still detected).
+func (s *Service) rotateSessionTokens(ctx context.Context, tx *store.Tx, app store.App, sess store.Session, u store.AppUser, now time.Time) (TokenSet, error) {
+	next, rec, err := s.mintRefresh(app, sess, now)
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if err := s.spendRefreshChain(ctx, tx, sess.ID, next, now); err != nil {
+		return TokenSet{}, err
+	}
+	if err := tx.InsertRefreshToken(ctx, rec); err != nil {
+		return TokenSet{}, err
+	}
+	return s.tokenSet(app, sess, u, next, rec.ExpiresAt, now)
+}
+
 // sessionTokens mints a new refresh token in sess's family and an access
-// token, inside tx: a new session's first pair, or a step-up's.
+// token, inside tx: a new session's first pair.
 func (s *Service) sessionTokens(ctx context.Context, tx *store.Tx, app store.App, sess store.Session, u store.AppUser, now time.Time) (TokenSet, error) {
 	refresh, rec, err := s.mintRefresh(app, sess, now)
 	if err != nil {
@@ -304,17 +329,7 @@ func (s *Service) RotateAccess(ctx context.Context, p *access.Principal, app sto
 		if err := access.App(ctx, tx.Queries, *p, app.ID, access.Write); err != nil {
 			return err
 		}
-		next, rec, err := s.mintRefresh(app, caller.Session, now)
-		if err != nil {
-			return err
-		}
-		if err := s.spendRefreshChain(ctx, tx, caller.Session.ID, next, now); err != nil {
-			return err
-		}
-		if err := tx.InsertRefreshToken(ctx, rec); err != nil {
-			return err
-		}
-		out, err = s.tokenSet(app, caller.Session, caller.User, next, rec.ExpiresAt, now)
+		out, err = s.rotateSessionTokens(ctx, tx, app, caller.Session, caller.User, now)
 		return err
 	})
 	return out, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -54,7 +55,7 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 			return VerifyResult{}, s.wrongCode(ctx, app, ch, c, now)
 		}
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
-			won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
+			won, err := tx.CompleteCode(ctx, ch.ID, ch.SecretHash, now)
 			if err != nil || !won {
 				return orInvalid(err, won)
 			}
@@ -299,6 +300,23 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 		return out, ErrInvalidCode
 	}
 	code := ch.Method == MethodEmailOTP || ch.Method == MethodSMSOTP
+	// A challenge a session started ends with that session.
+	if ch.SessionID != "" {
+		if _, err := liveSession(ctx, tx, app, ch.SessionID, now); err != nil {
+			return out, err
+		}
+	}
+	// A push proves only that someone holds another session of the user:
+	// what it opens or freshens is no fresher than that session's own proof.
+	var since *time.Time
+	if ch.Method == MethodPush {
+		approver, err := liveSession(ctx, tx, app, decodeData(ch).ApprovedBy, now)
+		if err != nil {
+			return out, err
+		}
+		at := approver.Authenticated()
+		since = &at
+	}
 	if ch.Purpose == PurposeMFA || ch.Purpose == PurposeStepUp {
 		// A second factor passed, by any method, lifts a lock of wrong TOTP
 		// or backup codes: the user is back in control.
@@ -309,7 +327,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 	var notice *identifierNotice
 	switch ch.Purpose {
 	case PurposeAuthenticate:
-		f := factor{Session: ch.Method, AMR: ch.Method, Kind: ch.Method}
+		f := factor{Session: ch.Method, AMR: ch.Method, Kind: ch.Method, Since: since}
 		switch ch.Method {
 		case MethodEmailOTP, MethodSMSOTP:
 			if u, err = s.verifyContact(ctx, tx, app, ch, now, ErrInvalidCode, nil); err != nil {
@@ -337,7 +355,8 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 				return out, err
 			}
 		}
-		set, err := s.openSession(ctx, tx, app, u, d.FirstSession, d.FirstCredential, []string{d.FirstAMR, ch.Method}, c)
+		set, err := s.openSession(ctx, tx, app, u, factor{Session: d.FirstSession, CredentialID: d.FirstCredential, Since: since},
+			[]string{d.FirstAMR, ch.Method}, c)
 		if err != nil {
 			return out, err
 		}
@@ -351,15 +370,20 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 	case PurposeStepUp:
 		if ch.SessionID != "" {
 			sess, su, err := tx.GetSessionWithUser(ctx, app.ID, ch.SessionID)
-			if err != nil || sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) {
-				return out, ErrUnauthenticated
+			if err != nil {
+				return out, notFoundAs(err, ErrUnauthenticated)
 			}
-			amr := []string{ch.Method}
-			if err := tx.StepUpSession(ctx, sess.ID, now, amr); err != nil {
+			at, amr := now, []string{ch.Method}
+			if since != nil && since.Before(now) {
+				at = *since
+			}
+			if err := tx.StepUpSession(ctx, sess.ID, at, amr, decodeData(ch).UsedFactor); err != nil {
 				return out, err
 			}
-			sess.AuthTime, sess.AMR = &now, amr
-			set, err := s.sessionTokens(ctx, tx, app, sess, su, now)
+			sess.AuthTime, sess.AMR = &at, amr
+			// A new pair, and the session's old refresh token spent into it,
+			// so the family stays one chain and reuse is still detected.
+			set, err := s.rotateSessionTokens(ctx, tx, app, sess, su, now)
 			if err != nil {
 				return out, err
 			}
@@ -367,11 +391,18 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 		}
 	case PurposeVerifyContact:
 		sms := ch.Method == MethodSMSOTP
+		if (sms && ch.Recipient != u.Phone) || (!sms && ch.Recipient != u.Email) {
+			// The address changed since the code was sent: the code proves the old one.
+			return out, errs.Invalidf("code", "was sent to an address the user no longer has")
+		}
 		if _, err := s.users.MarkVerified(ctx, tx, app, u.ID, !sms, sms); err != nil {
 			return out, err
 		}
 	case PurposeChangeIdentifier:
 		changed, before, err := s.users.ChangeIdentifier(ctx, tx, app, u.ID, decodeData(ch).NewIdentifier)
+		if errors.Is(err, appuser.ErrUserExists) {
+			return out, ErrIdentifierTaken // taken since the challenge began
+		}
 		if err != nil {
 			return out, err
 		}
@@ -389,3 +420,18 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 }
 
 type identifierNotice struct{ old, new store.AppUser }
+
+// liveSession reads a session of app that is neither revoked nor expired.
+func liveSession(ctx context.Context, tx *store.Tx, app store.App, id string, now time.Time) (store.Session, error) {
+	if id == "" {
+		return store.Session{}, ErrUnauthenticated
+	}
+	sess, _, err := tx.GetSessionWithUser(ctx, app.ID, id)
+	if err != nil {
+		return store.Session{}, notFoundAs(err, ErrUnauthenticated)
+	}
+	if sess.RevokedAt != nil || !now.Before(sess.ExpiresAt) {
+		return store.Session{}, ErrUnauthenticated
+	}
+	return sess, nil
+}

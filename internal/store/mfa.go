@@ -229,6 +229,15 @@ func (q Queries) EndFactorFailures(ctx context.Context, appUserID, method string
 	return err
 }
 
+// CompleteCode is CompleteChallenge for a code checked against secretHash:
+// a code resent meanwhile (a new hash) makes the old one lose.
+func (q Queries) CompleteCode(ctx context.Context, id, secretHash string, now time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0 AND secret_hash = $3`,
+		id, ts(now), secretHash)
+	return n == 1, err
+}
+
 // ConsumeChallenge spends a completed challenge's result once (a step-up
 // that authorises one sensitive change); false when it was spent already.
 func (q Queries) ConsumeChallenge(ctx context.Context, id string, now time.Time) (bool, error) {

@@ -29,8 +29,8 @@ var released = map[string]string{
 	"postgres/00006_passkeys.sql": "6869eddc828a26b585a71060ca763c76b532e4f53d2bb62b459d0446a6762121",
 	"sqlite/00006_passkeys.sql":   "daae2f8a5ec3d4ae87853531ac5de07d17bd4defb0015e9c99a086143a459fc3",
 
-	"postgres/00007_challenges_mfa.sql": "22469234906d225f867d0de6b270c48951aaf5ab00557001caee54657ff61bfd",
-	"sqlite/00007_challenges_mfa.sql":   "297c108270969a8b4f37282c8c900845fbe4f2036777c4b7a00c546914387694",
+	"postgres/00007_challenges_mfa.sql": "001c2cfa7bfa682d350dc63cb1f9268309e14eae29f969bed6a79ac300554b0d",
+	"sqlite/00007_challenges_mfa.sql":   "91d15fe318da0a2cd0de7e4e1582ed53ad1193e87de923adaf19f97d594ffd20",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

@@ -176,6 +176,9 @@ type Session struct {
 	// sign-in time is CreatedAt. AMR lists the methods of that proof.
 	AuthTime *time.Time
 	AMR      []string
+	// StepUpFactor is the authenticator app or passkey of the session's last
+	// step-up ("" for none or another method).
+	StepUpFactor string
 }
 
 // Authenticated is when the session's user last proved who they are.
@@ -186,10 +189,10 @@ func (s Session) Authenticated() time.Time {
 	return s.CreatedAt
 }
 
-const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at, s.credential_id, s.auth_time, s.amr`
+const sessionColumns = `s.id, s.app_id, s.app_user_id, s.method, s.user_agent, s.ip, s.created_at, s.last_active_at, s.expires_at, s.revoked_at, s.credential_id, s.auth_time, s.amr, s.step_up_factor`
 
 func sessionDest(s *Session) []any {
-	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt, &s.CredentialID, &s.AuthTime, (*amrList)(&s.AMR)}
+	return []any{&s.ID, &s.AppID, &s.AppUserID, &s.Method, &s.UserAgent, &s.IP, &s.CreatedAt, &s.LastActiveAt, &s.ExpiresAt, &s.RevokedAt, &s.CredentialID, &s.AuthTime, (*amrList)(&s.AMR), &s.StepUpFactor}
 }
 
 func (s *Session) utc() {
@@ -224,10 +227,11 @@ func (q Queries) CreateSession(ctx context.Context, s Session) error {
 	return err
 }
 
-// StepUpSession records a step-up on a live session: when and with which methods.
-func (q Queries) StepUpSession(ctx context.Context, sessionID string, at time.Time, amr []string) error {
-	n, err := q.w.exec(ctx, `UPDATE sessions SET auth_time = $2, amr = $3 WHERE id = $1 AND revoked_at IS NULL`,
-		sessionID, ts(at), strings.Join(amr, ","))
+// StepUpSession records a step-up on a live session: when, with which
+// methods, and by which authenticator app or passkey ("" for another).
+func (q Queries) StepUpSession(ctx context.Context, sessionID string, at time.Time, amr []string, factor string) error {
+	n, err := q.w.exec(ctx, `UPDATE sessions SET auth_time = $2, amr = $3, step_up_factor = $4 WHERE id = $1 AND revoked_at IS NULL`,
+		sessionID, ts(at), strings.Join(amr, ","), factor)
 	return affected(n, err)
 }
 

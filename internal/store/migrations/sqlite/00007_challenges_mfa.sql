@@ -10,9 +10,11 @@ ALTER TABLE challenges ADD COLUMN data TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE challenges ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
 
 -- When a session last proved who its user is (sign-in or step-up) and with
--- which methods: the access token's auth_time and amr.
+-- which methods: the access token's auth_time and amr; and the authenticator
+-- app or passkey of its last step-up, which that step-up may not remove.
 ALTER TABLE sessions ADD COLUMN auth_time TIMESTAMP;
 ALTER TABLE sessions ADD COLUMN amr TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN step_up_factor TEXT NOT NULL DEFAULT '';
 
 -- Per-app MFA policy and the enumeration switch of POST /challenges.
 ALTER TABLE apps ADD COLUMN mfa_policy TEXT NOT NULL DEFAULT 'off';
