@@ -301,8 +301,9 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 	}
 	code := ch.Method == MethodEmailOTP || ch.Method == MethodSMSOTP
 	// A challenge a session started ends with that session.
+	var sess store.Session
 	if ch.SessionID != "" {
-		if _, err := liveSession(ctx, tx, app, ch.SessionID, now); err != nil {
+		if sess, err = liveSession(ctx, tx, app, ch.SessionID, now); err != nil {
 			return out, err
 		}
 	}
@@ -369,10 +370,6 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 		}
 	case PurposeStepUp:
 		if ch.SessionID != "" {
-			sess, su, err := tx.GetSessionWithUser(ctx, app.ID, ch.SessionID)
-			if err != nil {
-				return out, notFoundAs(err, ErrUnauthenticated)
-			}
 			at, amr := now, []string{ch.Method}
 			if since != nil && since.Before(now) {
 				at = *since
@@ -383,7 +380,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 			sess.AuthTime, sess.AMR = &at, amr
 			// A new pair, and the session's old refresh token spent into it,
 			// so the family stays one chain and reuse is still detected.
-			set, err := s.rotateSessionTokens(ctx, tx, app, sess, su, now)
+			set, err := s.rotateSessionTokens(ctx, tx, app, sess, u, now)
 			if err != nil {
 				return out, err
 			}
