@@ -42,6 +42,7 @@ type envelope struct {
 	EventType string `json:"event_type"`
 	Data      struct {
 		VerificationID string `json:"verification_id"`
+		ChallengeID    string `json:"challenge_id"`
 		Reason         string `json:"reason"`
 		User           struct {
 			ID       string `json:"id"`
@@ -182,6 +183,8 @@ func check(ck *checker, s *snapshot, l *ledger, receipts map[string]map[string][
 			parts := strings.Split(e.EventType, ".")
 			perChallenge[key{e.Data.VerificationID, parts[2]}]++
 			channels[e.Data.VerificationID] = append(channels[e.Data.VerificationID], parts[1])
+		case strings.HasPrefix(e.EventType, "challenge."):
+			perChallenge[key{e.Data.ChallengeID, e.EventType}]++
 		default:
 			ck.fail("an event of a type the workload never causes", "event %s: %s", id, e.EventType)
 		}
@@ -217,14 +220,17 @@ func check(ck *checker, s *snapshot, l *ledger, receipts map[string]map[string][
 		statuses[c.method+" "+c.status]++
 		init := initialAttempts(c.method)
 		ev := func(what string) int { return perChallenge[key{id, what}] }
-		want := map[string]int{"requested": 1, "verified": 0, "failed": 0, "expired": 0, "delivery_failed": 0}
+		// Every code and link is also a challenge: created, then completed
+		// or failed (too many attempts, or expired) beside its verification event.
+		want := map[string]int{"requested": 1, "verified": 0, "failed": 0, "expired": 0, "delivery_failed": 0,
+			"challenge.created": 1, "challenge.completed": 0, "challenge.failed": 0}
 		switch c.status {
 		case "completed":
-			want["verified"] = 1
+			want["verified"], want["challenge.completed"] = 1, 1
 		case "failed":
-			want["failed"] = 1
+			want["failed"], want["challenge.failed"] = 1, 1
 		case "expired":
-			want["expired"] = 1
+			want["expired"], want["challenge.failed"] = 1, 1
 		case "pending", "superseded":
 		default:
 			ck.fail("a challenge has an unknown status", "challenge %s: %q", id, c.status)
