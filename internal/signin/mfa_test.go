@@ -509,3 +509,48 @@ func TestChangeIdentifierEndsWithItsSession(t *testing.T) {
 		}
 	})
 }
+
+// Wrong TOTP and backup codes spend the hourly budget of wrong codes per
+// user and source, as e-mail and SMS codes do: after ten from one source,
+// every code from it is refused for the hour, a right one too, while the
+// user's other sources are unaffected.
+func TestFactorCodesHourlyBudget(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "budget2@example.com")
+		access := e.signIn(t, u).Access
+		e.enrollTOTP(t, access)
+		codes, err := e.SignIn.NewBackupCodes(ctx, e.app, e.caller(t, access), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := servertest.Operator
+		answer := func(method, code string, c signin.Client) error {
+			t.Helper()
+			v, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{Principal: &op},
+				signin.ChallengeRequest{Purpose: "step_up", Method: method, AppUserID: u.ID}, c)
+			if err != nil {
+				t.Fatalf("CreateChallenge(%s): %v", method, err)
+			}
+			_, err = e.SignIn.VerifyChallenge(ctx, e.app, v.Token, signin.VerifyInput{Code: code}, c)
+			return err
+		}
+		guesser := signin.Client{IP: "203.0.113.66", UserAgent: e.client.UserAgent}
+		for i := range 10 {
+			method := "totp"
+			if i%2 == 1 {
+				method = "backup_code"
+			}
+			if err := answer(method, "000000", guesser); !errors.Is(err, signin.ErrInvalidCode) {
+				t.Fatalf("wrong code %d = %v; want ErrInvalidCode", i+1, err)
+			}
+		}
+		if err := answer("backup_code", codes[0], guesser); !errors.Is(err, signin.ErrTooManyAttempts) {
+			t.Errorf("right backup code from the source that spent its budget = %v; want ErrTooManyAttempts", err)
+		}
+		if err := answer("backup_code", codes[0], e.client); err != nil {
+			t.Errorf("right backup code from the user's own source = %v; want it to work", err)
+		}
+	})
+}

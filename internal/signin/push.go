@@ -97,7 +97,7 @@ func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller,
 	}
 	now := s.clock()
 	if number != ch.MatchNumber {
-		if err := s.wrongFactor(ctx, app, ch, now); !errors.Is(err, ErrInvalidCode) {
+		if err := s.wrongFactor(ctx, app, ch, Client{}, now); !errors.Is(err, ErrInvalidCode) {
 			return ChallengeView{}, err // the last attempt (ErrTooManyAttempts), or a failure
 		}
 		return ChallengeView{}, errs.Invalidf("match_number", "does not match the number on the requesting device")

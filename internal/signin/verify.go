@@ -108,7 +108,7 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 		var ok bool
 		enrollment, step, ok = s.matchEnrollment(ctx, ch.AppUserID, code, now)
 		if !ok {
-			return VerifyResult{}, s.wrongFactor(ctx, app, ch, now)
+			return VerifyResult{}, s.wrongFactor(ctx, app, ch, c, now)
 		}
 	}
 	var out VerifyResult
@@ -135,6 +135,10 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 			}
 			out.RemainingBackupCodes = &left
 		}
+		// A right code from a source that spent the hour's budget is refused too.
+		if err := s.codeLimits(ctx, tx, ch.AppUserID, c.IP, now, 0, 0); err != nil {
+			return err
+		}
 		left := out.RemainingBackupCodes
 		out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", true)
 		out.RemainingBackupCodes = left
@@ -145,7 +149,7 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 			s.log.WarnContext(ctx, "totp code refused: its time step was used already (replay)", "app_id", app.ID,
 				"user_id", ch.AppUserID, "challenge_id", ch.ID)
 		}
-		return VerifyResult{}, s.wrongFactor(ctx, app, ch, now)
+		return VerifyResult{}, s.wrongFactor(ctx, app, ch, c, now)
 	}
 	if err == nil && out.RemainingBackupCodes != nil {
 		s.log.InfoContext(ctx, "backup code used", "app_id", app.ID, "user_id", ch.AppUserID, "remaining", *out.RemainingBackupCodes)
@@ -205,7 +209,7 @@ func (s *Service) matchEnrollment(ctx context.Context, userID, code string, now 
 
 // wrongFactor records a wrong TOTP or backup code (or a wrong passkey
 // answer): one attempt of the challenge, one more in the method's streak.
-func (s *Service) wrongFactor(ctx context.Context, app store.App, ch store.Challenge, now time.Time) error {
+func (s *Service) wrongFactor(ctx context.Context, app store.App, ch store.Challenge, c Client, now time.Time) error {
 	var status string
 	var streak int
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -215,6 +219,16 @@ func (s *Service) wrongFactor(ctx context.Context, app store.App, ch store.Chall
 		}
 		if ch.Method == MethodTOTP || ch.Method == MethodBackupCode {
 			if streak, err = tx.RecordFactorFailure(ctx, ch.AppUserID, ch.Method, now); err != nil {
+				return err
+			}
+			// The hourly budget of wrong codes per user and source spans
+			// e-mail and SMS codes, TOTP and backup codes (security R-OTP-5,
+			// R-TOTP-4, R-BC-3); the streak above is the method's own.
+			if err := tx.InsertCodeFailure(ctx, store.CodeFailure{ID: newID(), AppID: app.ID, AppUserID: ch.AppUserID,
+				Method: ch.Method, Source: c.IP, At: now}); err != nil {
+				return err
+			}
+			if err := s.codeLimits(ctx, tx, ch.AppUserID, c.IP, now, 0, 1); err != nil {
 				return err
 			}
 		}
@@ -247,7 +261,7 @@ func (s *Service) verifyPasskey(ctx context.Context, app store.App, ch store.Cha
 	}
 	d := decodeData(ch)
 	if s.hasher.Hash("webauthn-challenge", a.Challenge) != d.WebauthnChallenge {
-		_ = s.wrongFactor(ctx, app, ch, now)
+		_ = s.wrongFactor(ctx, app, ch, c, now)
 		return VerifyResult{}, &PasskeyError{Kind: ErrPasskeyVerification, Detail: "the answer is for another challenge"}
 	}
 	cer, ok, err := s.takeCeremony(ctx, app, a.Challenge, store.CeremonyChallenge)
@@ -259,7 +273,7 @@ func (s *Service) verifyPasskey(ctx context.Context, app store.App, ch store.Cha
 	}
 	chk, err := s.checkAssertion(ctx, app, cer, a, c)
 	if err != nil {
-		_ = s.wrongFactor(ctx, app, ch, now)
+		_ = s.wrongFactor(ctx, app, ch, c, now)
 		return VerifyResult{}, err
 	}
 	var out VerifyResult

@@ -397,7 +397,7 @@ type CodeFailure struct {
 	ID        string
 	AppID     string
 	AppUserID string
-	Method    string // email_otp or sms_otp
+	Method    string // email_otp, sms_otp, totp or backup_code
 	Source    string
 	At        time.Time
 }
@@ -407,14 +407,21 @@ type CodeFailure struct {
 // streak's upsert holds the user's row until the transaction ends, so
 // concurrent failures of one user get one count after another.
 func (q Queries) RecordCodeFailure(ctx context.Context, f CodeFailure) (streak int, err error) {
-	if _, err := q.w.exec(ctx, `INSERT INTO code_failures (id, app_id, app_user_id, method, source, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, f.ID, f.AppID, f.AppUserID, f.Method, f.Source, ts(f.At)); err != nil {
+	if err := q.InsertCodeFailure(ctx, f); err != nil {
 		return 0, err
 	}
 	err = q.w.queryRow(ctx, `INSERT INTO code_failure_streaks (app_user_id, failures, updated_at) VALUES ($1, 1, $2)
 		ON CONFLICT (app_user_id) DO UPDATE SET failures = code_failure_streaks.failures + 1, updated_at = excluded.updated_at
 		RETURNING failures`, f.AppUserID, ts(f.At)).Scan(&streak)
 	return streak, err
+}
+
+// InsertCodeFailure stores f for the hourly budget alone, outside the
+// user's streak of wrong e-mail and SMS codes (a wrong TOTP or backup code).
+func (q Queries) InsertCodeFailure(ctx context.Context, f CodeFailure) error {
+	_, err := q.w.exec(ctx, `INSERT INTO code_failures (id, app_id, app_user_id, method, source, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, f.ID, f.AppID, f.AppUserID, f.Method, f.Source, ts(f.At))
+	return err
 }
 
 // CodeFailuresFrom counts a user's wrong codes from source entered after since.
