@@ -117,7 +117,13 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 	}
 	u.Host = host
 	u.Fragment, u.RawFragment = "", ""
-	return u.String(), nil
+	// Normalising can lengthen a URL (re-escaped bytes); what is stored must
+	// pass this check again, so the limit applies to the result too.
+	out := u.String()
+	if len(out) > maxURLLength {
+		return "", egressUnsafe("is too long")
+	}
+	return out, nil
 }
 
 // checkPort returns the URL's explicit port, which must be 443 (or absent)
