@@ -223,12 +223,6 @@ func (q Queries) FactorFailures(ctx context.Context, appUserID, method string) (
 	return n, err
 }
 
-// EndFactorFailures ends a user's streak of wrong codes of a method.
-func (q Queries) EndFactorFailures(ctx context.Context, appUserID, method string) error {
-	_, err := q.w.exec(ctx, `DELETE FROM factor_failure_streaks WHERE app_user_id = $1 AND method = $2`, appUserID, method)
-	return err
-}
-
 // CompleteCode is CompleteChallenge for a code checked against secretHash:
 // a code resent meanwhile (a new hash) makes the old one lose.
 func (q Queries) CompleteCode(ctx context.Context, id, secretHash string, now time.Time) (bool, error) {
