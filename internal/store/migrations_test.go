@@ -31,6 +31,9 @@ var released = map[string]string{
 
 	"postgres/00007_challenges_mfa.sql": "001c2cfa7bfa682d350dc63cb1f9268309e14eae29f969bed6a79ac300554b0d",
 	"sqlite/00007_challenges_mfa.sql":   "91d15fe318da0a2cd0de7e4e1582ed53ad1193e87de923adaf19f97d594ffd20",
+
+	"postgres/00008_backends.sql": "00ffbb327c487c92cfc7ebbb1dba9edd2124f7447616dfccee2df9570c463277",
+	"sqlite/00008_backends.sql":   "ceb5b23fc219fbb179e834ca548fcff660cc2746e7c3df350e2728890a46b15d",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
