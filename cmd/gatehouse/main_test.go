@@ -490,9 +490,16 @@ func TestOperatorCommands(t *testing.T) {
 			t.Errorf("first key = %v; want active and published", first)
 		}
 		checkTime(t, "key created_at", first["created_at"])
+		if code, out, _ := gatehouse(t, env, "keys", "rotate", "--alg", "HS256"); code == 0 {
+			t.Errorf("keys rotate --alg HS256 = %s; want an error", out)
+		}
 		rot := runJSON(t, env, "keys", "rotate")
-		checkFields(t, "keys rotate", rot, "key")
-		newKey := checkFields(t, "keys rotate .key", rot["key"], "kid", "alg", "status", "published", "created_at")
+		checkFields(t, "keys rotate", rot, "keys")
+		rotated := list(t, rot, "keys")
+		if len(rotated) != 1 {
+			t.Fatalf("keys rotate = %v; want the one algorithm in use rotated", rotated)
+		}
+		newKey := checkFields(t, "keys rotate .keys[0]", rotated[0], "kid", "alg", "status", "published", "created_at")
 		if newKey["kid"] == first["kid"] || newKey["status"] != "active" || newKey["published"] != true || newKey["alg"] != first["alg"] {
 			t.Errorf("rotated key = %v; want a new active, published %v key", newKey, first["alg"])
 		}

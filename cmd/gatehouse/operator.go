@@ -215,18 +215,24 @@ func secretsCommand(e *env) *cobra.Command {
 }
 
 func keysCommand(e *env) *cobra.Command {
+	var alg string
 	rotate := &cobra.Command{
-		Use: "rotate", Short: "Start signing with a new key; the old one stays published until its tokens expire", Args: args(cobra.NoArgs),
+		Use: "rotate", Short: "Start signing with new keys; the old ones stay published until their tokens expire", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
-				k, err := sys.Tenants.RotateSigningKey(ctx, access.Operator())
+				keys, err := sys.Tenants.RotateSigningKeys(ctx, access.Operator(), alg)
 				if err != nil {
 					return err
 				}
-				return printJSON(e.stdout, map[string]any{"key": keyJSON(k)})
+				out := make([]map[string]any, 0, len(keys))
+				for _, k := range keys {
+					out = append(out, keyJSON(k))
+				}
+				return printJSON(e.stdout, map[string]any{"keys": out})
 			})
 		},
 	}
+	rotate.Flags().StringVar(&alg, "alg", "", "rotate only this algorithm's key (ES256, RS256, EdDSA); default: every algorithm in use")
 	list := &cobra.Command{
 		Use: "list", Short: "List signing keys (public information only)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -143,6 +143,8 @@ type Tokens struct {
 	SessionLifetime time.Duration
 	// RefreshGrace is how long a rotated refresh token still returns its successor.
 	RefreshGrace time.Duration
+	// AccessTokenAlg signs the access tokens of apps that do not choose.
+	AccessTokenAlg string
 }
 
 // RateLimit holds the sign-in rate limits. Rules are "N/PERIOD" (5/10m) or "off".

@@ -83,7 +83,7 @@ func defaultConfig() Config {
 		Log:      Log{Level: "info", Format: "json"},
 		Mail:     Mail{From: "Gatehouse <no-reply@localhost>"},
 		SMTP:     SMTP{Port: 587, TLS: "starttls-required", Timeout: 10 * time.Second},
-		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second},
+		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second, AccessTokenAlg: "ES256"},
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second, MaxEndpointsPerApp: 20},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m", ChallengePerIP: "60/10m", ChallengePerUser: "10/10m", UnknownPerIP: "20/1h",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second},
@@ -488,6 +488,9 @@ func TestValidate(t *testing.T) {
 		{"addr ipv6", func(c *Config) { c.HTTP.Addr = "[::1]:8080" }, ""},
 		{"metrics addr", func(c *Config) { c.Metrics.Addr = "127.0.0.1:9090" }, ""},
 		{"metrics addr no port", func(c *Config) { c.Metrics.Addr = "localhost" }, "metrics.addr"},
+		{"access alg RS256", func(c *Config) { c.Tokens.AccessTokenAlg = "RS256" }, ""},
+		{"access alg lower case", func(c *Config) { c.Tokens.AccessTokenAlg = "rs256" }, "tokens.access_token_alg"},
+		{"access alg HS256", func(c *Config) { c.Tokens.AccessTokenAlg = "HS256" }, "tokens.access_token_alg"},
 		{"metrics addr same as http", func(c *Config) { c.Metrics.Addr = c.HTTP.Addr }, "metrics.addr"},
 		{"metrics addr and http both :0", func(c *Config) { c.HTTP.Addr, c.Metrics.Addr = "127.0.0.1:0", "127.0.0.1:0" }, ""},
 		{"proxy bare ip", func(c *Config) { c.HTTP.TrustedProxies = []string{"10.0.0.1"} }, "http.trusted_proxies"},
@@ -773,6 +776,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		"webhooks.rescue_after":               "20s",
 		"webhooks.workers_per_app":            "3",
 		"webhooks.max_endpoints_per_app":      "5",
+		"tokens.access_token_alg":             "RS256",
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -808,7 +812,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		Mail:      Mail{Provider: "smtp", From: "Example <no-reply@example.com>"},
 		SMTP: SMTP{Host: "smtp.example.com", Port: 2525, Username: "mailer", Password: "s3cret",
 			TLS: "starttls", AuthMethod: "plain", Timeout: 20 * time.Second},
-		Tokens: Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second},
+		Tokens: Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second, AccessTokenAlg: "RS256"},
 		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second,
 			WorkersPerApp: 3, MaxEndpointsPerApp: 5},
 		SMS: SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
 // Setting describes one configuration setting.
@@ -311,6 +313,17 @@ func table() []setting {
 				Help: "How long a rotated refresh token still returns the same successor (client retries, racing tabs); reuse after it revokes the session. 0s to 10s: a thief replaying a stolen token inside it gets the successor too."},
 			bind:  durationField(func(c *Config) *time.Duration { return &c.Tokens.RefreshGrace }),
 			check: func(c Config) error { return durationRange(c.Tokens.RefreshGrace, 0, 10*time.Second) },
+		},
+		{
+			Setting: Setting{Key: "tokens.access_token_alg", Default: "ES256",
+				Help: "Signs the access tokens of apps that keep the default (an app can choose its own): ES256 (fastest to sign), RS256 (RSA-2048: what Scute's Python and Ruby server SDKs verify; about 30 times the CPU per token), or EdDSA. Refresh tokens and API secrets are always ES256."},
+			bind: stringField(func(c *Config) *string { return &c.Tokens.AccessTokenAlg }),
+			check: func(c Config) error {
+				if !token.ValidAlgorithm(c.Tokens.AccessTokenAlg) {
+					return fmt.Errorf("must be one of %s", strings.Join(token.Algorithms, ", "))
+				}
+				return nil
+			},
 		},
 		{
 			Setting: Setting{Key: "ratelimit.backend", Default: "auto",

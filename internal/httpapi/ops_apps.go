@@ -118,6 +118,8 @@ type AppSettingsBody struct {
 	MFAMethodsAllowed     *[]string `json:"mfa_methods_allowed,omitempty" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"Second factors accepted: totp, backup_code (or backup_codes), webauthn, push, sms_otp, email_otp. Default totp, backup_code, webauthn."`
 	MFAReverifyMinutes    *int      `json:"mfa_reverify_minutes,omitempty" minimum:"5" maximum:"1440" doc:"Minutes a sign-in or step-up counts as recent for changing second factors or identifiers. Default 10."`
 	EnumerationProtection *bool     `json:"enumeration_protection,omitempty" doc:"POST /challenges answers an unknown identifier with a decoy (nothing sent) instead of 404 user_not_found. Default false."`
+	// Tokens.
+	AccessTokenAlg *string `json:"access_token_alg,omitempty" enum:"ES256,RS256,EdDSA,default" doc:"The algorithm that signs the app's access tokens. ES256 (fastest); RS256 when the app's backend verifies tokens with Scute's Python or Ruby server SDK (they accept only RS256; it costs about 30 times the CPU per token); EdDSA (Ed25519). default follows the server's tokens.access_token_alg. The first key of a newly chosen algorithm is made with the change and published in the JWKS at once."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -138,7 +140,7 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: schema, WebauthnRPID: b.WebauthnRPID,
 		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation,
 		MFAPolicy: b.MFAPolicy, MFAMethodsAllowed: b.MFAMethodsAllowed, MFAReverifyMinutes: b.MFAReverifyMinutes,
-		EnumerationProtection: b.EnumerationProtection}
+		EnumerationProtection: b.EnumerationProtection, AccessTokenAlg: b.AccessTokenAlg}
 }
 
 type updateOwnAppInput struct {
@@ -154,6 +156,6 @@ func (s *Server) updateOwnApp(ctx context.Context, in *updateOwnAppInput) (*appF
 		return nil, err
 	}
 	out := &appFullOutput{}
-	out.Body.App = appFull(a)
+	out.Body.App = s.appFull(a)
 	return out, nil
 }

@@ -59,6 +59,9 @@ type AppFull struct {
 	// MFA and challenges.
 	MFAReverifyMinutes    int  `json:"mfa_reverify_minutes" doc:"How long a sign-in or step-up counts as recent for changing second factors or identifiers."`
 	EnumerationProtection bool `json:"enumeration_protection" doc:"POST /challenges answers an unknown identifier with a decoy instead of user_not_found."`
+	// Tokens.
+	AccessTokenAlg        string `json:"access_token_alg" enum:"ES256,RS256,EdDSA" doc:"The algorithm that signs this app's access tokens (its own choice or the server default)."`
+	AccessTokenAlgDefault bool   `json:"access_token_alg_default" doc:"True when access_token_alg is the server default (tokens.access_token_alg), not the app's own choice."`
 }
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
@@ -117,10 +120,11 @@ func appPublic(a tenant.App) AppPublic {
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
-func appFull(a tenant.App) AppFull {
+func (s *Server) appFull(a tenant.App) AppFull {
 	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
 		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
-		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection}
+		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection,
+		AccessTokenAlg: s.Tenants.AccessTokenAlg(a), AccessTokenAlgDefault: a.AccessTokenAlg == ""}
 }
 
 func nonNil(s []string) []string {

@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
-		Issuer: cfg.Tokens.Issuer, Now: s.now, Log: s.log})
+		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
 		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, Now: s.now, Log: s.log})
 	limits := opts.Limits
@@ -187,7 +187,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
 		Templates: templates, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
-			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL}})
+			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
 	// Workers: webhook deliveries and the challenge-expiry sweep.
 	workers := river.NewWorkers()

@@ -113,6 +113,9 @@ type Settings struct {
 	// BaseURL is this server's public URL; e-mailed links point to its
 	// magic-link consent page.
 	BaseURL string
+	// AccessTokenAlg signs the access tokens of apps that keep the default
+	// ("" = ES256).
+	AccessTokenAlg string
 }
 
 // Limiter takes one event from a rate-limit bucket.

@@ -33,10 +33,12 @@ type TokenSet struct {
 // AccessClaims are an access token's claims. The client SDK reads uuid and exp.
 type AccessClaims struct {
 	token.Claims
-	UUID     string `json:"uuid"`
-	AppID    string `json:"aid"`
-	Session  string `json:"sid"`
-	AuthTime int64  `json:"auth_time,omitempty"`
+	UUID    string `json:"uuid"`
+	AppID   string `json:"aid"`
+	Session string `json:"sid"`
+	// WorkspaceID is read by Scute's server SDKs (server-sdk-compat §2).
+	WorkspaceID string `json:"wid"`
+	AuthTime    int64  `json:"auth_time,omitempty"`
 	// AMR lists the methods the user proved at auth_time (RFC 8176's claim,
 	// with Gatehouse's method names: email_otp, sms_otp, magic_link, invite,
 	// webauthn, totp, backup_code, push).
@@ -171,16 +173,27 @@ func (s *Service) tokenSet(app store.App, sess store.Session, u store.AppUser, r
 
 // tokenSetUntil is tokenSet with an access token that expires at exp.
 func (s *Service) tokenSetUntil(app store.App, sess store.Session, u store.AppUser, refresh string, refreshExp, now, exp time.Time) (TokenSet, error) {
-	access, err := s.keys.Sign(token.TypeAccess, AccessClaims{
+	access, kid, err := s.keys.SignWith(s.accessAlg(app), token.TypeAccess, AccessClaims{
 		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
 			Expiry: exp.Unix(), ID: newID()},
-		UUID: u.ID, AppID: app.ID, Session: sess.ID, AuthTime: sess.Authenticated().Unix(), AMR: sess.AMR,
+		UUID: u.ID, AppID: app.ID, WorkspaceID: app.WorkspaceID, Session: sess.ID, AuthTime: sess.Authenticated().Unix(), AMR: sess.AMR,
 	})
 	if err != nil {
 		return TokenSet{}, err
 	}
 	return TokenSet{Access: access, Refresh: refresh, CSRF: token.RandomString(24), AccessExpiresAt: exp,
-		RefreshExpiresAt: refreshExp, UserID: u.ID, KeyID: s.keys.SignerID()}, nil
+		RefreshExpiresAt: refreshExp, UserID: u.ID, KeyID: kid}, nil
+}
+
+// accessAlg is the algorithm that signs app's access tokens.
+func (s *Service) accessAlg(app store.App) string {
+	switch {
+	case app.AccessTokenAlg != "":
+		return app.AccessTokenAlg
+	case s.settings.AccessTokenAlg != "":
+		return s.settings.AccessTokenAlg
+	}
+	return token.Algorithm
 }
 
 // Caller is the user behind a valid access token.

@@ -41,7 +41,10 @@ type App struct {
 	MFAMethodsAllowed     []string
 	MFAReverifyMinutes    int
 	EnumerationProtection bool
-	CreatedAt             time.Time
+	// AccessTokenAlg signs the app's access tokens (ES256, RS256, EdDSA);
+	// "" follows the server default.
+	AccessTokenAlg string
+	CreatedAt      time.Time
 	UpdatedAt             time.Time
 }
 
@@ -49,7 +52,7 @@ const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login
 	public_signup, profile_management, service_branding, email_auth_type, auto_refresh, access_expiration,
 	refresh_expiration, magic_link_expiration, allowed_identifiers, required_identifiers, user_meta_data_schema,
 	created_at, updated_at, webauthn_rp_id, webauthn_user_verification, webauthn_attestation,
-	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection`
+	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection, access_token_alg`
 
 func scanApp(r row) (App, error) {
 	var a App
@@ -58,7 +61,7 @@ func scanApp(r row) (App, error) {
 		&a.Logo, &a.LogoDark, &a.PublicSignup, &a.ProfileManagement, &a.ServiceBranding, &a.EmailAuthType,
 		&a.AutoRefresh, &a.AccessExpiration, &a.RefreshExpiration, &a.MagicLinkExpiration, &allowed, &required,
 		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt, &a.WebauthnRPID, &a.WebauthnUserVerification, &a.WebauthnAttestation,
-		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection)
+		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection, &a.AccessTokenAlg)
 	if err != nil {
 		return a, err
 	}
@@ -74,13 +77,13 @@ func appArgs(a App) []any {
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.CreatedAt), ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
-		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection}
+		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg}
 }
 
 // CreateApp inserts a. A duplicate slug within the workspace is ErrConflict.
 func (q Queries) CreateApp(ctx context.Context, a App) error {
 	_, err := q.w.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`, appArgs(a)...)
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`, appArgs(a)...)
 	return err
 }
 
@@ -113,13 +116,13 @@ func (q Queries) UpdateApp(ctx context.Context, a App) error {
 		refresh_expiration = $17, magic_link_expiration = $18, allowed_identifiers = $19, required_identifiers = $20,
 		user_meta_data_schema = $21, updated_at = $22, webauthn_rp_id = $23, webauthn_user_verification = $24,
 		webauthn_attestation = $25, mfa_policy = $26, mfa_methods_allowed = $27, mfa_reverify_minutes = $28,
-		enumeration_protection = $29 WHERE id = $1 AND workspace_id = $2`,
+		enumeration_protection = $29, access_token_alg = $30 WHERE id = $1 AND workspace_id = $2`,
 		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
 		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
-		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection)
+		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg)
 	return affected(n, err)
 }
 
@@ -131,6 +134,19 @@ func (q Queries) DeleteApp(ctx context.Context, workspaceID, id string) error {
 	}
 	n, err := q.w.exec(ctx, `DELETE FROM apps WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	return affected(n, err)
+}
+
+// AccessTokenAlgs lists the algorithms apps chose for their access tokens
+// (not counting those that follow the server default).
+func (q Queries) AccessTokenAlgs(ctx context.Context) ([]string, error) {
+	rs, err := q.r.query(ctx, `SELECT DISTINCT access_token_alg FROM apps WHERE access_token_alg <> '' ORDER BY access_token_alg`)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, func(r row) (string, error) {
+		var alg string
+		return alg, r.Scan(&alg)
+	})
 }
 
 // MaxTokenLifetime is the longest access or refresh lifetime any app sets, in seconds.

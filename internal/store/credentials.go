@@ -144,9 +144,9 @@ func (q Queries) ListSigningKeys(ctx context.Context) ([]SigningKey, error) {
 	})
 }
 
-// RetireSigningKeys retires every active key other than keep.
-func (q Queries) RetireSigningKeys(ctx context.Context, keep string, now, publishUntil time.Time) error {
+// RetireSigningKeys retires every active key of keep's algorithm other than keep.
+func (q Queries) RetireSigningKeys(ctx context.Context, keep, alg string, now, publishUntil time.Time) error {
 	_, err := q.w.exec(ctx, `UPDATE signing_keys SET status = 'retired', retired_at = $2, publish_until = $3
-		WHERE status = 'active' AND id <> $1`, keep, ts(now), ts(publishUntil))
+		WHERE status = 'active' AND alg = $4 AND id <> $1`, keep, ts(now), ts(publishUntil), alg)
 	return err
 }

@@ -220,17 +220,22 @@ func TestSecretsAndKeys(t *testing.T) {
 		if _, err := db.RevokeAPIKey(ctx, "other", "k1", t0); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("revoke on other app err = %v", err)
 		}
+		// An RS256 key made first stays active: retiring is per algorithm.
+		if err := db.InsertSigningKey(ctx, store.SigningKey{ID: "kR", Alg: "RS256", PrivateSealed: []byte{3}, Status: store.KeyActive, CreatedAt: t0.Add(-time.Second)}); err != nil {
+			t.Fatal(err)
+		}
 		for i, id := range []string{"kA", "kB"} {
 			err := db.InsertSigningKey(ctx, store.SigningKey{ID: id, Alg: "ES256", PrivateSealed: []byte{1, 2, byte(i)}, Status: store.KeyActive, CreatedAt: t0.Add(time.Duration(i) * time.Second)})
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := db.RetireSigningKeys(ctx, "kB", t0, t0.Add(time.Hour)); err != nil {
+		if err := db.RetireSigningKeys(ctx, "kB", "ES256", t0, t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		keys, err := db.ListSigningKeys(ctx)
-		if err != nil || len(keys) != 2 || keys[0].ID != "kB" || keys[0].Status != store.KeyActive || keys[1].Status != store.KeyRetired || keys[1].PublishUntil == nil {
+		if err != nil || len(keys) != 3 || keys[0].ID != "kB" || keys[0].Status != store.KeyActive || keys[1].Status != store.KeyRetired || keys[1].PublishUntil == nil ||
+			keys[2].ID != "kR" || keys[2].Status != store.KeyActive {
 			t.Errorf("ListSigningKeys = %+v, %v", keys, err)
 		}
 		if string(keys[1].PrivateSealed) != string([]byte{1, 2, 0}) {

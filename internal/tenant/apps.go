@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
 // App is an app as stored.
@@ -65,6 +66,9 @@ type AppSettings struct {
 	MFAMethodsAllowed     *[]string
 	MFAReverifyMinutes    *int
 	EnumerationProtection *bool
+	// AccessTokenAlg signs the app's access tokens: ES256, RS256 or EdDSA;
+	// "" or "default" follows the server default.
+	AccessTokenAlg *string
 }
 
 // MFA policies and the methods an app may allow as a second factor.
@@ -79,6 +83,7 @@ var (
 func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID string, in AppSettings) (_ App, err error) {
 	defer errs.Wrap(&err, "create app")
 	var a App
+	var madeKey bool
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
 			return err
@@ -105,12 +110,16 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 		if _, err := tx.GetWorkspace(ctx, workspaceID); err != nil {
 			return notFound(err, ErrWorkspaceNotFound)
 		}
-		return conflict(tx.CreateApp(ctx, a), ErrSlugTaken)
+		if err := conflict(tx.CreateApp(ctx, a), ErrSlugTaken); err != nil {
+			return err
+		}
+		madeKey, err = s.keyForApp(ctx, tx, a)
+		return err
 	})
 	if err != nil {
 		return App{}, err
 	}
-	return a, nil
+	return a, s.reloadIf(ctx, madeKey)
 }
 
 // App returns an app for the requests that name it (credential checks, CORS,
@@ -193,6 +202,7 @@ func (s *Service) UpdateOwnApp(ctx context.Context, p access.Principal, id strin
 // the transaction that writes the app), applies in and stores the app.
 func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allow func(tx *store.Tx, a App) error) (App, error) {
 	var a App
+	var madeKey bool
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		a, err = tx.LockApp(ctx, id)
@@ -209,13 +219,26 @@ func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allo
 			return err
 		}
 		a.UpdatedAt = s.clock()
-		return notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound)
+		if err := notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound); err != nil {
+			return err
+		}
+		madeKey, err = s.keyForApp(ctx, tx, a)
+		return err
 	})
 	if err != nil {
 		return App{}, err
 	}
 	s.apps.forget(id)
-	return a, nil
+	return a, s.reloadIf(ctx, madeKey)
+}
+
+// reloadIf reloads the keyring after a change that made a key, so this
+// replica signs with it at once (others load it when they first need it).
+func (s *Service) reloadIf(ctx context.Context, madeKey bool) error {
+	if !madeKey {
+		return nil
+	}
+	return s.keys.Reload(ctx)
 }
 
 // DeleteApp deletes an app of the workspace with all its users and
@@ -277,6 +300,9 @@ func apply(a *App, in AppSettings) error {
 		a.AllowedOrigins = out
 	}
 	if err := applyWebauthn(a, in); err != nil {
+		return err
+	}
+	if err := applyAccessTokenAlg(a, in); err != nil {
 		return err
 	}
 	if err := applyMFA(a, in); err != nil {
@@ -467,6 +493,22 @@ func (c *appCache) forget(id string) {
 	delete(c.m, id)
 	c.gen++
 	c.mu.Unlock()
+}
+
+// applyAccessTokenAlg validates and copies the access-token algorithm.
+func applyAccessTokenAlg(a *App, in AppSettings) error {
+	if in.AccessTokenAlg == nil {
+		return nil
+	}
+	switch alg := *in.AccessTokenAlg; {
+	case alg == "" || alg == "default":
+		a.AccessTokenAlg = ""
+	case token.ValidAlgorithm(alg):
+		a.AccessTokenAlg = alg
+	default:
+		return errs.Invalidf("access_token_alg", "must be one of %s, or default", strings.Join(token.Algorithms, ", "))
+	}
+	return nil
 }
 
 // applyMFA validates and copies the MFA settings.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -28,7 +30,7 @@ type SigningKey struct {
 func keyAD(kid string) []byte { return []byte("signing-key:" + kid) }
 
 // KeySource reads the signing keys from the database for a token.Keyring:
-// the newest active key signs; every key verifies (API secrets live long and
+// the newest active key of each algorithm signs; every key verifies (API secrets live long and
 // are also checked against their database row); active and not-yet-expired
 // retired keys are published. A failure is logged here, where the database
 // is known, and returned.
@@ -48,6 +50,7 @@ func loadKeys(ctx context.Context, db *store.DB, sealer *token.Sealer, now time.
 		return token.KeySet{}, err
 	}
 	var set token.KeySet
+	signs := map[string]bool{}
 	for _, rec := range keys {
 		der, err := sealer.Open(rec.PrivateSealed, keyAD(rec.ID))
 		if err != nil {
@@ -57,8 +60,12 @@ func loadKeys(ctx context.Context, db *store.DB, sealer *token.Sealer, now time.
 		if err != nil {
 			return token.KeySet{}, fmt.Errorf("signing key %s: %w", rec.ID, err)
 		}
-		if rec.Status == store.KeyActive && set.Signer == nil {
-			set.Signer = k
+		if k.Alg != rec.Alg {
+			return token.KeySet{}, fmt.Errorf("signing key %s is an %s key, recorded as %s", rec.ID, k.Alg, rec.Alg)
+		}
+		if rec.Status == store.KeyActive && !signs[k.Alg] {
+			signs[k.Alg] = true
+			set.Signers = append(set.Signers, k)
 		}
 		set.Verify = append(set.Verify, k)
 		if published(rec, now) {
@@ -68,74 +75,165 @@ func loadKeys(ctx context.Context, db *store.DB, sealer *token.Sealer, now time.
 	return set, nil
 }
 
-// EnsureSigningKey creates the first signing key when there is none, and
+// EnsureSigningKey makes sure there is an active signing key for every
+// algorithm in use (the default ES256 that signs internal tokens, the
+// server's default for access tokens, and each algorithm an app chose), and
 // loads the keys into the keyring. The server runs it at start-up.
 func (s *Service) EnsureSigningKey(ctx context.Context) (err error) {
 	defer errs.Wrap(&err, "ensure signing key")
+	algs, err := s.db.AccessTokenAlgs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, alg := range append([]string{token.Algorithm, s.accessAlg}, algs...) {
+		if err := s.ensureAlg(ctx, alg); err != nil {
+			return err
+		}
+	}
+	return s.keys.Reload(ctx)
+}
+
+// ensureAlg creates the first key of alg when no active one exists. Two
+// replicas doing so at once each make one: both are active and published,
+// the newer signs, and the next rotation retires both.
+func (s *Service) ensureAlg(ctx context.Context, alg string) error {
+	if !token.ValidAlgorithm(alg) {
+		return fmt.Errorf("unknown signing algorithm %q", alg)
+	}
 	keys, err := s.db.ListSigningKeys(ctx)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
-		if k.Status == store.KeyActive {
-			return s.keys.Reload(ctx)
+		if k.Status == store.KeyActive && k.Alg == alg {
+			return nil
 		}
 	}
-	k, err := s.rotate(ctx)
+	k, err := s.rotate(ctx, alg)
 	if err == nil {
-		s.log.InfoContext(ctx, "first signing key created", "kid", k.ID)
+		s.log.InfoContext(ctx, "first signing key created", "kid", k.ID, "alg", alg)
 	}
 	return err
 }
 
-// RotateSigningKey creates a new active key and retires the others; only the
-// operator may. A retired key stays published in the JWKS until every token
-// it can have signed has expired (the longest access or refresh lifetime of
-// any app). Other replicas load the new key on their next periodic reload, or
-// at once when a token signed with it reaches them.
-func (s *Service) RotateSigningKey(ctx context.Context, p access.Principal) (_ SigningKey, err error) {
-	defer errs.Wrap(&err, "rotate signing key")
+// RotateSigningKeys creates a new active key of alg and retires the others
+// of that algorithm ("" rotates every algorithm that has an active key);
+// only the operator may. A retired key stays published in the JWKS until
+// every token it can have signed has expired (the longest access or refresh
+// lifetime of any app). Other replicas load the new key on their next
+// periodic reload, or at once when a token signed with it reaches them.
+func (s *Service) RotateSigningKeys(ctx context.Context, p access.Principal, alg string) (_ []SigningKey, err error) {
+	defer errs.Wrap(&err, "rotate signing keys")
 	if err := access.OperatorOnly(p); err != nil {
-		return SigningKey{}, err
+		return nil, err
 	}
-	k, err := s.rotate(ctx)
-	if err == nil {
-		s.log.InfoContext(ctx, "signing key rotated", "kid", k.ID)
+	algs := []string{alg}
+	if alg == "" {
+		algs = nil
+		keys, err := s.db.ListSigningKeys(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if k.Status == store.KeyActive && !slices.Contains(algs, k.Alg) {
+				algs = append(algs, k.Alg)
+			}
+		}
+		slices.Sort(algs)
+	} else if !token.ValidAlgorithm(alg) {
+		return nil, errs.Invalidf("alg", "must be one of %s", strings.Join(token.Algorithms, ", "))
 	}
-	return k, err
+	var out []SigningKey
+	for _, a := range algs {
+		k, err := s.rotate(ctx, a)
+		if err != nil {
+			return out, err
+		}
+		s.log.InfoContext(ctx, "signing key rotated", "kid", k.ID, "alg", a)
+		out = append(out, k)
+	}
+	return out, nil
 }
 
-func (s *Service) rotate(ctx context.Context) (SigningKey, error) {
-	k, err := token.GenerateKey()
+func (s *Service) rotate(ctx context.Context, alg string) (SigningKey, error) {
+	rec, err := s.newKeyRecord(alg)
 	if err != nil {
 		return SigningKey{}, err
+	}
+	if err := s.db.Tx(ctx, func(tx *store.Tx) error { return s.installKey(ctx, tx, rec) }); err != nil {
+		return SigningKey{}, err
+	}
+	return SigningKey{ID: rec.ID, Alg: rec.Alg, Status: rec.Status, Published: true, CreatedAt: rec.CreatedAt}, s.keys.Reload(ctx)
+}
+
+// newKeyRecord makes a key of alg and seals its private part for storage.
+func (s *Service) newKeyRecord(alg string) (store.SigningKey, error) {
+	k, err := token.GenerateKeyFor(alg)
+	if err != nil {
+		return store.SigningKey{}, err
 	}
 	der, err := k.PrivateDER()
 	if err != nil {
-		return SigningKey{}, err
+		return store.SigningKey{}, err
 	}
 	sealed, err := s.sealer.Seal(der, keyAD(k.ID))
 	if err != nil {
-		return SigningKey{}, err
+		return store.SigningKey{}, err
 	}
-	now := s.clock()
-	rec := store.SigningKey{ID: k.ID, Alg: token.Algorithm, PrivateSealed: sealed, Status: store.KeyActive, CreatedAt: now}
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		longest, err := tx.MaxTokenLifetime(ctx)
-		if err != nil {
-			return err
-		}
-		longest = max(longest, int64(appuser.InvitationTTL/time.Second))
-		if err := tx.InsertSigningKey(ctx, rec); err != nil {
-			return err
-		}
-		// Tokens are accepted up to 30 s past exp, so keep a margin.
-		return tx.RetireSigningKeys(ctx, k.ID, now, now.Add(time.Duration(longest)*time.Second+time.Minute))
-	})
+	return store.SigningKey{ID: k.ID, Alg: k.Alg, PrivateSealed: sealed, Status: store.KeyActive, CreatedAt: s.clock()}, nil
+}
+
+// installKey stores rec as the active key of its algorithm, in tx, and
+// retires the others of that algorithm.
+func (s *Service) installKey(ctx context.Context, tx *store.Tx, rec store.SigningKey) error {
+	longest, err := tx.MaxTokenLifetime(ctx)
 	if err != nil {
-		return SigningKey{}, err
+		return err
 	}
-	return SigningKey{ID: k.ID, Alg: rec.Alg, Status: rec.Status, Published: true, CreatedAt: now}, s.keys.Reload(ctx)
+	longest = max(longest, int64(appuser.InvitationTTL/time.Second))
+	if err := tx.InsertSigningKey(ctx, rec); err != nil {
+		return err
+	}
+	// Tokens are accepted up to 30 s past exp, so keep a margin.
+	return tx.RetireSigningKeys(ctx, rec.ID, rec.Alg, rec.CreatedAt, rec.CreatedAt.Add(time.Duration(longest)*time.Second+time.Minute))
+}
+
+// keyForApp makes, in tx, the first key of the algorithm a changed app now
+// signs with when there is none yet, so the app's setting and its key are
+// stored together. It reports whether it made one (the keyring must then be
+// reloaded after the commit).
+func (s *Service) keyForApp(ctx context.Context, tx *store.Tx, a App) (bool, error) {
+	alg := s.AccessTokenAlg(a)
+	if alg == token.Algorithm {
+		return false, nil
+	}
+	keys, err := tx.ListSigningKeys(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, k := range keys {
+		if k.Status == store.KeyActive && k.Alg == alg {
+			return false, nil
+		}
+	}
+	rec, err := s.newKeyRecord(alg)
+	if err != nil {
+		return false, err
+	}
+	if err := s.installKey(ctx, tx, rec); err != nil {
+		return false, err
+	}
+	s.log.InfoContext(ctx, "first signing key created", "kid", rec.ID, "alg", alg, "app_id", a.ID)
+	return true, nil
+}
+
+// AccessTokenAlg is the algorithm that signs a's access tokens: its own
+// choice, or the server default.
+func (s *Service) AccessTokenAlg(a App) string {
+	if a.AccessTokenAlg != "" {
+		return a.AccessTokenAlg
+	}
+	return s.accessAlg
 }
 
 // ListSigningKeys lists the keys, newest first; only the operator may.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -117,7 +118,7 @@ func TestRotateSigningKey(t *testing.T) {
 
 		sys.Clock.Advance(time.Hour)
 		rotatedAt := sys.Clock.Now().Truncate(time.Microsecond)
-		nk, err := sys.Tenants.RotateSigningKey(ctx, operator)
+		nk, err := rotateES256(ctx, sys.Tenants, operator)
 		if err != nil {
 			t.Fatalf("RotateSigningKey: %v", err)
 		}
@@ -199,7 +200,7 @@ func TestPublishWindow(t *testing.T) {
 				oldKid := sys.Keyring().SignerID()
 				sys.Clock.Advance(90 * time.Second)
 				now := sys.Clock.Now().Truncate(time.Microsecond)
-				if _, err := sys.Tenants.RotateSigningKey(ctx, operator); err != nil {
+				if _, err := rotateES256(ctx, sys.Tenants, operator); err != nil {
 					t.Fatalf("RotateSigningKey: %v", err)
 				}
 				k := signingKey(t, sys, oldKid)
@@ -218,7 +219,7 @@ func TestPublishWindow(t *testing.T) {
 func TestWrongMasterKey(t *testing.T) {
 	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
 		ctx := t.Context()
-		if _, err := sys.Tenants.RotateSigningKey(ctx, operator); err != nil {
+		if _, err := rotateES256(ctx, sys.Tenants, operator); err != nil {
 			t.Fatalf("RotateSigningKey: %v", err)
 		}
 		raw, err := token.GenerateMasterKey()
@@ -254,7 +255,7 @@ func TestWrongMasterKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "cannot be opened with this master key") {
 			t.Errorf("KeySource(other master key) = %v; want an error naming the master key", err)
 		}
-		if set.Signer != nil || len(set.Verify) != 0 || len(set.Published) != 0 {
+		if len(set.Signers) != 0 || len(set.Verify) != 0 || len(set.Published) != 0 {
 			t.Errorf("KeySource(other master key) = %+v; want no keys at all", set)
 		}
 
@@ -264,11 +265,20 @@ func TestWrongMasterKey(t *testing.T) {
 			t.Fatalf("FromMasterKey: %v", err)
 		}
 		set, err = tenant.KeySource(sys.DB, rightSealer, sys.Clock.Now, slog.New(slog.DiscardHandler))(ctx)
-		if err != nil || set.Signer == nil || set.Signer.ID != sys.Keyring().SignerID() || len(set.Verify) != 2 {
+		if err != nil || len(set.Signers) != 1 || set.Signers[0].ID != sys.Keyring().SignerID() || len(set.Verify) != 2 {
 			t.Errorf("KeySource(right master key) = %+v, %v; want signer %s and 2 keys", set, err, sys.Keyring().SignerID())
 		}
 		if err := sys.Keyring().Reload(ctx); err != nil {
 			t.Errorf("Reload(right master key) = %v; want nil", err)
 		}
 	})
+}
+
+// rotateES256 rotates the default algorithm's key and returns the new one.
+func rotateES256(ctx context.Context, s *tenant.Service, p access.Principal) (tenant.SigningKey, error) {
+	keys, err := s.RotateSigningKeys(ctx, p, token.Algorithm)
+	if err != nil {
+		return tenant.SigningKey{}, err
+	}
+	return keys[0], nil
 }

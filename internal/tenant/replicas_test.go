@@ -119,7 +119,7 @@ func TestKeysAcrossReplicas(t *testing.T) {
 			t.Fatalf("signers = %q and %q; want both replicas on the one first key", oldKid, peer.Keyring().SignerID())
 		}
 
-		nk, err := peer.Tenants.RotateSigningKey(ctx, operator)
+		nk, err := rotateES256(ctx, peer.Tenants, operator)
 		if err != nil {
 			t.Fatalf("peer RotateSigningKey: %v", err)
 		}

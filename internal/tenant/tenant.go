@@ -40,9 +40,11 @@ type Service struct {
 	sealer *token.Sealer
 	hasher *token.Hasher
 	issuer string
-	now    func() time.Time
-	log    *slog.Logger
-	apps   *appCache
+	// accessAlg signs the access tokens of apps that keep the default.
+	accessAlg string
+	now       func() time.Time
+	log       *slog.Logger
+	apps      *appCache
 }
 
 // Deps are the Service's collaborators.
@@ -52,8 +54,10 @@ type Deps struct {
 	Sealer  *token.Sealer
 	Hasher  *token.Hasher
 	Issuer  string
-	Now     func() time.Time
-	Log     *slog.Logger
+	// AccessTokenAlg is the server's default access-token algorithm ("" = ES256).
+	AccessTokenAlg string
+	Now            func() time.Time
+	Log            *slog.Logger
 }
 
 // New returns a Service.
@@ -64,7 +68,10 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, now: d.Now, log: d.Log,
+	if d.AccessTokenAlg == "" {
+		d.AccessTokenAlg = token.Algorithm
+	}
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, accessAlg: d.AccessTokenAlg, now: d.Now, log: d.Log,
 		apps: newAppCache(AppCacheTTL, d.Now)}
 }
 

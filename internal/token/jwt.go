@@ -17,9 +17,6 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 )
 
-// Algorithm is the only signature algorithm Gatehouse issues and accepts.
-const Algorithm = "ES256"
-
 // Token types ("typ" JOSE header). Each verifier accepts only its own.
 const (
 	TypeAccess    = "at+jwt"
@@ -27,6 +24,18 @@ const (
 	TypeAPISecret = "api-secret+jwt"
 	TypeMagic     = "magic+jwt"
 )
+
+// acceptedAlgs pins the algorithms each token type may carry (RFC 8725
+// §3.1). Access tokens take the app's algorithm; every other type is only
+// ever signed with the default. A key verifies only with its own algorithm
+// besides, so one key's material can never be read as another kind.
+func acceptedAlgs(typ string) []string {
+	switch typ {
+	case TypeAccess:
+		return Algorithms
+	}
+	return []string{Algorithm}
+}
 
 // ErrInvalid reports any failure to parse or verify a token or its claims.
 // Callers match it with errors.Is; the wrapped detail is for logs and never holds the token.
@@ -62,10 +71,11 @@ type Keyring struct {
 	reloading sync.Mutex
 }
 
-// KeySet is what a keyring holds: the key that signs new tokens, the keys
-// that verify (the signer is always one), and the keys the JWKS publishes.
+// KeySet is what a keyring holds: the keys that sign new tokens (the first
+// of each algorithm), the keys that verify (the signers are always among
+// them), and the keys the JWKS publishes.
 type KeySet struct {
-	Signer    *Key
+	Signers   []*Key
 	Verify    []*Key
 	Published []*Key
 }
@@ -76,9 +86,9 @@ type KeySource func(ctx context.Context) (KeySet, error)
 
 // keySnapshot is never modified after it is stored.
 type keySnapshot struct {
-	signer *Key
-	verify map[string]*Key
-	jwks   []byte
+	signers map[string]*Key // by algorithm
+	verify  map[string]*Key // by kid
+	jwks    []byte
 }
 
 const emptyJWKS = `{"keys":[]}`
@@ -91,7 +101,7 @@ const emptyJWKS = `{"keys":[]}`
 // Replace gives it.
 func NewKeyring(source KeySource) *Keyring {
 	k := &Keyring{source: source}
-	k.snap.Store(&keySnapshot{verify: map[string]*Key{}, jwks: []byte(emptyJWKS)})
+	k.snap.Store(&keySnapshot{signers: map[string]*Key{}, verify: map[string]*Key{}, jwks: []byte(emptyJWKS)})
 	return k
 }
 
@@ -114,7 +124,7 @@ func (k *Keyring) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("token: reload keys: %w", err)
 	}
-	k.Replace(set.Signer, set.Verify, set.Published)
+	k.ReplaceSet(set)
 	return nil
 }
 
@@ -161,29 +171,38 @@ func (k *Keyring) reloadSoon() {
 	close(ch)
 }
 
-// Replace installs a new snapshot. signer signs new tokens (nil makes Sign fail);
-// verify are the keys accepted for verification (signer is always included);
-// published are the keys listed in the JWKS. Keys without an ID or a valid P-256
-// public key are skipped, and duplicate IDs are listed once.
+// Replace installs a new snapshot with one signer: see ReplaceSet.
 func (k *Keyring) Replace(signer *Key, verify []*Key, published []*Key) {
-	s := &keySnapshot{verify: make(map[string]*Key, len(verify)+1)}
-	if usableKey(signer) {
-		s.signer = signer
+	k.ReplaceSet(KeySet{Signers: []*Key{signer}, Verify: verify, Published: published})
+}
+
+// ReplaceSet installs a new snapshot. The first usable signer of each
+// algorithm signs new tokens of it (none makes Sign fail for it); Verify are
+// the keys accepted for verification (the signers are always included);
+// Published are the keys listed in the JWKS. Keys without an ID or a valid
+// public key, or whose Alg does not match their key type, are skipped, and
+// duplicate IDs are listed once.
+func (k *Keyring) ReplaceSet(set KeySet) {
+	s := &keySnapshot{signers: map[string]*Key{}, verify: make(map[string]*Key, len(set.Verify)+len(set.Signers))}
+	for _, key := range set.Signers {
+		if key = usableKey(key); key != nil && key.Private != nil && s.signers[key.Alg] == nil {
+			s.signers[key.Alg] = key
+		}
 	}
-	for _, key := range verify {
-		if usableKey(key) {
+	for _, key := range set.Verify {
+		if key = usableKey(key); key != nil {
 			s.verify[key.ID] = key
 		}
 	}
-	if s.signer != nil {
-		s.verify[s.signer.ID] = s.signer
+	for _, key := range s.signers {
+		s.verify[key.ID] = key
 	}
 
 	var buf bytes.Buffer
 	buf.WriteString(`{"keys":[`)
-	seen := make(map[string]bool, len(published))
-	for _, key := range published {
-		if !usableKey(key) || seen[key.ID] {
+	seen := make(map[string]bool, len(set.Published))
+	for _, key := range set.Published {
+		if key = usableKey(key); key == nil || seen[key.ID] {
 			continue
 		}
 		jwk, err := key.PublicJWK()
@@ -202,13 +221,19 @@ func (k *Keyring) Replace(signer *Key, verify []*Key, published []*Key) {
 	k.snap.Store(s)
 }
 
-// usableKey reports whether key can be put in a snapshot.
-func usableKey(key *Key) bool {
+// usableKey returns a copy of key with its algorithm filled in from its
+// public key, or nil when it cannot be put in a snapshot.
+func usableKey(key *Key) *Key {
 	if key == nil || key.ID == "" {
-		return false
+		return nil
 	}
-	_, _, err := publicCoordinates(key.Public)
-	return err == nil
+	alg, err := publicAlg(key.Public)
+	if err != nil || (key.Alg != "" && key.Alg != alg) {
+		return nil
+	}
+	c := *key
+	c.Alg = alg
+	return &c
 }
 
 // JWKS returns the precomputed JSON Web Key Set, `{"keys":[]}` when empty.
@@ -217,13 +242,20 @@ func (k *Keyring) JWKS() []byte {
 	return bytes.Clone(k.load().jwks)
 }
 
-// SignerID returns the kid of the current signer, or "" if there is none.
-func (k *Keyring) SignerID() string {
-	if s := k.load().signer; s != nil {
+// SignerID returns the kid of the current signer of the default algorithm,
+// or "" if there is none.
+func (k *Keyring) SignerID() string { return k.SignerIDFor(Algorithm) }
+
+// SignerIDFor returns the kid of the current signer of alg, or "" if there is none.
+func (k *Keyring) SignerIDFor(alg string) string {
+	if s := k.load().signers[alg]; s != nil {
 		return s.ID
 	}
 	return ""
 }
+
+// Signs reports whether the keyring holds a signer for alg.
+func (k *Keyring) Signs(alg string) bool { return k.load().signers[alg] != nil }
 
 // Has reports whether kid is in the verification set.
 func (k *Keyring) Has(kid string) bool {
@@ -231,40 +263,55 @@ func (k *Keyring) Has(kid string) bool {
 	return ok
 }
 
-// Sign serialises claims (any JSON-marshalable value) as a compact JWS with the
-// protected header {alg: ES256, kid, typ}.
+// Sign serialises claims (any JSON-marshalable value) as a compact JWS
+// signed with the default algorithm, with the protected header {alg, kid, typ}.
 func (k *Keyring) Sign(typ string, claims any) (string, error) {
+	raw, _, err := k.SignWith(Algorithm, typ, claims)
+	return raw, err
+}
+
+// SignWith is Sign with the algorithm chosen, returning the signer's kid
+// too. When the keyring holds no signer for alg (another replica may just
+// have made the first one) it reloads once, as Verify does for an unknown kid.
+func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err error) {
 	if typ == "" {
-		return "", errors.New("token: sign: empty typ")
+		return "", "", errors.New("token: sign: empty typ")
 	}
-	signer := k.load().signer
-	if signer == nil || signer.Private == nil {
-		return "", errors.New("token: sign: no signing key")
+	if !slices.Contains(acceptedAlgs(typ), alg) {
+		return "", "", fmt.Errorf("token: sign: %s tokens are not signed with %q", typ, alg)
+	}
+	signer := k.load().signers[alg]
+	if signer == nil {
+		k.reloadSoon()
+		if signer = k.load().signers[alg]; signer == nil {
+			return "", "", fmt.Errorf("token: sign: no %s signing key", alg)
+		}
 	}
 	payload, err := json.Marshal(claims)
 	if err != nil {
-		return "", fmt.Errorf("token: sign: marshal claims: %w", err)
+		return "", "", fmt.Errorf("token: sign: marshal claims: %w", err)
 	}
 	js, err := jose.NewSigner(
-		jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: signer.Private, KeyID: signer.ID}},
+		jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: jose.JSONWebKey{Key: signer.Private, KeyID: signer.ID}},
 		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)),
 	)
 	if err != nil {
-		return "", fmt.Errorf("token: sign: %w", err)
+		return "", "", fmt.Errorf("token: sign: %w", err)
 	}
 	obj, err := js.Sign(payload)
 	if err != nil {
-		return "", fmt.Errorf("token: sign: %w", err)
+		return "", "", fmt.Errorf("token: sign: %w", err)
 	}
-	raw, err := obj.CompactSerialize()
+	raw, err = obj.CompactSerialize()
 	if err != nil {
-		return "", fmt.Errorf("token: sign: serialise: %w", err)
+		return "", "", fmt.Errorf("token: sign: serialise: %w", err)
 	}
-	return raw, nil
+	return raw, signer.ID, nil
 }
 
-// Verify parses raw as a compact JWS, requires header alg == ES256 and typ == typ
-// exactly and a kid present in the verification set, refuses headers carrying
+// Verify parses raw as a compact JWS, requires header typ == typ exactly, an
+// alg that typ accepts, and a kid present in the verification set whose key
+// is of that alg; refuses headers carrying
 // jwk, jku, x5u, x5c, crit or b64, verifies the signature and unmarshals the
 // payload into dst. It returns the kid. It does not check time, issuer or
 // audience claims: see Claims.Validate. Every failure wraps ErrInvalid.
@@ -281,11 +328,12 @@ func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
 			return "", fmt.Errorf("%w: header %q not allowed", ErrInvalid, name)
 		}
 	}
-	if alg, _ := headerString(header, "alg"); alg != Algorithm {
-		return "", fmt.Errorf("%w: alg not allowed", ErrInvalid)
-	}
 	if got, _ := headerString(header, "typ"); typ == "" || got != typ {
 		return "", fmt.Errorf("%w: wrong typ", ErrInvalid)
+	}
+	alg, _ := headerString(header, "alg")
+	if !slices.Contains(acceptedAlgs(typ), alg) {
+		return "", fmt.Errorf("%w: alg not allowed", ErrInvalid)
 	}
 	kid, ok := headerString(header, "kid")
 	if !ok || kid == "" {
@@ -298,8 +346,11 @@ func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
 			return "", fmt.Errorf("%w: unknown kid", ErrInvalid)
 		}
 	}
+	if key.Alg != alg {
+		return "", fmt.Errorf("%w: alg does not match the key", ErrInvalid)
+	}
 
-	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
 	if err != nil {
 		return "", fmt.Errorf("%w: parse: %v", ErrInvalid, err)
 	}
@@ -309,7 +360,7 @@ func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
 		return "", fmt.Errorf("%w: want exactly one signature", ErrInvalid)
 	}
 	h := jws.Signatures[0].Protected
-	if h.KeyID != kid || h.Algorithm != Algorithm || h.JSONWebKey != nil {
+	if h.KeyID != kid || h.Algorithm != alg || h.JSONWebKey != nil {
 		return "", fmt.Errorf("%w: inconsistent header", ErrInvalid)
 	}
 	payload, err := jws.Verify(key.Public)

@@ -66,7 +66,7 @@ func craft(header, payload string, sign func(input []byte) []byte) string {
 func signES256(t testing.TB, key *Key) func([]byte) []byte {
 	return func(input []byte) []byte {
 		sum := sha256.Sum256(input)
-		r, s, err := ecdsa.Sign(rand.Reader, key.Private, sum[:])
+		r, s, err := ecdsa.Sign(rand.Reader, key.Private.(*ecdsa.PrivateKey), sum[:])
 		if err != nil {
 			t.Fatalf("ecdsa.Sign: %v", err)
 		}
@@ -729,7 +729,7 @@ func ExampleKeyring_Sign() {
 func TestVerifyUnknownKidReloads(t *testing.T) {
 	old, newKey := mustKey(t), mustKey(t)
 	var mu sync.Mutex
-	calls, current := 0, KeySet{Signer: old, Published: []*Key{old}}
+	calls, current := 0, KeySet{Signers: []*Key{old}, Published: []*Key{old}}
 	ring := NewKeyring(func(context.Context) (KeySet, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -746,7 +746,7 @@ func TestVerifyUnknownKidReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	current = KeySet{Signer: newKey, Verify: []*Key{old}, Published: []*Key{newKey, old}}
+	current = KeySet{Signers: []*Key{newKey}, Verify: []*Key{old}, Published: []*Key{newKey, old}}
 	mu.Unlock()
 	var got accessClaims
 	kid, err := ring.Verify(raw, TypeAccess, &got)
@@ -774,7 +774,7 @@ func TestReloadWaitsOutsideTheLock(t *testing.T) {
 	ring := NewKeyring(func(context.Context) (KeySet, error) {
 		calls.Add(1)
 		<-release
-		return KeySet{Signer: newKey, Verify: []*Key{key}, Published: []*Key{newKey, key}}, nil
+		return KeySet{Signers: []*Key{newKey}, Verify: []*Key{key}, Published: []*Key{newKey, key}}, nil
 	})
 	ring.Replace(key, nil, []*Key{key})
 	known, _ := ring.Sign(TypeAccess, sampleClaims())

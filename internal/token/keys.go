@@ -1,50 +1,100 @@
-// Package token mints and verifies Gatehouse's signed tokens (compact JWS, ES256),
-// seals secrets at rest, computes keyed hashes and draws random secrets and codes.
-// It is pure: no I/O (a Keyring reads its keys through the KeySource it is
-// given), and it imports nothing else from Gatehouse.
+// Package token mints and verifies Gatehouse's signed tokens (compact JWS:
+// ES256, RS256 or EdDSA), seals secrets at rest, computes keyed hashes and
+// draws random secrets and codes. It is pure: no I/O (a Keyring reads its
+// keys through the KeySource it is given), and it imports nothing else from
+// Gatehouse.
 package token
 
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
+	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
 
-// Key is one signing key. Private is nil for a verify-only key.
+// Signature algorithms (JOSE "alg" names). ES256 is the default and the
+// cheapest to sign; RS256 is what Scute's server SDKs verify; EdDSA
+// (Ed25519) is the fastest to verify.
+const (
+	ES256 = "ES256"
+	RS256 = "RS256"
+	EdDSA = "EdDSA"
+)
+
+// Algorithm is the default: it signs every token whose kind does not choose
+// (refresh tokens, API secrets, links) and the access tokens of apps that
+// keep the server default.
+const Algorithm = ES256
+
+// Algorithms lists the algorithms a key can have, in the order keys are made.
+var Algorithms = []string{ES256, RS256, EdDSA}
+
+// ValidAlgorithm reports whether alg is one of Algorithms.
+func ValidAlgorithm(alg string) bool { return slices.Contains(Algorithms, alg) }
+
+// rsaBits is the size of the RSA keys we make; smaller ones are refused.
+const rsaBits = 2048
+
+// Key is one signing key. Private is nil for a verify-only key. Alg follows
+// from the key's type and is the only algorithm it signs or verifies with.
 type Key struct {
 	ID      string // RFC 7638 JWK thumbprint (SHA-256, base64url without padding) of the public key
-	Private *ecdsa.PrivateKey
-	Public  *ecdsa.PublicKey
+	Alg     string
+	Private crypto.Signer
+	Public  crypto.PublicKey
 }
 
-// GenerateKey creates a new P-256 signing key.
-func GenerateKey() (*Key, error) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// GenerateKey creates a new P-256 (ES256) signing key.
+func GenerateKey() (*Key, error) { return GenerateKeyFor(ES256) }
+
+// GenerateKeyFor creates a new signing key for alg: P-256 for ES256,
+// RSA-2048 for RS256, Ed25519 for EdDSA.
+func GenerateKeyFor(alg string) (*Key, error) {
+	var priv crypto.Signer
+	var err error
+	switch alg {
+	case ES256:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case RS256:
+		priv, err = rsa.GenerateKey(rand.Reader, rsaBits)
+	case EdDSA:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		return nil, fmt.Errorf("token: generate key: unknown algorithm %q", alg)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("token: generate key: %w", err)
+		return nil, fmt.Errorf("token: generate %s key: %w", alg, err)
 	}
 	return newKey(priv)
 }
 
-// KeyFromPrivateDER parses a PKCS#8 DER P-256 private key and computes its ID.
+// KeyFromPrivateDER parses a PKCS#8 DER private key (P-256, RSA ≥ 2048 bits
+// or Ed25519) and computes its ID and algorithm.
 func KeyFromPrivateDER(der []byte) (*Key, error) {
 	parsed, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
 		return nil, fmt.Errorf("token: parse private key: %w", err)
 	}
-	priv, ok := parsed.(*ecdsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("token: parse private key: got %T; want ECDSA P-256", parsed)
+	switch p := parsed.(type) {
+	case *ecdsa.PrivateKey:
+		return newKey(p)
+	case *rsa.PrivateKey:
+		return newKey(p)
+	case ed25519.PrivateKey:
+		return newKey(p)
 	}
-	return newKey(priv)
+	return nil, fmt.Errorf("token: parse private key: got %T; want ECDSA P-256, RSA or Ed25519", parsed)
 }
 
 // PrivateDER encodes the private key as PKCS#8 DER.
@@ -60,59 +110,96 @@ func (k *Key) PrivateDER() ([]byte, error) {
 }
 
 // publicJWK is the JSON shape of a published key. It has no field that could
-// hold private material, so a JWKS can never leak "d" whatever key it is given.
+// hold private material ("d", "p", "q", …), so a JWKS can never leak one
+// whatever key it is given.
 type publicJWK struct {
 	Kty string `json:"kty"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Y   string `json:"y"`
+	Crv string `json:"crv,omitempty"`
+	X   string `json:"x,omitempty"`
+	Y   string `json:"y,omitempty"`
+	N   string `json:"n,omitempty"`
+	E   string `json:"e,omitempty"`
 	Kid string `json:"kid"`
 	Alg string `json:"alg"`
 	Use string `json:"use"`
 }
 
-// PublicJWK returns the JSON of the public JWK (kty, crv, x, y, kid, alg, use).
+// PublicJWK returns the JSON of the public JWK: kty, the public parameters
+// of its type (crv, x, y for EC; n, e for RSA; crv, x for OKP), kid, alg, use.
 func (k *Key) PublicJWK() ([]byte, error) {
 	if k == nil {
 		return nil, errors.New("token: nil key")
 	}
-	x, y, err := publicCoordinates(k.Public)
+	alg, err := publicAlg(k.Public)
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(publicJWK{
-		Kty: "EC",
-		Crv: "P-256",
-		X:   base64.RawURLEncoding.EncodeToString(x),
-		Y:   base64.RawURLEncoding.EncodeToString(y),
-		Kid: k.ID,
-		Alg: Algorithm,
-		Use: "sig",
-	})
+	j := publicJWK{Kid: k.ID, Alg: alg, Use: "sig"}
+	enc := base64.RawURLEncoding.EncodeToString
+	switch pub := k.Public.(type) {
+	case *ecdsa.PublicKey:
+		x, y, err := publicCoordinates(pub)
+		if err != nil {
+			return nil, err
+		}
+		j.Kty, j.Crv, j.X, j.Y = "EC", "P-256", enc(x), enc(y)
+	case *rsa.PublicKey:
+		j.Kty, j.N, j.E = "RSA", enc(pub.N.Bytes()), enc(big.NewInt(int64(pub.E)).Bytes())
+	case ed25519.PublicKey:
+		j.Kty, j.Crv, j.X = "OKP", "Ed25519", enc(pub)
+	}
+	b, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("token: marshal public jwk: %w", err)
 	}
 	return b, nil
 }
 
-// newKey wraps a private key after checking it is on P-256, the only curve ES256 allows.
-func newKey(priv *ecdsa.PrivateKey) (*Key, error) {
+// newKey wraps a private key after checking its public part is one we sign with.
+func newKey(priv crypto.Signer) (*Key, error) {
 	if priv == nil {
 		return nil, errors.New("token: nil private key")
 	}
-	pub := &priv.PublicKey
+	pub := priv.Public()
+	alg, err := publicAlg(pub)
+	if err != nil {
+		return nil, err
+	}
 	id, err := thumbprint(pub)
 	if err != nil {
 		return nil, err
 	}
-	return &Key{ID: id, Private: priv, Public: pub}, nil
+	return &Key{ID: id, Alg: alg, Private: priv, Public: pub}, nil
+}
+
+// publicAlg returns the algorithm a public key is for, after checking it is
+// well formed: a point on P-256, an RSA modulus of at least 2048 bits with a
+// sane exponent, or a 32-byte Ed25519 key.
+func publicAlg(pub crypto.PublicKey) (string, error) {
+	switch p := pub.(type) {
+	case *ecdsa.PublicKey:
+		if _, _, err := publicCoordinates(p); err != nil {
+			return "", err
+		}
+		return ES256, nil
+	case *rsa.PublicKey:
+		if p == nil || p.N == nil || p.N.BitLen() < rsaBits || p.E < 3 || p.E%2 == 0 {
+			return "", errors.New("token: RSA key must have at least 2048 bits and an odd exponent ≥ 3")
+		}
+		return RS256, nil
+	case ed25519.PublicKey:
+		if len(p) != ed25519.PublicKeySize {
+			return "", errors.New("token: Ed25519 key has the wrong size")
+		}
+		return EdDSA, nil
+	case nil:
+		return "", errors.New("token: key has no public part")
+	}
+	return "", fmt.Errorf("token: unsupported key type %T", pub)
 }
 
 // thumbprint computes the RFC 7638 SHA-256 thumbprint used as kid.
-func thumbprint(pub *ecdsa.PublicKey) (string, error) {
-	if _, _, err := publicCoordinates(pub); err != nil {
-		return "", err
-	}
+func thumbprint(pub crypto.PublicKey) (string, error) {
 	jwk := jose.JSONWebKey{Key: pub}
 	sum, err := jwk.Thumbprint(crypto.SHA256)
 	if err != nil {
