@@ -45,7 +45,7 @@ type App struct {
 	// "" follows the server default.
 	AccessTokenAlg string
 	CreatedAt      time.Time
-	UpdatedAt             time.Time
+	UpdatedAt      time.Time
 }
 
 const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login_url, callback_url, logo, logo_dark,
