@@ -116,10 +116,14 @@ func TestDevQuickstart(t *testing.T) {
 	dir := t.TempDir()
 	b, stdout, stderr, stop := startDev(t, dir)
 
-	for _, want := range []string{b.AppID, b.APISecret, b.BaseURL} {
+	for _, want := range []string{b.AppID, b.APISecret, b.BaseURL, "signed with ES256",
+		`/v1/apps/` + b.AppID + ` -H 'Authorization: Bearer <API secret>'`, `{"app":{"access_token_alg":"RS256"}}`} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout does not show %q:\n%s", want, stdout.String())
 		}
+	}
+	if b.AccessTokenAlg != "ES256" {
+		t.Errorf("bootstrap access_token_alg = %q; want ES256", b.AccessTokenAlg)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "bootstrap.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("bootstrap.json mode = %v, %v; want 0600", fi.Mode().Perm(), err)

@@ -67,8 +67,22 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		}
 		fmt.Fprintf(e.stdout, "\nGatehouse is running in development mode.\n\n"+
 			"  Base URL:    %s\n  App id:      %s\n  API secret:  %s\n  Workspace:   %s\n\n"+
-			"  Saved to %s. Codes and links: %s/dev/outbox?to=ADDRESS\n  API docs:    %s/v1/docs/\n\n",
-			b.BaseURL, b.AppID, b.APISecret, b.WorkspaceID, server.BootstrapPath(cfg.DataDir), b.BaseURL, b.BaseURL)
+			"  Saved to %s. Codes and links: %s/dev/outbox?to=ADDRESS\n  API docs:    %s/v1/docs/\n\n"+
+			"  Access tokens are signed with %s.%s\n\n",
+			b.BaseURL, b.AppID, b.APISecret, b.WorkspaceID, server.BootstrapPath(cfg.DataDir), b.BaseURL, b.BaseURL,
+			b.AccessTokenAlg, algAdvice(b))
 	}
 	return sys.Serve(ctx, ls)
+}
+
+// algAdvice tells a developer on the default algorithm how to switch when
+// their backend verifies tokens with Scute's server SDKs, which accept only RS256.
+func algAdvice(b server.Bootstrap) string {
+	if b.AccessTokenAlg == "RS256" {
+		return " Scute's Python and Ruby server SDKs verify them as they are."
+	}
+	return " It is the fastest. If your backend verifies tokens with Scute's Python or Ruby\n" +
+		"  server SDK (they accept only RS256), switch the app to RS256:\n" +
+		"    curl -X PATCH " + b.BaseURL + "/v1/apps/" + b.AppID + " -H 'Authorization: Bearer <API secret>' \\\n" +
+		"      -H 'Content-Type: application/json' -d '{\"app\":{\"access_token_alg\":\"RS256\"}}'"
 }

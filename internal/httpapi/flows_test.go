@@ -106,12 +106,16 @@ func (e *env) tokenSet(t *testing.T, r response, userID string) (access, refresh
 	if userID != "" && r.str("user_id") != userID {
 		t.Errorf("token set user_id = %q; want %q", r.str("user_id"), userID)
 	}
-	if r.str("key_id") != e.Keyring().SignerID() {
-		t.Errorf("token set key_id = %q; want the signing key %q", r.str("key_id"), e.Keyring().SignerID())
+	h := tokentest.Header(t, access)
+	if alg := e.Tenants.AccessTokenAlg(e.app); h["alg"] != alg || h["kid"] != e.Keyring().SignerIDFor(alg) || r.str("key_id") != h["kid"] {
+		t.Errorf("access header = %v, key_id %q; want alg %s and its signing key %q", h, r.str("key_id"), alg, e.Keyring().SignerIDFor(alg))
 	}
 	c := tokentest.Payload(t, access)
-	if c["uuid"] != r.str("user_id") || c["aud"] != e.app.ID || c["iss"] != e.Config.Tokens.Issuer {
-		t.Errorf("access claims = %v; want uuid %s, aud %s, iss %s", c, r.str("user_id"), e.app.ID, e.Config.Tokens.Issuer)
+	if c["uuid"] != r.str("user_id") || c["aud"] != e.app.ID || c["iss"] != e.Config.Tokens.Issuer || c["wid"] != e.app.WorkspaceID {
+		t.Errorf("access claims = %v; want uuid %s, aud %s, iss %s, wid %s", c, r.str("user_id"), e.app.ID, e.Config.Tokens.Issuer, e.app.WorkspaceID)
+	}
+	if _, ok := c["m2m"]; ok {
+		t.Errorf("a user's access token carries m2m: %v", c)
 	}
 	e.remember(access)
 	e.remember(refresh)

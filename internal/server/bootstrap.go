@@ -20,6 +20,8 @@ type Bootstrap struct {
 	AppID       string `json:"app_id"`
 	APISecret   string `json:"api_secret"`
 	BaseURL     string `json:"base_url"`
+	// AccessTokenAlg signs the Demo app's access tokens.
+	AccessTokenAlg string `json:"access_token_alg"`
 }
 
 // BootstrapPath is where DevBootstrap writes its record.
@@ -83,6 +85,11 @@ func (s *Server) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 		}
 		out.APISecret, st.SecretID = tok, rec.ID
 	}
+	app, err := s.Tenants.GetApp(ctx, st.AppID)
+	if err != nil {
+		return out, fmt.Errorf("dev bootstrap: %w", err)
+	}
+	out.AccessTokenAlg = s.Tenants.AccessTokenAlg(app)
 	b, _ := json.Marshal(st)
 	if err := s.DB.PutState(ctx, bootstrapKey, string(b), s.now()); err != nil {
 		return out, fmt.Errorf("dev bootstrap: %w", err)

@@ -271,8 +271,9 @@ func (k *Keyring) Sign(typ string, claims any) (string, error) {
 }
 
 // SignWith is Sign with the algorithm chosen, returning the signer's kid
-// too. When the keyring holds no signer for alg (another replica may just
-// have made the first one) it reloads once, as Verify does for an unknown kid.
+// too. When the keyring holds no signer for an algorithm other than the
+// default (another replica may just have made its first key, for an app that
+// chose it) it reloads once, as Verify does for an unknown kid.
 func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err error) {
 	if typ == "" {
 		return "", "", errors.New("token: sign: empty typ")
@@ -281,11 +282,12 @@ func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err er
 		return "", "", fmt.Errorf("token: sign: %s tokens are not signed with %q", typ, alg)
 	}
 	signer := k.load().signers[alg]
-	if signer == nil {
+	if signer == nil && alg != Algorithm { // the default's key is loaded at start-up
 		k.reloadSoon()
-		if signer = k.load().signers[alg]; signer == nil {
-			return "", "", fmt.Errorf("token: sign: no %s signing key", alg)
-		}
+		signer = k.load().signers[alg]
+	}
+	if signer == nil {
+		return "", "", fmt.Errorf("token: sign: no signing key for %s", alg)
 	}
 	payload, err := json.Marshal(claims)
 	if err != nil {

@@ -39,17 +39,29 @@ func Keys(t testing.TB) (*token.Sealer, *token.Hasher) {
 // tests that look inside the tokens a service hands out.
 func Payload(t testing.TB, tok string) map[string]any {
 	t.Helper()
+	return part(t, tok, 1)
+}
+
+// Header decodes a compact JWS's protected header (alg, kid, typ) without
+// checking anything.
+func Header(t testing.TB, tok string) map[string]any {
+	t.Helper()
+	return part(t, tok, 0)
+}
+
+func part(t testing.TB, tok string, i int) map[string]any {
+	t.Helper()
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		t.Fatalf("token has %d parts; want a compact JWS", len(parts))
 	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	b, err := base64.RawURLEncoding.DecodeString(parts[i])
 	if err != nil {
-		t.Fatalf("token payload: %v", err)
+		t.Fatalf("token part %d: %v", i, err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("token payload: %v", err)
+		t.Fatalf("token part %d: %v", i, err)
 	}
 	return m
 }
