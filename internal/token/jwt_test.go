@@ -683,30 +683,50 @@ func FuzzVerify(f *testing.F) {
 	})
 }
 
+// BenchmarkSign and BenchmarkVerify measure an access token with each
+// algorithm (docs/performance.md).
 func BenchmarkSign(b *testing.B) {
-	ring, _ := newRing(b)
-	claims := sampleClaims()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ring.Sign(TypeAccess, claims); err != nil {
-			b.Fatal(err)
-		}
+	for _, alg := range Algorithms {
+		b.Run(alg, func(b *testing.B) {
+			ring := benchRing(b, alg)
+			claims := sampleClaims()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := ring.SignWith(alg, TypeAccess, claims); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
 func BenchmarkVerify(b *testing.B) {
-	ring, _ := newRing(b)
-	raw, err := ring.Sign(TypeAccess, sampleClaims())
+	for _, alg := range Algorithms {
+		b.Run(alg, func(b *testing.B) {
+			ring := benchRing(b, alg)
+			raw, _, err := ring.SignWith(alg, TypeAccess, sampleClaims())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				var got accessClaims
+				if _, err := ring.Verify(raw, TypeAccess, &got); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchRing(b *testing.B, alg string) *Keyring {
+	key, err := GenerateKeyFor(alg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		var got accessClaims
-		if _, err := ring.Verify(raw, TypeAccess, &got); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ring := NewKeyring(nil)
+	ring.Replace(key, nil, []*Key{key})
+	return ring
 }
 
 // ExampleKeyring_Sign shows the intended flow: sign, verify by type, then validate claims.
