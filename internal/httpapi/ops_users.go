@@ -138,6 +138,8 @@ func (s *Server) listUsers(ctx context.Context, in *listUsersInput) (*listUsersO
 	if err != nil {
 		return nil, err
 	}
+	// The Ruby SDK's spellings: two that disagree are refused rather than
+	// one silently chosen.
 	if present(in.Limit) == "" {
 		limit = perPage
 	} else if present(in.PerPage) != "" && perPage != limit {
