@@ -639,6 +639,11 @@ func TestList(t *testing.T) {
 			{"active", appuser.Filter{Status: appuser.StatusActive}, 1, 2, []int{4, 3}, 5, 3, 1, 2},
 			{"by id", appuser.Filter{ID: ids[2]}, 1, 10, []int{2}, 1, 1, 1, 10},
 			{"created before", appuser.Filter{CreatedBefore: &before}, 1, 10, []int{2, 1, 0}, 3, 1, 1, 10},
+			{"search, any case", appuser.Search(appuser.Filter{}, " USER1"), 1, 10, []int{1}, 1, 1, 1, 10},
+			{"search for a whole address, not the other app's", appuser.Search(appuser.Filter{}, "user0@alpha.example"), 1, 10, []int{0}, 1, 1, 1, 10},
+			{"search, second page", appuser.Search(appuser.Filter{}, "user"), 2, 3, []int{3, 2, 1}, 7, 3, 2, 3},
+			{"search with a status", appuser.Search(appuser.Filter{Status: appuser.StatusActive}, "user"), 1, 10, []int{4, 3, 2, 1, 0}, 5, 1, 1, 10},
+			{"search is a prefix, not a substring", appuser.Search(appuser.Filter{}, "alpha"), 1, 10, nil, 0, 0, 1, 10},
 		} {
 			p, err := sys.Users.List(ctx, op, app, tc.f, tc.page, tc.perPage)
 			if err != nil {

@@ -51,8 +51,10 @@ func queryValue(q url.Values, key string) string {
 // FuzzListUsersQuery sends any query string to GET /v1/{app}/users on the
 // real system (SQLite, and PostgreSQL when configured): it never fails with
 // 5xx, refuses a parameter holding text a database cannot store however the
-// query is spelled, and the email and phone filters find exactly the users
-// whose address contains the text, wildcards and all.
+// query is spelled, the email and phone filters find exactly the users
+// whose address contains the text, wildcards and all, and the search (q, or
+// search) exactly those whose address starts with it as appuser.Search
+// reads it.
 func FuzzListUsersQuery(f *testing.F) {
 	for _, s := range []string{
 		"", "email=a_b", "email=a%25b", "email=%25", "email=_", "email=%5C", "email=A_B", "email=KATE", "email=%E2%84%AA",
@@ -60,6 +62,8 @@ func FuzzListUsersQuery(f *testing.F) {
 		"%ff=1", "email=a;b", "page=2&limit=1", "page=-1", "limit=1000001", "page=99999999999999999999", "status=active",
 		"status=weird", "created_before=2031-03-14T15:09:26Z", "created_before=yesterday", "id=nope", "email=a&email=b",
 		"email=example.com&phone=%2B44", "email=%C3%A9", "email=a%5C_b", "email=%00;x", "email=%ff;x", "x=%00;&email=a", "email=%zz", "email=a=b",
+		"q=a_", "q=A%25", "q=%2B1", "q=1415", "q=+44+20", "q=0049", "search=kate", "q=a&search=a", "q=a&search=b", "q=ann%2Bx%40example.org",
+		"q=%E2%84%AA", "q=%F4%8F%BF%BF", "q=a%F4%8F%BF%BF", "q=%ED%9F%BF", "per_page=2", "limit=2&per_page=3", "q=a&email=b&per_page=1&page=2",
 	} {
 		f.Add(s)
 	}
@@ -87,7 +91,7 @@ func FuzzListUsersQuery(f *testing.F) {
 		// The parameters as the API reads them (huma splits on "&" only).
 		q := url.Values{}
 		clean := true
-		for _, key := range []string{"id", "email", "phone", "status", "created_before", "page", "limit"} {
+		for _, key := range []string{"id", "email", "phone", "status", "created_before", "page", "limit", "q", "search", "per_page"} {
 			v := queryparam.Get(raw, key)
 			q.Set(key, v)
 			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
@@ -108,9 +112,19 @@ func FuzzListUsersQuery(f *testing.F) {
 				}
 				continue
 			}
+			search := queryValue(q, "q")
+			if other := queryValue(q, "search"); search == "" {
+				search = other
+			} else if other != "" && other != search {
+				if w.Code != http.StatusBadRequest {
+					t.Fatalf("GET users?%s (q %q, search %q) = %d; want 400", raw, search, other, w.Code)
+				}
+				continue
+			}
 			if w.Code != http.StatusOK {
 				continue
 			}
+			prefix := appuser.Search(appuser.Filter{}, search)
 			var body struct {
 				Users []struct {
 					Email *string `json:"email"`
@@ -127,8 +141,13 @@ func FuzzListUsersQuery(f *testing.F) {
 			}
 			email, phone := queryValue(q, "email"), queryValue(q, "phone")
 			want := 0
+			matches := func(e, p string) bool {
+				return strings.Contains(e, asciiLower(email)) && (phone == "" || strings.Contains(p, phone)) &&
+					(prefix.EmailPrefix == "" || e != "" && strings.HasPrefix(e, prefix.EmailPrefix)) &&
+					(prefix.PhonePrefix == "" || p != "" && strings.HasPrefix(p, prefix.PhonePrefix))
+			}
 			for _, u := range queryUsers {
-				if strings.Contains(u.email, asciiLower(email)) && (phone == "" || strings.Contains(u.phone, phone)) {
+				if matches(u.email, u.phone) {
 					want++
 				}
 			}
@@ -140,12 +159,12 @@ func FuzzListUsersQuery(f *testing.F) {
 				if u.Phone != nil {
 					p = *u.Phone
 				}
-				if !strings.Contains(e, asciiLower(email)) || phone != "" && !strings.Contains(p, phone) {
-					t.Fatalf("GET users?%s returned %q %q, which does not match email %q phone %q", raw, e, p, email, phone)
+				if !matches(e, p) {
+					t.Fatalf("GET users?%s returned %q %q, which does not match email %q phone %q search %q", raw, e, p, email, phone, search)
 				}
 			}
 			if q.Get("id") == "" && q.Get("status") == "" && q.Get("created_before") == "" && body.TotalCount != want {
-				t.Fatalf("GET users?%s: total_count = %d; want %d (email %q, phone %q)", raw, body.TotalCount, want, email, phone)
+				t.Fatalf("GET users?%s: total_count = %d; want %d (email %q, phone %q, search %q)", raw, body.TotalCount, want, email, phone, search)
 			}
 		}
 	})

@@ -61,6 +61,18 @@ func (s *Server) inviteUser(ctx context.Context, in *createUserInput) (*userWith
 	return out, nil
 }
 
+const listUsersDoc = "An app's users, newest first, one page at a time (`page`, and `limit` or its alias `per_page`: " +
+	"default 25, at most 100), with `total_count`, `total_pages`, `current_page`, `next_page`, `prev_page` and `per_page`. " +
+	"Filters combine. `q` (or its alias `search`) is a **prefix** search on e-mail addresses and phone numbers, served by " +
+	"an index: `q=ann` finds ann@example.com and anna@example.org, `q=ANN@Example.com` finds exactly ann@example.com " +
+	"(e-mail ignores ASCII case), `q=%2B1 415` or `q=1415` finds +14155552671; it never matches inside an address " +
+	"(`q=example` finds no one) and takes `%`, `_` and `+` literally. `email` and `phone` match text anywhere in the " +
+	"address (a scan of the app's users)."
+
+const getUserDoc = "A user with `sessions`, the user's live sessions (not expired, not revoked), newest first, in the shape " +
+	"GET /v1/{app_id}/users/{id}/sessions lists them; their ids end a session with " +
+	"DELETE /v1/{app_id}/users/{id}/sessions/{session_id} (the server SDKs' users.get and sessions.revoke)."
+
 // Query values are strings so that the client SDK's literal "undefined"
 // (URLSearchParams of an unset field) can be treated as absent.
 type listUsersInput struct {
@@ -70,8 +82,11 @@ type listUsersInput struct {
 	Phone         string `query:"phone" doc:"Phone contains this text."`
 	Status        string `query:"status" doc:"active, pending, inactive or imported."`
 	CreatedBefore string `query:"created_before" doc:"RFC 3339 time."`
+	Q             string `query:"q" doc:"Search: users whose e-mail address or phone number starts with this text. A + or a digit followed only by digits, spaces, dots, dashes and parentheses searches phone numbers (+ added when missing, separators dropped, a leading 00 read as +); anything else searches e-mail addresses, ignoring ASCII case. A whole address or number finds that user. Empty: no search." example:"ann@ex"`
+	Search        string `query:"search" doc:"Same as q (the Ruby server SDK's name). Sending both with different values is refused (400)."`
 	Page          string `query:"page" doc:"1-based page number (default 1)."`
 	Limit         string `query:"limit" doc:"Users per page (default 25, at most 100)."`
+	PerPage       string `query:"per_page" doc:"Same as limit (the Ruby server SDK's name). Sending both with different values is refused (400)."`
 }
 
 func present(v string) string {
@@ -119,7 +134,25 @@ func (s *Server) listUsers(ctx context.Context, in *listUsersInput) (*listUsersO
 	if err != nil {
 		return nil, err
 	}
+	perPage, err := intParam("per_page", in.PerPage)
+	if err != nil {
+		return nil, err
+	}
+	// The Ruby SDK's spellings: two that disagree are refused rather than
+	// one silently chosen.
+	if present(in.Limit) == "" {
+		limit = perPage
+	} else if present(in.PerPage) != "" && perPage != limit {
+		return nil, errs.Invalidf("per_page", "must equal limit when both are sent")
+	}
+	q, search := present(in.Q), present(in.Search)
+	if q == "" {
+		q = search
+	} else if search != "" && search != q {
+		return nil, errs.Invalidf("search", "must equal q when both are sent")
+	}
 	f := appuser.Filter{ID: present(in.ID), Email: present(in.Email), Phone: present(in.Phone), Status: present(in.Status)}
+	f = appuser.Search(f, q)
 	if v := present(in.CreatedBefore); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
@@ -166,13 +199,18 @@ func userResult(app tenant.App, u appuser.User) *userOutput {
 	return out
 }
 
+// getUser answers the user with the user's live sessions, whose ids
+// DELETE …/sessions/{session_id} takes: the server SDKs' users.get reads
+// them there (server-sdk-compat §3).
 func (s *Server) getUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)
-	u, err := s.Users.Get(ctx, principalFrom(ctx), app, in.ID)
+	u, sessions, err := s.SignIn.UserWithSessions(ctx, principalFrom(ctx), app, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	return userResult(app, u), nil
+	out := userResult(app, u)
+	out.Body.User.Sessions = sessionList(sessions, "")
+	return out, nil
 }
 
 type updateUserInput struct {

@@ -149,7 +149,7 @@ type User struct {
 	Meta            map[string]any  `json:"meta" doc:"Same as user_meta (client SDK name)."`
 	UserMeta        map[string]any  `json:"user_meta"`
 	RequiredFields  []RequiredField `json:"required_fields"`
-	Sessions        []Session       `json:"sessions" doc:"The user's live sessions (listed for browser user agents)."`
+	Sessions        []Session       `json:"sessions" doc:"The user's live sessions (not expired, not revoked), newest first, as GET /v1/{app_id}/users/{id}/sessions lists them: their ids end a session with DELETE /v1/{app_id}/users/{id}/sessions/{session_id}. Filled by GET /v1/{app_id}/users/{id} (API secret, API key or workspace secret) and by GET /v1/auth/{app_id}/current_user for browser user agents (User-Agent with Mozilla/); an empty array everywhere else (lists, updates, other current_user callers)."`
 	SignupDate      time.Time       `json:"signup_date"`
 	LastUsedAt      *time.Time      `json:"last_used_at"`
 	CreatedAt       time.Time       `json:"created_at"`

@@ -34,10 +34,28 @@ func (s *Service) SignOut(ctx context.Context, app store.App, caller Caller) (er
 // UserSessions lists a user's live sessions for an administrator (Read access).
 func (s *Service) UserSessions(ctx context.Context, p access.Principal, app store.App, userID string) (_ []Session, err error) {
 	defer errs.Wrap(&err, "list user sessions")
-	if _, err := s.users.Get(ctx, p, app, userID); err != nil {
-		return nil, err
+	_, sessions, err := s.userWithSessions(ctx, p, app, userID)
+	return sessions, err
+}
+
+// UserWithSessions reads a user with the user's live sessions, newest first,
+// for an administrator (Read access): the server SDKs' users.get, whose
+// session ids RevokeUserSession takes.
+func (s *Service) UserWithSessions(ctx context.Context, p access.Principal, app store.App, userID string) (_ appuser.User, _ []Session, err error) {
+	defer errs.Wrap(&err, "get user with sessions")
+	return s.userWithSessions(ctx, p, app, userID)
+}
+
+func (s *Service) userWithSessions(ctx context.Context, p access.Principal, app store.App, userID string) (appuser.User, []Session, error) {
+	u, err := s.users.Get(ctx, p, app, userID)
+	if err != nil {
+		return appuser.User{}, nil, err
 	}
-	return s.db.ListSessions(ctx, app.ID, userID, s.clock())
+	sessions, err := s.db.ListSessions(ctx, app.ID, userID, s.clock())
+	if err != nil {
+		return appuser.User{}, nil, err
+	}
+	return u, sessions, nil
 }
 
 // RevokeUserSession ends one session of a user for an administrator (Write access).

@@ -21,6 +21,13 @@ type dialect struct {
 	// forShare locks the selected rows against change (not against other
 	// readers) until the transaction ends; SQLite needs none, as above.
 	forShare string
+	// byteOrder follows a text column in a range condition so that it
+	// compares byte by byte, which makes a prefix one contiguous range and
+	// matches the prefix indexes (PostgreSQL's app_users_email_prefix and
+	// app_users_phone_prefix, on COLLATE "C"). SQLite's default BINARY
+	// collation already compares bytes, and its UNIQUE (app_id, email) and
+	// (app_id, phone) indexes serve the range.
+	byteOrder string
 }
 
 // forShareOf is forShare limited to one table of a join (PostgreSQL refuses
@@ -43,6 +50,7 @@ var (
 		gooseDialect: "postgres",
 		forUpdate:    " FOR NO KEY UPDATE",
 		forShare:     " FOR SHARE",
+		byteOrder:    ` COLLATE "C"`,
 		rotateRefresh: `WITH spent AS (
 			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL
 			RETURNING session_id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // BaseUser is one person within a workspace; each app they use has its own AppUser.
@@ -118,15 +119,21 @@ func (q Queries) FindAppUser(ctx context.Context, appID, email, phone string) (A
 
 // UserFilter narrows ListAppUsers; zero fields do not filter.
 type UserFilter struct {
-	ID            string
-	Email         string // substring, case-insensitive
-	Phone         string // substring
+	ID    string
+	Email string // substring, case-insensitive
+	Phone string // substring
+	// EmailPrefix and PhonePrefix match stored values that start with them,
+	// byte for byte (stored e-mail addresses are lower-case, phone numbers
+	// E.164): a range scan on an index, unlike the substrings above. They
+	// must be valid UTF-8.
+	EmailPrefix   string
+	PhonePrefix   string
 	Status        string
 	CreatedBefore *time.Time
 }
 
-// ListAppUsers returns one page of an app's users, newest first, and the total that match.
-func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
+// userWhere is the condition ListAppUsers selects by, with its arguments.
+func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 	where := []string{"app_id = $1"}
 	args := []any{appID}
 	add := func(cond string, v any) {
@@ -146,25 +153,72 @@ func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, l
 		add("phone LIKE ?", "%"+escapeLike(f.Phone)+"%")
 		where[len(where)-1] += ` ESCAPE '\'`
 	}
+	// A prefix is the range [prefix, prefixEnd): no LIKE, so no wildcard
+	// to escape, and an index serves it whatever the database's collation.
+	for _, p := range []struct{ col, prefix string }{{"email", f.EmailPrefix}, {"phone", f.PhonePrefix}} {
+		if p.prefix == "" {
+			continue
+		}
+		col := p.col + q.d.byteOrder
+		add(col+" >= ?", p.prefix)
+		if end, ok := prefixEnd(p.prefix); ok {
+			add(col+" < ?", end)
+		}
+	}
 	if f.Status != "" {
 		add("status = ?", f.Status)
 	}
 	if f.CreatedBefore != nil {
 		add("created_at < ?", ts(*f.CreatedBefore))
 	}
-	cond := strings.Join(where, " AND ")
+	return strings.Join(where, " AND "), args
+}
+
+// userStatements are ListAppUsers's statements: the count, which takes all
+// of args but the last two, and the page, which takes all of them.
+func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (count, page string, args []any) {
+	cond, args := q.userWhere(appID, f)
+	args = append(args, limit, offset)
+	return `SELECT COUNT(*) FROM app_users WHERE ` + cond,
+		`SELECT ` + appUserColumns + ` FROM app_users WHERE ` + cond +
+			` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(args)-1) + ` OFFSET $` + itoa(len(args)), args
+}
+
+// ListAppUsers returns one page of an app's users, newest first, and the total that match.
+func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
+	count, page, args := q.userStatements(appID, f, limit, offset)
 	var total int
-	if err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM app_users WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := q.r.queryRow(ctx, count, args[:len(args)-2]...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	args = append(args, limit, offset)
-	rs, err := q.r.query(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE `+cond+
-		` ORDER BY created_at DESC, id DESC LIMIT $`+itoa(len(args)-1)+` OFFSET $`+itoa(len(args)), args...)
+	rs, err := q.r.query(ctx, page, args...)
 	if err != nil {
 		return nil, 0, err
 	}
 	users, err := collect(rs, scanAppUser)
 	return users, total, err
+}
+
+// prefixEnd is the least string above every string that starts with prefix,
+// in byte order, which for UTF-8 is code point order: prefix with its last
+// rune replaced by the next one (surrogates, which valid UTF-8 never holds,
+// skipped). A last rune of U+10FFFF has no next one: it is dropped and the
+// rune before it moves up instead. ok is false when there is no such string
+// (a prefix of only U+10FFFF), so the range has no upper end.
+func prefixEnd(prefix string) (end string, ok bool) {
+	rs := []rune(prefix)
+	for i := len(rs) - 1; i >= 0; i-- {
+		switch r := rs[i]; {
+		case r == utf8.MaxRune:
+			continue
+		case r == 0xD7FF: // the next rune would be the first surrogate
+			rs[i] = 0xE000
+		default:
+			rs[i] = r + 1
+		}
+		return string(rs[:i+1]), true
+	}
+	return "", false
 }
 
 // UpdateAppUser writes the mutable fields of u and returns the stored row.

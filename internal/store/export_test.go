@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// UserListPlans returns the engine's query plans for ListAppUsers's count
+// and page statements under f, one line per plan node, after the engine has
+// gathered statistics on app_users (ANALYZE). On PostgreSQL sequential scans
+// are disabled, so that a plan on a test-sized table shows which index the
+// planner picks rather than a scan of a table that fits in one page.
+func (db *DB) UserListPlans(ctx context.Context, appID string, f UserFilter, limit, offset int) (count, page string, err error) {
+	explain := func(q Queries, stmt string, args []any) (string, error) {
+		prefix := "EXPLAIN "
+		if db.kind == SQLite {
+			prefix = "EXPLAIN QUERY PLAN "
+		}
+		rs, err := q.r.query(ctx, prefix+stmt, args...)
+		if err != nil {
+			return "", err
+		}
+		lines, err := collect(rs, func(r row) (string, error) {
+			var line string
+			if db.kind == SQLite {
+				var id, parent, unused int
+				err := r.Scan(&id, &parent, &unused, &line)
+				return line, err
+			}
+			err := r.Scan(&line)
+			return line, err
+		})
+		return strings.Join(lines, "\n"), err
+	}
+	err = db.Tx(ctx, func(tx *Tx) error {
+		if _, err := tx.w.exec(ctx, "ANALYZE app_users"); err != nil {
+			return err
+		}
+		if db.kind == Postgres {
+			if _, err := tx.w.exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				return err
+			}
+		}
+		c, p, args := tx.userStatements(appID, f, limit, offset)
+		var err error
+		if count, err = explain(tx.Queries, c, args[:len(args)-2]); err != nil {
+			return err
+		}
+		page, err = explain(tx.Queries, p, args)
+		return err
+	})
+	return count, page, err
+}
+
+// PrefixEnd is prefixEnd, for tests.
+var PrefixEnd = prefixEnd
