@@ -118,6 +118,7 @@ type AppSettingsBody struct {
 	MFAMethodsAllowed     *[]string `json:"mfa_methods_allowed,omitempty" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"Second factors accepted: totp, backup_code (or backup_codes), webauthn, push, sms_otp, email_otp. Default totp, backup_code, webauthn."`
 	MFAReverifyMinutes    *int      `json:"mfa_reverify_minutes,omitempty" minimum:"5" maximum:"1440" doc:"Minutes a sign-in or step-up counts as recent for changing second factors or identifiers. Default 10."`
 	EnumerationProtection *bool     `json:"enumeration_protection,omitempty" doc:"POST /challenges answers an unknown identifier with a decoy (nothing sent) instead of 404 user_not_found. Default false."`
+	TestIdentities        *bool     `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. Default false."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -138,7 +139,7 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		RequiredIdentifiers: b.RequiredIdentifiers, MetaSchema: schema, WebauthnRPID: b.WebauthnRPID,
 		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation,
 		MFAPolicy: b.MFAPolicy, MFAMethodsAllowed: b.MFAMethodsAllowed, MFAReverifyMinutes: b.MFAReverifyMinutes,
-		EnumerationProtection: b.EnumerationProtection}
+		EnumerationProtection: b.EnumerationProtection, TestIdentities: b.TestIdentities}
 }
 
 type updateOwnAppInput struct {

@@ -59,6 +59,7 @@ type AppFull struct {
 	// MFA and challenges.
 	MFAReverifyMinutes    int  `json:"mfa_reverify_minutes" doc:"How long a sign-in or step-up counts as recent for changing second factors or identifiers."`
 	EnumerationProtection bool `json:"enumeration_protection" doc:"POST /challenges answers an unknown identifier with a decoy instead of user_not_found."`
+	TestIdentities        bool `json:"test_identities" doc:"The app accepts test identities: never sent anything, signed in with the server's fixed code."`
 }
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
@@ -120,7 +121,7 @@ func appPublic(a tenant.App) AppPublic {
 func appFull(a tenant.App) AppFull {
 	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
 		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
-		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection}
+		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection, TestIdentities: a.TestIdentities}
 }
 
 func nonNil(s []string) []string {
@@ -150,6 +151,7 @@ type User struct {
 	LastUsedAt      *time.Time      `json:"last_used_at"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
+	Test            bool            `json:"test,omitempty" doc:"Present (true) only for a test identity of an app that accepts them: never sent anything, signed in with the server's fixed code."`
 }
 
 func optional(s string) *string {
@@ -168,7 +170,7 @@ func userOut(app tenant.App, u appuser.User) User {
 		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
 		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: nonNil(u.WebauthnTypes), Meta: meta, UserMeta: meta,
 		RequiredFields: requiredOut(app, meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
-		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Test: u.Test}
 }
 
 // LookupUser is what an anonymous identifier lookup reveals (client-compat §3.4):

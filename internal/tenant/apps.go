@@ -65,6 +65,9 @@ type AppSettings struct {
 	MFAMethodsAllowed     *[]string
 	MFAReverifyMinutes    *int
 	EnumerationProtection *bool
+	// TestIdentities: the app accepts test identities (never sent anything,
+	// signed in with the server's fixed code). Default false.
+	TestIdentities *bool
 }
 
 // MFA policies and the methods an app may allow as a second factor.
@@ -503,6 +506,9 @@ func applyMFA(a *App, in AppSettings) error {
 	}
 	if in.EnumerationProtection != nil {
 		a.EnumerationProtection = *in.EnumerationProtection
+	}
+	if in.TestIdentities != nil {
+		a.TestIdentities = *in.TestIdentities
 	}
 	return nil
 }
