@@ -57,6 +57,8 @@ const InvitationTTL = 7 * 24 * time.Hour
 type User struct {
 	store.AppUser
 	Meta map[string]any
+	// Test: the user is a test user of the app (TestIdentities.User).
+	Test bool
 }
 
 // Service manages the users of apps, and is the only writer of their rows.
@@ -71,6 +73,7 @@ type Service struct {
 	hasher    *token.Hasher
 	issuer    string
 	events    *webhook.Emitter
+	tests     TestIdentities
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -86,8 +89,10 @@ type Deps struct {
 	// Events receives user.created, user.updated and user.identifier_changed
 	// inside the transaction of the change; nil emits nothing.
 	Events *webhook.Emitter
-	Now    func() time.Time
-	Log    *slog.Logger
+	// TestIdentities are the server's test identities; the zero value has none.
+	TestIdentities TestIdentities
+	Now            func() time.Time
+	Log            *slog.Logger
 }
 
 // New returns a Service.
@@ -99,7 +104,7 @@ func New(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{db: d.DB, courier: d.Courier, templates: d.Templates, keys: d.Keyring, hasher: d.Hasher,
-		issuer: d.Issuer, events: d.Events, now: d.Now, log: d.Log}
+		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, now: d.Now, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -113,11 +118,16 @@ func SchemaOf(app store.App) Schema {
 	return sc
 }
 
-func decode(u store.AppUser) User {
+// Decode decodes a stored user of app: its metadata, and whether it is a
+// test user.
+func (s *Service) Decode(app store.App, u store.AppUser) User {
 	m := map[string]any{}
 	_ = json.Unmarshal(u.Meta, &m)
-	return User{AppUser: u, Meta: m}
+	return User{AppUser: u, Meta: m, Test: s.tests.User(app, u)}
 }
+
+// TestIdentities are the server's test identities.
+func (s *Service) TestIdentities() TestIdentities { return s.tests }
 
 // CreateInput creates or invites a user. Identifier is an e-mail or phone;
 // Email and Phone may be sent instead (or as well, to give both).
@@ -247,7 +257,7 @@ func (s *Service) create(ctx context.Context, p *access.Principal, app store.App
 	if err != nil {
 		return User{}, nil, err
 	}
-	return decode(u), metaErrs, nil
+	return s.Decode(app, u), metaErrs, nil
 }
 
 // insert validates a create request and stores the user, in tx, with its
@@ -298,7 +308,7 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in Cr
 		}
 		return u, nil, err
 	}
-	return u, metaErrs, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, EventData(u))
+	return u, metaErrs, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
 }
 
 // unclaimed returns the one contact given (email or phone) when base may take
@@ -353,7 +363,7 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 	if err := s.sendInvitation(ctx, app, u, tok); err != nil {
 		return User{}, nil, err
 	}
-	return decode(u), metaErrs, nil
+	return s.Decode(app, u), metaErrs, nil
 }
 
 // invitationClaims are read by the client SDK (uuid, user_status, email,
@@ -405,6 +415,12 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 	} else {
 		msg.Channel, msg.To = courier.ChannelSMS, u.Phone
 		msg.Text = fmt.Sprintf("You're invited to %s. Accept within 7 days: %s", app.Name, link)
+	}
+	if s.tests.Of(app, msg.To) {
+		// Nothing is ever sent to a test identity; it signs in with the
+		// fixed code, which activates the pending user.
+		s.log.DebugContext(ctx, "invitation to a test identity not sent", "app_id", app.ID, "user_id", u.ID)
+		return nil
 	}
 	if _, err := s.courier.Send(ctx, msg); err != nil {
 		// The user and invitation are saved; the operator can invite again.
@@ -471,7 +487,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.
 	if err != nil {
 		return store.AppUser{}, err
 	}
-	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(u))
+	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.EventData(app, u))
 }
 
 func invitationNotFound(err error) error {
@@ -511,7 +527,7 @@ func (s *Service) get(ctx context.Context, app store.App, id string) (User, erro
 	if err != nil {
 		return User{}, notFound(err)
 	}
-	return decode(u), nil
+	return s.Decode(app, u), nil
 }
 
 func notFound(err error) error {
@@ -543,7 +559,7 @@ func (s *Service) Lookup(ctx context.Context, app store.App, identifier string) 
 	if err != nil {
 		return nil, err
 	}
-	d := decode(u)
+	d := s.Decode(app, u)
 	return &d, nil
 }
 
@@ -600,7 +616,7 @@ func (s *Service) List(ctx context.Context, p access.Principal, app store.App, f
 	}
 	out := Page{Users: make([]User, 0, len(rows)), Total: total, Page: page, PerPage: perPage, TotalPages: (total + perPage - 1) / perPage}
 	for _, u := range rows {
-		out.Users = append(out.Users, decode(u))
+		out.Users = append(out.Users, s.Decode(app, u))
 	}
 	return out, nil
 }
@@ -719,7 +735,7 @@ func (s *Service) update(ctx context.Context, p *access.Principal, app store.App
 	if err != nil {
 		return User{}, err
 	}
-	return decode(out), nil
+	return s.Decode(app, out), nil
 }
 
 // SetStatus activates or deactivates a user (Write access). An unknown
@@ -752,12 +768,12 @@ func (s *Service) SetStatus(ctx context.Context, p access.Principal, app store.A
 				return err
 			}
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(u))
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.EventData(app, u))
 	})
 	if err != nil {
 		return User{}, notFound(err)
 	}
-	return decode(u), nil
+	return s.Decode(app, u), nil
 }
 
 // Delete removes a user of the app (Write access).
@@ -826,11 +842,11 @@ func (s *Service) ChangeIdentifier(ctx context.Context, tx *store.Tx, app store.
 // identifierEvents emits user.updated and, when the e-mail or phone
 // changed, user.identifier_changed with the previous values.
 func (s *Service) identifierEvents(ctx context.Context, tx *store.Tx, app store.App, before, after store.AppUser) error {
-	if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, EventData(after)); err != nil {
+	if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.EventData(app, after)); err != nil {
 		return err
 	}
 	if before.Email != after.Email || before.Phone != after.Phone {
-		data := EventData(after)
+		data := s.EventData(app, after)
 		data["previous"] = map[string]any{"email": optional(before.Email), "phone": optional(before.Phone)}
 		return s.events.Emit(ctx, tx, app.ID, webhook.UserIdentifierChanged, data)
 	}
@@ -882,21 +898,33 @@ func MergeMeta(stored []byte, patch map[string]any) ([]byte, error) {
 	return json.Marshal(cur)
 }
 
-// EventData is a user as webhook events carry it: no secrets, no tokens.
-func EventData(u store.AppUser) map[string]any {
+// EventData is a user of app as webhook events carry it, with the test flag.
+func (s *Service) EventData(app store.App, u store.AppUser) map[string]any {
+	return EventData(u, s.tests.User(app, u))
+}
+
+// EventData is a user as webhook events carry it: no secrets, no tokens. A
+// test user (test) carries "test": true in the user and in the data, as
+// every event about a test identity does.
+func EventData(u store.AppUser, test bool) map[string]any {
 	meta := map[string]any{}
 	_ = json.Unmarshal(u.Meta, &meta)
 	types := u.WebauthnTypes
 	if types == nil {
 		types = []string{}
 	}
-	return map[string]any{"user": map[string]any{
+	user := map[string]any{
 		"id": u.ID, "app_id": u.AppID, "user_id": u.UserID, "status": u.Status,
 		"email": optional(u.Email), "phone": optional(u.Phone),
 		"email_verified": u.EmailVerified, "phone_verified": u.PhoneVerified,
 		"webauthn_enabled": u.WebauthnEnabled, "webauthn_types": types,
 		"user_meta": meta, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt,
-	}}
+	}
+	d := map[string]any{"user": user}
+	if test {
+		user["test"], d["test"] = true, true
+	}
+	return d
 }
 
 func optional(s string) any {
@@ -905,6 +933,3 @@ func optional(s string) any {
 	}
 	return s
 }
-
-// DecodeUser decodes a stored user's metadata.
-func DecodeUser(u store.AppUser) User { return decode(u) }

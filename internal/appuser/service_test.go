@@ -1366,7 +1366,7 @@ func TestAcceptInvitation(t *testing.T) {
 			t.Fatalf("AcceptInvitation = %v; want nil", err)
 		}
 		wantMeta := map[string]any{"company": "Acme", "age": 41.0}
-		if meta := appuser.DecodeUser(got).Meta; got.ID != guest.ID || got.Status != appuser.StatusActive || !got.EmailVerified || got.PhoneVerified ||
+		if meta := sys.Users.Decode(app, got).Meta; got.ID != guest.ID || got.Status != appuser.StatusActive || !got.EmailVerified || got.PhoneVerified ||
 			!got.UpdatedAt.Equal(now) || !reflect.DeepEqual(meta, wantMeta) {
 			t.Errorf("AcceptInvitation = %+v meta %v; want %s active, e-mail verified (it was invited by e-mail), meta %v, updated at %v",
 				got, meta, guest.ID, wantMeta, now)
@@ -1380,7 +1380,7 @@ func TestAcceptInvitation(t *testing.T) {
 			t.Fatalf("events of AcceptInvitation = %v; want exactly one user.updated", types(evs))
 		}
 		var want map[string]any
-		b, _ := json.Marshal(appuser.EventData(got))
+		b, _ := json.Marshal(appuser.EventData(got, false))
 		if err := json.Unmarshal(b, &want); err != nil {
 			t.Fatalf("EventData: %v", err)
 		}

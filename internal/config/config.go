@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,39 @@ type Config struct {
 	RateLimit     RateLimit
 	SMS           SMS
 	Webhooks      Webhooks
+	// TestIdentities says which identifiers are test identities on the apps
+	// that accept them, and their code.
+	TestIdentities TestIdentities
+}
+
+// TestIdentities holds the patterns of test identities and their fixed
+// code. "off" in a pattern means no identifier of that kind is one.
+type TestIdentities struct {
+	// EmailSuffix ends the local part of a test e-mail address (compared
+	// without regard to case).
+	EmailSuffix string
+	// PhonePattern is a regular expression that a whole E.164 number must
+	// match.
+	PhonePattern string
+	// Code is the one-time code every code to a test identity is.
+	Code string
+}
+
+// Off disables one pattern of test identities.
+const Off = "off"
+
+// PhoneRegexp compiles test_identities.phone_pattern to match whole numbers
+// only: a pattern written without anchors cannot match part of a real
+// number. It returns nil for "off".
+func (t TestIdentities) PhoneRegexp() (*regexp.Regexp, error) {
+	if strings.EqualFold(strings.TrimSpace(t.PhonePattern), Off) {
+		return nil, nil
+	}
+	// Compiled alone first, so that an error quotes what the operator wrote.
+	if _, err := regexp.Compile(t.PhonePattern); err != nil {
+		return nil, fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	return regexp.Compile(`^(?:` + t.PhonePattern + `)$`)
 }
 
 // Webhooks holds the delivery settings.

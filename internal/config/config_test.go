@@ -87,6 +87,7 @@ func defaultConfig() Config {
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second, MaxEndpointsPerApp: 20},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m", ChallengePerIP: "60/10m", ChallengePerUser: "10/10m", UnknownPerIP: "20/1h",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second},
+		TestIdentities: TestIdentities{EmailSuffix: "+scute_test", PhonePattern: `^\+1\d{3}55501\d{2}$`, Code: "424242"},
 	}
 }
 
@@ -563,6 +564,19 @@ func TestValidate(t *testing.T) {
 		{"failures over 100", func(c *Config) { c.RateLimit.CodeFailuresPerHour = 101 }, "ratelimit.code_failures_per_hour"},
 		{"lock over 100", func(c *Config) { c.RateLimit.CodeLockAfter = 101 }, "ratelimit.code_lock_after"},
 		{"poll interval long", func(c *Config) { c.RateLimit.PollInterval = time.Hour }, "ratelimit.poll_interval"},
+		{"test suffix without +", func(c *Config) { c.TestIdentities.EmailSuffix = "_test" }, "test_identities.email_suffix"},
+		{"test suffix too short", func(c *Config) { c.TestIdentities.EmailSuffix = "+t" }, "test_identities.email_suffix"},
+		{"test suffix with @", func(c *Config) { c.TestIdentities.EmailSuffix = "+t@example.com" }, "test_identities.email_suffix"},
+		{"test suffix empty", func(c *Config) { c.TestIdentities.EmailSuffix = "" }, "test_identities.email_suffix"},
+		{"test suffix own", func(c *Config) { c.TestIdentities.EmailSuffix = "+qa-review" }, ""},
+		{"test suffix off", func(c *Config) { c.TestIdentities.EmailSuffix = "off" }, ""},
+		{"test pattern broken", func(c *Config) { c.TestIdentities.PhonePattern = `^\+1(555` }, "test_identities.phone_pattern"},
+		{"test pattern off", func(c *Config) { c.TestIdentities.PhonePattern = "off" }, ""},
+		{"test code short", func(c *Config) { c.TestIdentities.Code = "42424" }, "test_identities.code"},
+		{"test code long", func(c *Config) { c.TestIdentities.Code = "4242424" }, "test_identities.code"},
+		{"test code letters", func(c *Config) { c.TestIdentities.Code = "42424a" }, "test_identities.code"},
+		{"test code signed", func(c *Config) { c.TestIdentities.Code = "+42424" }, "test_identities.code"},
+		{"test code own", func(c *Config) { c.TestIdentities.Code = "090807" }, ""},
 	}
 	for _, tt := range tests {
 		c := defaultConfig()
@@ -592,6 +606,8 @@ func TestValidateMessages(t *testing.T) {
 			`invalid setting database.url (GATEHOUSE_DATABASE_URL): missing scheme`, "hunter2"},
 		{func(c *Config) { c.MasterKey = "hunter2hunter2" },
 			`invalid setting master_key (GATEHOUSE_MASTER_KEY): master key is`, "hunter2"},
+		{func(c *Config) { c.TestIdentities.Code = "98765x" },
+			`invalid setting test_identities.code (GATEHOUSE_TEST_IDENTITIES_CODE): must be 6 digits`, "98765x"},
 	}
 	for _, tt := range tests {
 		c := defaultConfig()
@@ -777,6 +793,9 @@ func TestEveryFieldCovered(t *testing.T) {
 		"webhooks.workers_per_app":            "3",
 		"webhooks.max_endpoints_per_app":      "5",
 		"tokens.access_token_alg":             "RS256",
+		"test_identities.email_suffix":        `"+QA_Review"`,
+		"test_identities.phone_pattern":       `'\+4420794600\d\d'`,
+		"test_identities.code":                `"000111"`,
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -818,6 +837,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		SMS: SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
 			ChallengePerIP: "30/1m", ChallengePerUser: "off", UnknownPerIP: "5/1h", CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second},
+		TestIdentities: TestIdentities{EmailSuffix: "+qa_review", PhonePattern: `\+4420794600\d\d`, Code: "000111"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(every key) = %+v; want %+v", got, want)
@@ -856,6 +876,37 @@ func TestAppShare(t *testing.T) {
 	} {
 		if got := (Webhooks{Workers: tc.workers, WorkersPerApp: tc.perApp}).AppShare(); got != tc.want {
 			t.Errorf("AppShare(workers %d, per app %d) = %d; want %d", tc.workers, tc.perApp, got, tc.want)
+		}
+	}
+}
+
+func TestTestIdentityPhoneRegexp(t *testing.T) {
+	def, err := defaultConfig().TestIdentities.PhoneRegexp()
+	if err != nil {
+		t.Fatalf("default pattern: %v", err)
+	}
+	for number, want := range map[string]bool{
+		"+14155550123": true, "+13125550142": true, "+12125550100": true, "+12125550199": true,
+		"+14155550200": false, "+14155550099": false, "+441415550123": false, "+141555501234": false,
+		"x+14155550123": false, "+14155550123\n": false, "": false,
+	} {
+		if got := def.MatchString(number); got != want {
+			t.Errorf("default pattern matches %q = %v; want %v", number, got, want)
+		}
+	}
+	// A pattern without anchors still matches whole numbers only.
+	re, err := TestIdentities{PhonePattern: `555`}.PhoneRegexp()
+	if err != nil || re.MatchString("+14155550123") || !re.MatchString("555") {
+		t.Errorf("unanchored pattern: %v, %v; want a whole-number match", re, err)
+	}
+	// An alternation is anchored as a whole, not its first and last branch.
+	re, err = TestIdentities{PhonePattern: `\+1555|\+1666`}.PhoneRegexp()
+	if err != nil || re.MatchString("+15550000") || !re.MatchString("+1666") {
+		t.Errorf("alternation: %v, %v; want each branch matched whole", re, err)
+	}
+	for _, off := range []string{"off", "OFF", " off "} {
+		if re, err := (TestIdentities{PhonePattern: off}).PhoneRegexp(); re != nil || err != nil {
+			t.Errorf("PhoneRegexp(%q) = %v, %v; want nil, nil", off, re, err)
 		}
 	}
 }

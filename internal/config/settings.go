@@ -391,6 +391,24 @@ func table() []setting {
 			bind:  durationField(func(c *Config) *time.Duration { return &c.RateLimit.PollInterval }),
 			check: func(c Config) error { return durationRange(c.RateLimit.PollInterval, 0, time.Minute) },
 		},
+		{
+			Setting: Setting{Key: "test_identities.email_suffix", Default: "+scute_test",
+				Help: "Test identities (apps opt in with test_identities): e-mail addresses whose local part ends with this suffix, in any case. It starts with + (a sub-address tag), so that no ordinary address is one. off: no e-mail address is a test identity."},
+			bind:  enumField(func(c *Config) *string { return &c.TestIdentities.EmailSuffix }),
+			check: func(c Config) error { return checkEmailSuffix(c.TestIdentities.EmailSuffix) },
+		},
+		{
+			Setting: Setting{Key: "test_identities.phone_pattern", Default: `^\+1\d{3}55501\d{2}$`,
+				Help: "Test identities: phone numbers (E.164, such as +14155550123) that this regular expression (Go syntax) matches whole. Default: the fictional North American numbers 555-0100 to 555-0199 of any area code. off: no number is a test identity."},
+			bind:  stringField(func(c *Config) *string { return &c.TestIdentities.PhonePattern }),
+			check: func(c Config) error { _, err := c.TestIdentities.PhoneRegexp(); return err },
+		},
+		{
+			Setting: Setting{Key: "test_identities.code", Default: "424242",
+				Help: "The one-time code of every test identity: 6 digits, as every one-time code. Anyone who knows it can sign in as any test identity of an app that accepts them."},
+			bind:  stringField(func(c *Config) *string { return &c.TestIdentities.Code }),
+			check: func(c Config) error { return checkTestCode(c.TestIdentities.Code) },
+		},
 	}
 	for i := range t {
 		t[i].Env = envName(t[i].Key)

@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -205,4 +206,29 @@ func durationRange(d, lo, hi time.Duration) error {
 func checkRule(s string) error {
 	_, err := ratelimit.ParseRule(s)
 	return err
+}
+
+// emailSuffixRe is a sub-address tag: "+" and at least two more of the
+// characters such tags use. Requiring the "+" keeps every address without
+// one (most real addresses) from ever being a test identity.
+var emailSuffixRe = regexp.MustCompile(`^\+[a-z0-9._-]{2,62}$`)
+
+func checkEmailSuffix(s string) error {
+	if s == Off || emailSuffixRe.MatchString(s) {
+		return nil
+	}
+	return errors.New(`must be "+" and 2 to 62 letters, digits, dots, dashes or underscores (e.g. "+scute_test"), or off`)
+}
+
+// testCodeDigits is the length of every one-time code (signin's codeDigits):
+// a code of another length would be refused before it is compared.
+const testCodeDigits = 6
+
+// checkTestCode does not quote the value: an operator who chose a code of
+// their own may want it kept from logs.
+func checkTestCode(s string) error {
+	if len(s) != testCodeDigits || strings.Trim(s, "0123456789") != "" {
+		return fmt.Errorf("must be %d digits, as every one-time code", testCodeDigits)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
@@ -166,7 +165,7 @@ func (s *Server) verifyChallenge(ctx context.Context, in *verifyChallengeInput) 
 	out := &verifyChallengeOutput{}
 	out.Body.Status, out.Body.Challenge, out.Body.RemainingBackupCodes = res.Challenge.Status, challengeOut(res.Challenge), res.RemainingBackupCodes
 	if res.User != nil {
-		u := userOut(app, appuser.DecodeUser(*res.User))
+		u := userOut(app, s.Users.Decode(app, *res.User))
 		out.Body.User = &u
 	}
 	if t := res.Tokens; t != nil {

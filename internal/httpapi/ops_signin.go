@@ -233,7 +233,7 @@ type currentUserInput struct {
 
 func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOutput, error) {
 	app, caller := appFrom(ctx), callerFrom(ctx)
-	out := userResult(app, appuser.DecodeUser(caller.User))
+	out := userResult(app, s.Users.Decode(app, caller.User))
 	// Like the hosted service, list sessions only for browsers: it costs a
 	// second query on the hottest route.
 	if strings.Contains(in.UserAgent, "Mozilla/") {

@@ -62,6 +62,7 @@ type AppFull struct {
 	// Tokens.
 	AccessTokenAlg        string `json:"access_token_alg" enum:"ES256,RS256,EdDSA" doc:"The algorithm that signs this app's access tokens (its own choice or the server default)."`
 	AccessTokenAlgDefault bool   `json:"access_token_alg_default" doc:"True when access_token_alg is the server default (tokens.access_token_alg), not the app's own choice."`
+	TestIdentities        bool   `json:"test_identities" doc:"The app accepts test identities: never sent anything, signed in with the server's fixed code."`
 }
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
@@ -124,7 +125,8 @@ func (s *Server) appFull(a tenant.App) AppFull {
 	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
 		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
 		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection,
-		AccessTokenAlg: s.Tenants.AccessTokenAlg(a), AccessTokenAlgDefault: a.AccessTokenAlg == ""}
+		AccessTokenAlg: s.Tenants.AccessTokenAlg(a), AccessTokenAlgDefault: a.AccessTokenAlg == "",
+		TestIdentities: a.TestIdentities}
 }
 
 func nonNil(s []string) []string {
@@ -154,6 +156,7 @@ type User struct {
 	LastUsedAt      *time.Time      `json:"last_used_at"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
+	Test            bool            `json:"test,omitempty" doc:"Present (true) only for a test identity of an app that accepts them: never sent anything, signed in with the server's fixed code."`
 }
 
 func optional(s string) *string {
@@ -172,7 +175,7 @@ func userOut(app tenant.App, u appuser.User) User {
 		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
 		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: nonNil(u.WebauthnTypes), Meta: meta, UserMeta: meta,
 		RequiredFields: requiredOut(app, meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
-		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Test: u.Test}
 }
 
 // LookupUser is what an anonymous identifier lookup reveals (client-compat §3.4):

@@ -169,8 +169,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
 		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
+	tests, err := testIdentities(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
-		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, Now: s.now, Log: s.log})
+		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log})
 	limits := opts.Limits
 	if limits == nil {
 		l, err := signinLimits(cfg)
@@ -438,6 +442,21 @@ func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
 }
 func (h levelFloor) WithGroup(n string) slog.Handler {
 	return levelFloor{h.Handler.WithGroup(n), h.min}
+}
+
+// testIdentities turns the test_identities settings into the patterns
+// appuser matches ("off" is none).
+func testIdentities(cfg config.Config) (appuser.TestIdentities, error) {
+	ti := cfg.TestIdentities
+	phone, err := ti.PhoneRegexp()
+	if err != nil {
+		return appuser.TestIdentities{}, &config.SettingError{Key: "test_identities.phone_pattern", Reason: err.Error()}
+	}
+	out := appuser.TestIdentities{EmailSuffix: strings.ToLower(ti.EmailSuffix), Phone: phone, Code: ti.Code}
+	if strings.EqualFold(ti.EmailSuffix, config.Off) {
+		out.EmailSuffix = ""
+	}
+	return out, nil
 }
 
 // signinLimits turns the rate-limit settings into rules.

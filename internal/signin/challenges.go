@@ -186,6 +186,9 @@ type challengeData struct {
 	UsedFactor string `json:"used_factor,omitempty"`
 	// custom and verify_identity: the app's data.
 	Custom map[string]any `json:"custom,omitempty"`
+	// Test: the challenge's user was a test user of the app when it was
+	// created; its events carry "test": true.
+	Test bool `json:"test,omitempty"`
 }
 
 func decodeData(ch store.Challenge) challengeData {
@@ -265,7 +268,7 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: req.Purpose, Method: req.Method,
 		Status: store.ChallengePending, IP: c.IP, UserAgent: truncate(c.UserAgent, 512), CreatedAt: now,
 		Intent: strings.TrimSpace(req.Intent), SessionID: sessionID, Location: truncate(c.Location, 120)}
-	var d challengeData
+	d := challengeData{Test: s.users.TestIdentities().User(app, u)}
 	if req.Purpose == PurposeCustom || req.Purpose == PurposeVerifyIdentity {
 		d.Custom = req.Data
 	}
@@ -306,7 +309,7 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 	ch.PollHash = s.hasher.Hash(tokenLabel, tok)
 	var code string
 	if ch.Method == MethodEmailOTP || ch.Method == MethodSMSOTP {
-		code = token.NewCode(codeDigits)
+		code = s.newCode(app, ch.Recipient)
 		ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
 		if err := s.allow(ctx, bucket{key: "send:id:" + app.ID + ":" + ch.Recipient, rule: s.limits.SendPerIdentifier},
 			bucket{key: "send:ip:" + c.IP, rule: s.limits.SendPerIP}); err != nil {
@@ -608,7 +611,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: req.Method,
 		Status: store.ChallengePending, IP: c.IP, UserAgent: truncate(c.UserAgent, 512), CreatedAt: now,
 		Intent: strings.TrimSpace(req.Intent), Location: truncate(c.Location, 120)}
-	d := challengeData{NewIdentifier: id.Value}
+	d := challengeData{NewIdentifier: id.Value, Test: u.Test}
 	if err := s.prepareMethod(ctx, s.db.Queries, app, u.AppUser, &ch, &d, now); err != nil {
 		return ChallengeView{}, err
 	}
@@ -620,7 +623,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 	ch.PollHash, ch.Data = s.hasher.Hash(tokenLabel, tok), encodeData(d)
 	var code string
 	if ch.Method == MethodEmailOTP || ch.Method == MethodSMSOTP {
-		code = token.NewCode(codeDigits)
+		code = s.newCode(app, ch.Recipient)
 		ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
 	}
 	return s.storeChallenge(ctx, app, ch, tok, code, now, func(tx *store.Tx) error {
@@ -668,7 +671,7 @@ func (s *Service) sendChallengeCode(ctx context.Context, app store.App, ch store
 		fmt.Sprintf("%s is your %s %s code. It expires in %s.", code, app.Name, what, ttl))
 	if err == nil {
 		msg.Code = code
-		_, err = s.courier.Send(ctx, msg)
+		err = s.deliver(ctx, app, msg)
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "challenge code not delivered", "app_id", ch.AppID, "challenge_id", ch.ID,
@@ -764,7 +767,7 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 		bucket{key: "send:ip:" + c.IP, rule: s.limits.SendPerIP}); err != nil {
 		return ChallengeView{}, err
 	}
-	code := token.NewCode(codeDigits)
+	code := s.newCode(app, ch.Recipient)
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
 	if ch.Purpose != PurposeMFA { // a second factor keeps its sign-in's deadline
 		ch.ExpiresAt = now.Add(s.settings.CodeLifetime)

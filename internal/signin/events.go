@@ -46,6 +46,16 @@ func verificationData(ch store.Challenge, confirmedAt *time.Time, extra map[stri
 	for k, v := range extra {
 		d[k] = v
 	}
+	return markTest(d, ch)
+}
+
+// markTest adds "test": true to the data of an event about ch when its user
+// is a test user (challengeData.Test), as every event about a test
+// identity carries.
+func markTest(d map[string]any, ch store.Challenge) map[string]any {
+	if decodeData(ch).Test {
+		d["test"] = true
+	}
 	return d
 }
 
@@ -84,8 +94,12 @@ func challengeEventData(ch store.Challenge, status string, extra map[string]any)
 		"intent": ch.Intent, "status": status, "ip_address": ch.IP, "device": map[string]any{"os": os, "browser": browser},
 		"created_at": ch.CreatedAt, "expires_at": ch.ExpiresAt,
 	}
-	if custom := decodeData(ch).Custom; custom != nil {
-		d["data"] = custom
+	cd := decodeData(ch)
+	if cd.Custom != nil {
+		d["data"] = cd.Custom
+	}
+	if cd.Test {
+		d["test"] = true
 	}
 	for k, v := range extra {
 		d[k] = v
@@ -105,9 +119,9 @@ func (s *Service) emitChallenge(ctx context.Context, tx *store.Tx, ch store.Chal
 func (s *Service) afterWrongAnswer(ctx context.Context, tx *store.Tx, ch store.Challenge, status, reason string, now time.Time) error {
 	var events []webhook.Event
 	if ch.Purpose == PurposeAuthenticate || ch.Purpose == PurposeMFA {
-		events = append(events, webhook.Event{Type: webhook.AuthLoginFailed, Data: map[string]any{
+		events = append(events, webhook.Event{Type: webhook.AuthLoginFailed, Data: markTest(map[string]any{
 			"user_id": ch.AppUserID, "method": ch.Method, "verification_id": ch.ID, "reason": reason, "ip_address": ch.IP,
-			"purpose": ch.Purpose}})
+			"purpose": ch.Purpose}, ch)})
 	}
 	if status == store.ChallengeFailed {
 		if delivered(ch.Method) {
@@ -134,9 +148,9 @@ func verificationIntent(ch store.Challenge) string {
 
 // emitLoginFailed emits auth.login.failed.
 func (s *Service) emitLoginFailed(ctx context.Context, tx *store.Tx, ch store.Challenge, reason string) error {
-	return s.events.Emit(ctx, tx, ch.AppID, webhook.AuthLoginFailed, map[string]any{
+	return s.events.Emit(ctx, tx, ch.AppID, webhook.AuthLoginFailed, markTest(map[string]any{
 		"user_id": ch.AppUserID, "method": ch.Method, "verification_id": ch.ID, "reason": reason, "ip_address": ch.IP,
-	})
+	}, ch))
 }
 
 // deliveryFailed records that a code or link could not be handed to the provider.

@@ -101,7 +101,8 @@ func (s *Service) mfaGate(ctx context.Context, tx *store.Tx, app store.App, u st
 	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeMFA, Method: available[0],
 		Status: store.ChallengePending, IP: c.IP, UserAgent: truncate(c.UserAgent, 512), CreatedAt: now,
 		ExpiresAt: now.Add(mfaLifetime), Location: truncate(c.Location, 120)}
-	d := challengeData{FirstSession: f.Session, FirstAMR: f.AMR, FirstKind: f.Kind, FirstCredential: f.CredentialID}
+	d := challengeData{FirstSession: f.Session, FirstAMR: f.AMR, FirstKind: f.Kind, FirstCredential: f.CredentialID,
+		Test: s.users.TestIdentities().User(app, u)}
 	if err := s.prepareMethod(ctx, tx.Queries, app, u, &ch, &d, now); err != nil {
 		return gate{}, err
 	}
@@ -291,7 +292,7 @@ func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Ca
 		if e.Verified {
 			return nil
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, mfaEventData(caller.User, "mfa_method_added", MethodTOTP, e.ID))
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_added", MethodTOTP, e.ID))
 	})
 	if err != nil {
 		return Enrollment{}, err
@@ -345,7 +346,7 @@ func (s *Service) NewBackupCodes(ctx context.Context, app store.App, caller Call
 		if err := tx.ReplaceBackupCodes(ctx, app.ID, caller.User.ID, ids, hashes, s.clock()); err != nil {
 			return err
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, mfaEventData(caller.User, "backup_codes_generated", MethodBackupCode, ""))
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "backup_codes_generated", MethodBackupCode, ""))
 	})
 	if err != nil {
 		return nil, err
@@ -447,7 +448,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		if err := tx.DeleteTOTP(ctx, caller.User.ID, e.ID); err != nil {
 			return notFoundAs(err, ErrMFAMethodNotFound)
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, mfaEventData(caller.User, "mfa_method_removed", MethodTOTP, e.ID))
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_removed", MethodTOTP, e.ID))
 	})
 	if err == nil && e.Verified {
 		s.securityNotice(ctx, app, caller.User, "An authenticator app was removed from your account's sign-in steps.")
@@ -457,8 +458,8 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 
 // mfaEventData is user.updated's data for a change of second factors: the
 // user, what changed, and which method (never a secret or a code).
-func mfaEventData(u store.AppUser, change, method, id string) map[string]any {
-	d := appuser.EventData(u)
+func (s *Service) mfaEventData(app store.App, u store.AppUser, change, method, id string) map[string]any {
+	d := s.users.EventData(app, u)
 	d["change"], d["mfa_method"] = change, method
 	if id != "" {
 		d["mfa_method_id"] = id
@@ -484,7 +485,7 @@ func (s *Service) notice(ctx context.Context, app store.App, to appuser.Identifi
 	text := fmt.Sprintf("%s If this was not you, contact %s's support.", what, app.Name)
 	msg, err := s.message(app, to, "security_notice", courier.NoticeData{AppName: app.Name, Notice: what}, text)
 	if err == nil {
-		_, err = s.courier.Send(ctx, msg)
+		err = s.deliver(ctx, app, msg)
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "security notice not delivered", "app_id", app.ID, "to", courier.MaskAddress(to.Value), "err", err)

@@ -10,7 +10,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
 // Challenge methods and purposes.
@@ -109,7 +108,7 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 		method = MethodSMSOTP
 	}
 	ch := s.newChallenge(app, r, method, codeAttempts, s.settings.CodeLifetime, c)
-	code := token.NewCode(codeDigits)
+	code := s.newCode(app, r.ID.Value)
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
 	ttl := minutes(s.settings.CodeLifetime)
 	msg, err := s.message(app, r.ID, "login_code", courier.CodeData{AppName: app.Name, Code: code, ExpiresIn: ttl},
@@ -118,7 +117,7 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 		return SendResult{}, err
 	}
 	msg.Code = code
-	sent, err := s.issue(ctx, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg)
+	sent, err := s.issue(ctx, app, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -285,7 +284,7 @@ func (s *Service) noticeCodeLocked(ctx context.Context, app store.App, ch store.
 		fmt.Sprintf("Someone entered many wrong sign-in codes for your %s account, so sign-in by code is locked. "+
 			"Sign in another way, such as a magic link, to unlock it.", app.Name))
 	if err == nil {
-		_, err = s.courier.Send(ctx, msg)
+		err = s.deliver(ctx, app, msg)
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "code lock notice not delivered", "app_id", app.ID, "user_id", ch.AppUserID,

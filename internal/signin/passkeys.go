@@ -254,7 +254,7 @@ func (s *Service) finishRegistration(ctx context.Context, app store.App, userID,
 		if err != nil {
 			return err
 		}
-		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_added", pk)); err != nil {
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_added", pk)); err != nil {
 			return err
 		}
 		if then != nil {
@@ -292,8 +292,8 @@ func (s *Service) refuseRegistration(ctx context.Context, app store.App, userID 
 
 // passkeyEventData is user.updated's data for a passkey change: the user,
 // what changed and the passkey (never its key).
-func passkeyEventData(u store.AppUser, change string, pk store.Passkey) map[string]any {
-	d := appuser.EventData(u)
+func (s *Service) passkeyEventData(app store.App, u store.AppUser, change string, pk store.Passkey) map[string]any {
+	d := s.users.EventData(app, u)
 	d["change"] = change
 	d["passkey"] = map[string]any{"id": pk.ID, "credential_id": pk.CredentialID, "name": pk.Name,
 		"authenticator_attachment": pk.AuthenticatorAttachment}
@@ -406,11 +406,15 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 			return err
 		}
 		browser, platform := DescribeUserAgent(c.UserAgent)
-		return s.events.Emit(ctx, tx, app.ID, webhook.ChallengeCompleted, map[string]any{
+		data := map[string]any{
 			"challenge_id": cer.ID, "purpose": "authenticate", "method": "webauthn", "user_id": u.ID,
 			"passkey_id": pk.ID, "credential_id": pk.CredentialID, "ip_address": c.IP,
 			"device": map[string]any{"os": platform, "browser": browser}, "completed_at": now,
-		})
+		}
+		if s.users.TestIdentities().User(app, u) {
+			data["test"] = true
+		}
+		return s.events.Emit(ctx, tx, app.ID, webhook.ChallengeCompleted, data)
 	})
 	if errors.Is(err, errConcurrentUse) {
 		return TokenSet{}, s.refuseLogin(ctx, app, u.ID, a.CredentialID, "concurrent_use", errors.New("the passkey was used concurrently"), c)
@@ -476,7 +480,7 @@ func (s *Service) checkAssertion(ctx context.Context, app store.App, cer store.P
 			if err != nil {
 				return err
 			}
-			return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_suspended", pk))
+			return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_suspended", pk))
 		}); err != nil {
 			return assertionCheck{}, err
 		}
@@ -511,6 +515,17 @@ func (s *Service) refuseLogin(ctx context.Context, app store.App, userID, creden
 	s.log.InfoContext(ctx, "passkey sign-in refused", "app_id", app.ID, "user_id", userID, "reason", reason, "detail", detail)
 	data := map[string]any{"user_id": optionalString(userID), "method": "webauthn", "purpose": "authenticate",
 		"reason": reason, "credential_id": optionalString(credentialID), "ip_address": c.IP}
+	// Only an app that accepts test identities pays a read to say whether
+	// the refused user is one.
+	if app.TestIdentities && userID != "" {
+		u, err := s.db.GetAppUser(ctx, app.ID, userID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err == nil && s.users.TestIdentities().User(app, u) {
+			data["test"] = true
+		}
+	}
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := s.events.Emit(ctx, tx, app.ID, webhook.AuthLoginFailed, data); err != nil {
 			return err
@@ -587,7 +602,7 @@ func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id s
 		if updated, err = s.users.SyncPasskeys(ctx, tx, app, userID); err != nil {
 			return err
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, passkeyEventData(updated, "passkey_removed", pk))
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_removed", pk))
 	})
 	if err == nil {
 		s.securityNotice(ctx, app, updated, fmt.Sprintf("A passkey (%s) was removed from your account.", pk.Name))

@@ -44,6 +44,8 @@ type App struct {
 	// AccessTokenAlg signs the app's access tokens (ES256, RS256, EdDSA);
 	// "" follows the server default.
 	AccessTokenAlg string
+	// TestIdentities: the app accepts test identities (appuser.TestIdentities).
+	TestIdentities bool
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
@@ -52,7 +54,7 @@ const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login
 	public_signup, profile_management, service_branding, email_auth_type, auto_refresh, access_expiration,
 	refresh_expiration, magic_link_expiration, allowed_identifiers, required_identifiers, user_meta_data_schema,
 	created_at, updated_at, webauthn_rp_id, webauthn_user_verification, webauthn_attestation,
-	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection, access_token_alg`
+	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection, access_token_alg, test_identities`
 
 func scanApp(r row) (App, error) {
 	var a App
@@ -61,7 +63,7 @@ func scanApp(r row) (App, error) {
 		&a.Logo, &a.LogoDark, &a.PublicSignup, &a.ProfileManagement, &a.ServiceBranding, &a.EmailAuthType,
 		&a.AutoRefresh, &a.AccessExpiration, &a.RefreshExpiration, &a.MagicLinkExpiration, &allowed, &required,
 		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt, &a.WebauthnRPID, &a.WebauthnUserVerification, &a.WebauthnAttestation,
-		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection, &a.AccessTokenAlg)
+		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection, &a.AccessTokenAlg, &a.TestIdentities)
 	if err != nil {
 		return a, err
 	}
@@ -77,13 +79,13 @@ func appArgs(a App) []any {
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.CreatedAt), ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
-		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg}
+		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities}
 }
 
 // CreateApp inserts a. A duplicate slug within the workspace is ErrConflict.
 func (q Queries) CreateApp(ctx context.Context, a App) error {
 	_, err := q.w.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`, appArgs(a)...)
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`, appArgs(a)...)
 	return err
 }
 
@@ -116,13 +118,13 @@ func (q Queries) UpdateApp(ctx context.Context, a App) error {
 		refresh_expiration = $17, magic_link_expiration = $18, allowed_identifiers = $19, required_identifiers = $20,
 		user_meta_data_schema = $21, updated_at = $22, webauthn_rp_id = $23, webauthn_user_verification = $24,
 		webauthn_attestation = $25, mfa_policy = $26, mfa_methods_allowed = $27, mfa_reverify_minutes = $28,
-		enumeration_protection = $29, access_token_alg = $30 WHERE id = $1 AND workspace_id = $2`,
+		enumeration_protection = $29, access_token_alg = $30, test_identities = $31 WHERE id = $1 AND workspace_id = $2`,
 		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
 		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
-		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg)
+		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities)
 	return affected(n, err)
 }
 

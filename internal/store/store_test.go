@@ -63,12 +63,15 @@ func TestRoundTrip(t *testing.T) {
 		if err := db.CreateWorkspace(ctx, store.Workspace{ID: "ws2", Name: "x", Slug: "acme", CreatedAt: t0, UpdatedAt: t0}); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("duplicate slug err = %v; want ErrConflict", err)
 		}
-		gotApp.Name, gotApp.UpdatedAt = "Renamed", t0.Add(time.Hour)
+		if gotApp.TestIdentities {
+			t.Errorf("TestIdentities = true on an app created without; want false")
+		}
+		gotApp.Name, gotApp.UpdatedAt, gotApp.TestIdentities = "Renamed", t0.Add(time.Hour), true
 		if err := db.UpdateApp(ctx, gotApp); err != nil {
 			t.Fatalf("UpdateApp: %v", err)
 		}
-		if a, _ := db.GetApp(ctx, app.ID); a.Name != "Renamed" || !a.UpdatedAt.Equal(t0.Add(time.Hour).Truncate(time.Microsecond)) {
-			t.Errorf("after update = %q %v", a.Name, a.UpdatedAt)
+		if a, _ := db.GetApp(ctx, app.ID); a.Name != "Renamed" || !a.UpdatedAt.Equal(t0.Add(time.Hour).Truncate(time.Microsecond)) || !a.TestIdentities {
+			t.Errorf("after update = %q %v test_identities=%v", a.Name, a.UpdatedAt, a.TestIdentities)
 		}
 	})
 }

@@ -69,6 +69,9 @@ type AppSettings struct {
 	// AccessTokenAlg signs the app's access tokens: ES256, RS256 or EdDSA;
 	// "" or "default" follows the server default.
 	AccessTokenAlg *string
+	// TestIdentities: the app accepts test identities (never sent anything,
+	// signed in with the server's fixed code). Default false.
+	TestIdentities *bool
 }
 
 // MFA policies and the methods an app may allow as a second factor.
@@ -545,6 +548,9 @@ func applyMFA(a *App, in AppSettings) error {
 	}
 	if in.EnumerationProtection != nil {
 		a.EnumerationProtection = *in.EnumerationProtection
+	}
+	if in.TestIdentities != nil {
+		a.TestIdentities = *in.TestIdentities
 	}
 	return nil
 }

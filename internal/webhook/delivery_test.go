@@ -88,7 +88,7 @@ func TestEmitDeliversSignedEnvelope(t *testing.T) {
 		rc := newReceiver(t, nil)
 		ep := e.endpoint(t, e.app.ID, rc.url(), nil)
 		u := e.createUser(t, e.app.ID, appuser.CreateInput{Email: "ada@example.com"})
-		data := appuser.EventData(u.AppUser)
+		data := appuser.EventData(u.AppUser, false)
 
 		page := e.waitSettled(t, e.app.ID, ep.ID, 1)
 		d := page.Deliveries[0]

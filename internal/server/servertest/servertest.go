@@ -47,6 +47,10 @@ type Options struct {
 	Limits *signin.Limits
 	// Courier, when set, wraps the recorder (to make deliveries fail).
 	Courier func(courier.Provider) courier.Provider
+	// SettingsCourier keeps the e-mail and SMS providers the settings choose
+	// (in development mode the outbox behind /dev/outbox) instead of the
+	// recorder, which then sees nothing: for tests of what reaches them.
+	SettingsCourier bool
 	// RealClock keeps time.Now: for tests of background work that River
 	// schedules in real time (delivery retries).
 	RealClock bool
@@ -144,7 +148,10 @@ func New(t testing.TB, kind string, opts Options) *System {
 	}
 	o := server.Options{Log: slog.New(slog.NewJSONHandler(sys.Logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Courier: sys.Mail, Limits: opts.Limits, MasterKey: sys.MasterKey, Version: "test"}
-	if opts.Courier != nil {
+	switch {
+	case opts.SettingsCourier:
+		o.Courier = nil
+	case opts.Courier != nil:
 		o.Courier = opts.Courier(sys.Mail)
 	}
 	if o.Limits == nil {
