@@ -49,6 +49,13 @@ type Config struct {
 	RateLimit     RateLimit
 	SMS           SMS
 	Webhooks      Webhooks
+	M2M           M2M
+}
+
+// M2M holds the machine-to-machine token settings.
+type M2M struct {
+	// TokenTTL is the lifetime of an M2M access token (and its session).
+	TokenTTL time.Duration
 }
 
 // Webhooks holds the delivery settings.

@@ -87,6 +87,7 @@ func defaultConfig() Config {
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second, MaxEndpointsPerApp: 20},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m", ChallengePerIP: "60/10m", ChallengePerUser: "10/10m", UnknownPerIP: "20/1h",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second},
+		M2M: M2M{TokenTTL: 10 * time.Minute},
 	}
 }
 
@@ -560,6 +561,9 @@ func TestValidate(t *testing.T) {
 		{"failures over 100", func(c *Config) { c.RateLimit.CodeFailuresPerHour = 101 }, "ratelimit.code_failures_per_hour"},
 		{"lock over 100", func(c *Config) { c.RateLimit.CodeLockAfter = 101 }, "ratelimit.code_lock_after"},
 		{"poll interval long", func(c *Config) { c.RateLimit.PollInterval = time.Hour }, "ratelimit.poll_interval"},
+		{"m2m ttl over 15m", func(c *Config) { c.M2M.TokenTTL = 16 * time.Minute }, "m2m.token_ttl"},
+		{"m2m ttl 15m", func(c *Config) { c.M2M.TokenTTL = 15 * time.Minute }, ""},
+		{"m2m ttl under 1m", func(c *Config) { c.M2M.TokenTTL = 30 * time.Second }, "m2m.token_ttl"},
 	}
 	for _, tt := range tests {
 		c := defaultConfig()
@@ -773,6 +777,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		"webhooks.rescue_after":               "20s",
 		"webhooks.workers_per_app":            "3",
 		"webhooks.max_endpoints_per_app":      "5",
+		"m2m.token_ttl":                       "5m",
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -814,6 +819,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		SMS: SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
 			ChallengePerIP: "30/1m", ChallengePerUser: "off", UnknownPerIP: "5/1h", CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second},
+		M2M: M2M{TokenTTL: 5 * time.Minute},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(every key) = %+v; want %+v", got, want)
