@@ -26,6 +26,7 @@ const (
 	TypeRefresh   = "rt+jwt"
 	TypeAPISecret = "api-secret+jwt"
 	TypeMagic     = "magic+jwt"
+	TypeM2M       = "m2m+jwt"
 )
 
 // ErrInvalid reports any failure to parse or verify a token or its claims.
