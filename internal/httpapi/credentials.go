@@ -21,6 +21,7 @@ const (
 	schemeUserAccess = "userAccess"
 	schemeM2M        = "m2mToken"
 	schemeClient     = "clientBasic"
+	schemeKeyHeader  = "apiKeyHeader"
 )
 
 // HeaderM2MToken carries an M2M access token (interface §4.13 leaves the
@@ -59,8 +60,8 @@ const metaAuth = "gatehouse.auth"
 // or workspace at all (access.Reaches) before any input is read; what the
 // caller may do there is decided by the domain method. Each header accepts
 // only its own token types: Authorization carries API secrets and API keys
-// (and, on M2M routes, an M2M token); X-Authorization carries user tokens
-// (and, on M2M routes, an API key or an M2M token); X-M2M-Token an M2M token.
+// (and, on M2M routes, an M2M token); X-Authorization carries user tokens or
+// an API key (interface §4.3); X-M2M-Token an M2M token.
 func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 	op := hctx.Operation()
 	kind, _ := op.Metadata[metaAuth].(auth)
@@ -74,7 +75,8 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 		}
 		hctx = huma.WithValue(hctx, keyApp, app)
 	case authOptionalApp, authApp:
-		if kind == authOptionalApp && strings.TrimSpace(hctx.Header("Authorization")) == "" {
+		authz := strings.TrimSpace(hctx.Header("Authorization"))
+		if kind == authOptionalApp && authz == "" {
 			app, err := s.Tenants.App(ctx, appParam(hctx))
 			if err != nil {
 				s.writeError(hctx, err)
@@ -83,13 +85,34 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 			hctx = huma.WithValue(hctx, keyApp, app)
 			break
 		}
-		p, err := s.principal(ctx, hctx.Header("Authorization"))
+		// Authorization decides who is calling. On authApp routes an API
+		// key in X-Authorization (interface §4.3) stands in for it when it
+		// is absent; alongside it, the key must be valid and of the same app
+		// but adds no right. Other X-Authorization values are user tokens,
+		// left to the routes that read them.
+		var key string
+		if kind == authApp {
+			key = apiKeyIn(hctx.Header("X-Authorization"))
+		}
+		var p, also access.Principal
+		var err error
+		switch {
+		case authz == "" && key != "":
+			p, err = s.Tenants.Authenticate(ctx, key)
+		case key != "":
+			if p, err = s.principal(ctx, authz); err == nil {
+				also, err = s.Tenants.Authenticate(ctx, key)
+			}
+		default:
+			p, err = s.principal(ctx, authz)
+		}
 		if err != nil {
 			s.writeError(hctx, err)
 			return
 		}
 		app, err := s.Tenants.App(ctx, appParam(hctx))
-		if errors.Is(err, tenant.ErrAppNotFound) || (err == nil && !access.Reaches(p, app.ID, app.WorkspaceID)) {
+		if errors.Is(err, tenant.ErrAppNotFound) || (err == nil && !access.Reaches(p, app.ID, app.WorkspaceID)) ||
+			(err == nil && also.Kind != "" && !access.Reaches(also, app.ID, app.WorkspaceID)) {
 			err = access.ErrForbidden // no probing for ids: same answer as another tenant's app
 		}
 		if err != nil {
@@ -129,6 +152,16 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 	next(hctx)
 }
 
+// apiKeyIn returns the API key an X-Authorization value holds (raw, or
+// after "Bearer "), or "" when it holds none.
+func apiKeyIn(header string) string {
+	v := bearerValue(header)
+	if strings.HasPrefix(v, tenant.APIKeyPrefix) {
+		return v
+	}
+	return ""
+}
+
 // bearerValue is a header's value without a leading "Bearer " (in any case).
 func bearerValue(header string) string {
 	v := strings.TrimSpace(header)
@@ -166,8 +199,8 @@ func (s *Server) m2mCredentials(hctx huma.Context) (huma.Context, error) {
 	}
 	if xauth := bearerValue(hctx.Header("X-Authorization")); token.Peek(xauth) == token.TypeM2M {
 		m2m = append(m2m, xauth)
-	} else if strings.HasPrefix(xauth, tenant.APIKeyPrefix) {
-		creds = append(creds, "Bearer "+xauth)
+	} else if key := apiKeyIn(xauth); key != "" {
+		creds = append(creds, "Bearer "+key)
 	}
 	var ps []access.Principal
 	for _, c := range creds {

@@ -205,7 +205,10 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 	o.Metadata = map[string]any{metaAuth: a}
 	var codes []int
 	switch a {
-	case authApp, authWorkspace:
+	case authApp:
+		o.Security = []map[string][]string{{schemeAPISecret: {}}, {schemeKeyHeader: {}}, {schemeAPISecret: {}, schemeKeyHeader: {}}}
+		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+	case authWorkspace:
 		o.Security = []map[string][]string{{schemeAPISecret: {}}}
 		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	case authUser:

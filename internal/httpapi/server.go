@@ -99,6 +99,8 @@ func New(d Deps) *Server {
 			Description: "An app or workspace API secret (JWT), or an app API key (`ghk_…`), in `Authorization: Bearer`."},
 		schemeUserAccess: {Type: "apiKey", In: "header", Name: "X-Authorization",
 			Description: "A user's access token (raw JWT, no `Bearer ` prefix)."},
+		schemeKeyHeader: {Type: "apiKey", In: "header", Name: "X-Authorization",
+			Description: "An app API key (`ghk_…`) in `X-Authorization` (interface §4.3). Alone it stands in for `Authorization`; beside an API secret it must be valid and of the same app (else 401 or 403) and adds no right: `Authorization` decides."},
 		schemeM2M: {Type: "apiKey", In: "header", Name: HeaderM2MToken,
 			Description: "An M2M access token from the client_credentials grant (also accepted in `Authorization: Bearer` or `X-Authorization`)."},
 		schemeClient: {Type: "http", Scheme: "basic",
