@@ -105,7 +105,7 @@ type M2MTokenRequest struct {
 type m2mTokenInput struct {
 	AppID         string `path:"app_id"`
 	Authorization string `header:"Authorization" doc:"client_secret_basic: Basic base64(client_id:client_secret)."`
-	ContentType   string `header:"Content-Type"`
+	ContentType   string `header:"Content-Type" hidden:"true"` // the request body says it
 	RawBody       []byte `contentType:"application/x-www-form-urlencoded"`
 }
 
