@@ -224,10 +224,6 @@ func (s *Service) IssueToken(ctx context.Context, app store.App, r TokenRequest)
 	if r.ClientID == "" || r.ClientSecret == "" || len(r.ClientID) > maxClientIDLen {
 		return Grant{}, ErrInvalidClient
 	}
-	scopes, err := parseScope(r.Scope)
-	if err != nil {
-		return Grant{}, err
-	}
 	c, err := s.db.GetM2MClient(ctx, app.ID, r.ClientID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Grant{}, ErrInvalidClient
@@ -237,6 +233,11 @@ func (s *Service) IssueToken(ctx context.Context, app store.App, r TokenRequest)
 	}
 	if !s.hasher.Equal(c.SecretHash, "m2m-client", r.ClientSecret) || c.RevokedAt != nil {
 		return Grant{}, ErrInvalidClient
+	}
+	// Only an authenticated client learns what is wrong with its scope.
+	scopes, err := parseScope(r.Scope)
+	if err != nil {
+		return Grant{}, err
 	}
 	for _, sc := range scopes {
 		if !slices.Contains(c.Scopes, sc) {
