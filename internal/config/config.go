@@ -53,6 +53,7 @@ type Config struct {
 	// TestIdentities says which identifiers are test identities on the apps
 	// that accept them, and their code.
 	TestIdentities TestIdentities
+	M2M            M2M
 }
 
 // TestIdentities holds the patterns of test identities and their fixed
@@ -83,6 +84,12 @@ func (t TestIdentities) PhoneRegexp() (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return regexp.Compile(`^(?:` + t.PhonePattern + `)$`)
+}
+
+// M2M holds the machine-to-machine token settings.
+type M2M struct {
+	// TokenTTL is the lifetime of an M2M access token (and its session).
+	TokenTTL time.Duration
 }
 
 // Webhooks holds the delivery settings.

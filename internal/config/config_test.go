@@ -88,6 +88,7 @@ func defaultConfig() Config {
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m", ChallengePerIP: "60/10m", ChallengePerUser: "10/10m", UnknownPerIP: "20/1h",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second},
 		TestIdentities: TestIdentities{EmailSuffix: "+scute_test", PhonePattern: `^\+1\d{3}55501\d{2}$`, Code: "424242"},
+		M2M:            M2M{TokenTTL: 10 * time.Minute},
 	}
 }
 
@@ -577,6 +578,9 @@ func TestValidate(t *testing.T) {
 		{"test code letters", func(c *Config) { c.TestIdentities.Code = "42424a" }, "test_identities.code"},
 		{"test code signed", func(c *Config) { c.TestIdentities.Code = "+42424" }, "test_identities.code"},
 		{"test code own", func(c *Config) { c.TestIdentities.Code = "090807" }, ""},
+		{"m2m ttl over 15m", func(c *Config) { c.M2M.TokenTTL = 16 * time.Minute }, "m2m.token_ttl"},
+		{"m2m ttl 15m", func(c *Config) { c.M2M.TokenTTL = 15 * time.Minute }, ""},
+		{"m2m ttl under 1m", func(c *Config) { c.M2M.TokenTTL = 30 * time.Second }, "m2m.token_ttl"},
 	}
 	for _, tt := range tests {
 		c := defaultConfig()
@@ -796,6 +800,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		"test_identities.email_suffix":        `"+QA_Review"`,
 		"test_identities.phone_pattern":       `'\+4420794600\d\d'`,
 		"test_identities.code":                `"000111"`,
+		"m2m.token_ttl":                       "5m",
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -838,6 +843,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
 			ChallengePerIP: "30/1m", ChallengePerUser: "off", UnknownPerIP: "5/1h", CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second},
 		TestIdentities: TestIdentities{EmailSuffix: "+qa_review", PhonePattern: `\+4420794600\d\d`, Code: "000111"},
+		M2M:            M2M{TokenTTL: 5 * time.Minute},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(every key) = %+v; want %+v", got, want)

@@ -409,6 +409,12 @@ func table() []setting {
 			bind:  stringField(func(c *Config) *string { return &c.TestIdentities.Code }),
 			check: func(c Config) error { return checkTestCode(c.TestIdentities.Code) },
 		},
+		{
+			Setting: Setting{Key: "m2m.token_ttl", Default: "10m",
+				Help: "Lifetime of a machine-to-machine (client_credentials) access token and of the M2M session it opens. 1m to 15m: M2M tokens stay short-lived (no refresh token; the machine asks again)."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.M2M.TokenTTL }),
+			check: func(c Config) error { return durationRange(c.M2M.TokenTTL, time.Minute, 15*time.Minute) },
+		},
 	}
 	for i := range t {
 		t[i].Env = envName(t[i].Key)

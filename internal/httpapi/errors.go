@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -47,8 +48,10 @@ func newAPIError(status int, code, msg string) *apiError {
 
 // errorTable is the one place domain errors become responses: sentinels
 // matched with errors.Is, then the typed errors. 401 and 403 carry only
-// {error}, as the interface shows them; the one exception is 403
-// verification_required, a code the server SDKs read.
+// {error}, as the interface shows them; the exceptions are 403
+// verification_required, a code the server SDKs read, 401
+// m2m_session_required, which the interface lists (§7), and 401
+// invalid_client, RFC 6749's code at the M2M token endpoint.
 var errorTable = []struct {
 	target error
 	status int
@@ -88,6 +91,14 @@ var errorTable = []struct {
 	{signin.ErrMFAMethodNotFound, http.StatusNotFound, "mfa_method_not_found", "Second factor not found"},
 	{signin.ErrFactorLocked, http.StatusTooManyRequests, "factor_locked", "Too many wrong codes for this second factor: use another one"},
 	{signin.ErrPasskeysUnavailable, http.StatusConflict, "webauthn_unavailable", "Passkeys need the app's origin on a domain name (set origin or webauthn_rp_id)"},
+	// Machine-to-machine: RFC 6749 §5.2's codes at the token endpoint, in
+	// this API's shape ({error, error_code}, not {error, error_description}).
+	{machine.ErrInvalidClient, http.StatusUnauthorized, "invalid_client", "Client authentication failed"},
+	{machine.ErrUnsupportedGrantType, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials"},
+	{machine.ErrInvalidScope, http.StatusBadRequest, "invalid_scope", "scope is malformed or asks for a scope the client does not have"},
+	{machine.ErrSessionRequired, http.StatusUnauthorized, "m2m_session_required", "An M2M access token is required (X-M2M-Token)"},
+	{machine.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
+	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
@@ -126,6 +137,12 @@ var typedErrors = []func(error) *apiError{
 		ae := newAPIError(http.StatusForbidden, "verification_required",
 			fmt.Sprintf("Verification required: sign in again or complete a step_up challenge (within %d minutes)", e.Minutes))
 		ae.Details = map[string]any{"recent_sign_in_minutes": e.Minutes}
+		return ae
+	}),
+	// RFC 6749 §5.2: a 401 to a client that used HTTP Basic names the scheme.
+	as(func(basicChallenge) *apiError {
+		ae := newAPIError(http.StatusUnauthorized, "invalid_client", "Client authentication failed")
+		ae.header = http.Header{"Www-Authenticate": {`Basic realm="gatehouse", charset="UTF-8"`}}
 		return ae
 	}),
 	as(func(e *appuser.MetaInvalidError) *apiError {

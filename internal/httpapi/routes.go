@@ -47,6 +47,27 @@ func (s *Server) registerRoutes() {
 		"Changes an app's settings (`{\"app\": {...}}`, the fields of the workspace route) with the app's own API secret (server-sdk-compat §4), or a workspace secret of an owner or admin. API keys may not. Same validation as PATCH /v1/workspaces/{workspace_id}/apps/{app_id}."),
 		authApp, s.updateOwnApp, http.StatusConflict)
 
+	// Machine-to-machine: clients, the client_credentials grant, M2M sessions (interface §4.13).
+	register(s, described(op("createM2mClient", "POST", "/v1/apps/{app_id}/m2m/clients", "Create an M2M client", "M2M"), createM2MClientDoc),
+		authApp, s.createM2MClient)
+	register(s, described(op("listM2mClients", "GET", "/v1/apps/{app_id}/m2m/clients", "List M2M clients", "M2M"),
+		"The app's M2M clients, newest first, revoked ones included (with revoked_at); never their secrets. With the app's API secret or a workspace secret of an owner or admin; API keys may not (403)."),
+		authApp, s.listM2MClients)
+	register(s, described(op("revokeM2mClient", "DELETE", "/v1/apps/{app_id}/m2m/clients/{id}", "Revoke an M2M client", "M2M"),
+		"Revokes an M2M client: it gets no more tokens, and every session it holds ends at once, so its tokens fail on the next request on every replica. Revoking it again answers the same; an unknown id is 404 m2m_client_not_found. Credentials as for creating one."),
+		authApp, s.revokeM2MClient)
+	register(s, described(op("m2mToken", "POST", "/v1/auth/{app_id}/oauth/token", "Get an M2M access token (client_credentials)", "M2M"), m2mTokenDoc),
+		authPublicApp, s.m2mToken, http.StatusUnauthorized)
+	s.documentTokenRequest("/v1/auth/{app_id}/oauth/token")
+	register(s, described(op("m2mSession", "GET", "/v1/apps/{app_id}/m2m/session", "The M2M session of the calling token", "M2M"),
+		"Answers the session the caller's M2M access token belongs to, while the token works. "+m2mAuthDoc),
+		authM2M, s.m2mSession)
+	register(s, described(op("revokeM2mSession", "DELETE", "/v1/apps/{app_id}/m2m/revoke", "Revoke the current M2M session", "M2M"),
+		"Ends the session of the caller's M2M access token (interface §4.13): that token, and every other of the session, fails from the next request on, on every replica; calling again with it is 401. Answers `{message, verified: true}`. "+m2mAuthDoc),
+		authM2M, s.revokeM2MSession)
+	register(s, described(op("introspectM2m", "POST", "/v1/apps/{app_id}/m2m/introspect", "Check an M2M access token", "M2M"), introspectDoc),
+		authApp, s.introspectM2M)
+
 	// Workspaces, members and their apps.
 	register(s, op("listWorkspaces", "GET", "/v1/workspaces", "List the caller's workspaces", "Workspaces"), authWorkspace, s.listWorkspaces)
 	register(s, op("createWorkspace", "POST", "/v1/workspaces", "Create a workspace", "Workspaces"), authWorkspace, s.createWorkspace, http.StatusConflict)
@@ -184,7 +205,10 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 	o.Metadata = map[string]any{metaAuth: a}
 	var codes []int
 	switch a {
-	case authApp, authWorkspace:
+	case authApp:
+		o.Security = []map[string][]string{{schemeAPISecret: {}}, {schemeKeyHeader: {}}, {schemeAPISecret: {}, schemeKeyHeader: {}}}
+		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+	case authWorkspace:
 		o.Security = []map[string][]string{{schemeAPISecret: {}}}
 		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	case authUser:
@@ -195,6 +219,9 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 	case authOptionalApp:
 		o.Security = []map[string][]string{{}, {schemeAPISecret: {}}}
 		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+	case authM2M:
+		o.Security = []map[string][]string{{schemeM2M: {}}, {schemeM2M: {}, schemeAPISecret: {}}}
+		codes = []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	default:
 		codes = []int{http.StatusBadRequest}
 	}

@@ -98,10 +98,11 @@ func checkInvariants(t *testing.T, method string, notJSON bool, r response) {
 		if msg, ok := r.body["error"].(string); !ok || msg == "" {
 			t.Errorf("error %d body = %s; want a non-empty string error", r.status, r.raw)
 		}
-		// 403 verification_required is the one documented exception
-		// (errors.go): the server SDKs read its code and details.
+		// The documented exceptions (errors.go): 403 verification_required
+		// (the server SDKs read its code and details), 401
+		// m2m_session_required (interface §7) and invalid_client (RFC 6749).
 		if (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden) && len(r.body) != 1 &&
-			r.str("error_code") != "verification_required" {
+			!slices.Contains([]string{"verification_required", "m2m_session_required", "invalid_client"}, r.str("error_code")) {
 			t.Errorf("error %d body = %s; want only the error key", r.status, r.raw)
 		}
 		// These betray SQL, panics or stacks.
@@ -124,6 +125,11 @@ func checkInvariants(t *testing.T, method string, notJSON bool, r response) {
 		case method == http.MethodDelete && r.status == http.StatusNoContent:
 			if len(r.raw) != 0 {
 				t.Errorf("DELETE 204 body = %q; want none", r.raw)
+			}
+		case method == http.MethodDelete && r.body["verified"] == true:
+			// DELETE /m2m/revoke answers {message, verified} (interface §4.13).
+			if !jsonEqual(r.body, map[string]any{"message": "ok", "verified": true}) {
+				t.Errorf("DELETE %d body = %s; want {\"message\":\"ok\",\"verified\":true}", r.status, r.raw)
 			}
 		case method == http.MethodDelete && r.obj("challenge") != nil:
 			// DELETE /challenges/{token} answers the cancelled challenge

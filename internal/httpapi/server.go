@@ -22,6 +22,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -34,6 +35,7 @@ type Deps struct {
 	Users    *appuser.Service
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
+	Machines *machine.Service
 	Keyring  *token.Keyring
 	// Ready reports whether the server can serve: the database answers and
 	// its schema is current. /readyz answers 503 with its error.
@@ -97,6 +99,12 @@ func New(d Deps) *Server {
 			Description: "An app or workspace API secret (JWT), or an app API key (`ghk_…`), in `Authorization: Bearer`."},
 		schemeUserAccess: {Type: "apiKey", In: "header", Name: "X-Authorization",
 			Description: "A user's access token (raw JWT, no `Bearer ` prefix)."},
+		schemeKeyHeader: {Type: "apiKey", In: "header", Name: "X-Authorization",
+			Description: "An app API key (`ghk_…`) in `X-Authorization` (interface §4.3). Alone it stands in for `Authorization`; beside an API secret it must be valid and of the same app (else 401 or 403) and adds no right: `Authorization` decides."},
+		schemeM2M: {Type: "apiKey", In: "header", Name: HeaderM2MToken,
+			Description: "An M2M access token from the client_credentials grant (also accepted in `Authorization: Bearer` or `X-Authorization`)."},
+		schemeClient: {Type: "http", Scheme: "basic",
+			Description: "An M2M client's id and secret (client_secret_basic); or send them in the body (client_secret_post)."},
 	}
 	s.api = humago.New(s.router, cfg)
 	s.api.UseMiddleware(shapeErrors, s.credentials)
@@ -117,7 +125,7 @@ func (s *Server) Handler() http.Handler {
 			writeJSON(w, http.StatusBadRequest, ErrorBody{Error: "Request path or query: " + msgBadText, Code: "invalid_request"})
 			return
 		}
-		if !declaredJSON(r) && !consentForm(r) {
+		if !declaredJSON(r) && !consentForm(r) && !tokenForm(r) {
 			writeJSON(w, http.StatusUnsupportedMediaType, ErrorBody{Error: msgNotJSON, Code: "unsupported_media_type"})
 			return
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
+	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
@@ -77,6 +78,7 @@ type Server struct {
 	Users    *appuser.Service
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
+	Machines *machine.Service
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -193,13 +195,18 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
-	// Workers: webhook deliveries and the challenge-expiry sweep.
+	s.Machines = machine.New(machine.Deps{DB: s.DB, Keyring: s.keyring, Hasher: hasher, Issuer: cfg.Tokens.Issuer,
+		TokenTTL: cfg.M2M.TokenTTL, Now: s.now, Log: s.log})
+
+	// Workers: webhook deliveries, the challenge-expiry sweep and the purge
+	// of expired M2M sessions.
 	workers := river.NewWorkers()
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
 		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
+	river.AddWorker(workers, machine.NewPurgeWorker(s.Machines))
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
-		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance)},
+		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
 		Queues:   map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2}})
 	if err != nil {
 		return nil, err
@@ -218,7 +225,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		devOutbox = outbox
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Webhooks: s.Webhooks,
-		Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
+		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsApart: cfg.Metrics.Addr != "", BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
 }

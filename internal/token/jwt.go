@@ -23,6 +23,7 @@ const (
 	TypeRefresh   = "rt+jwt"
 	TypeAPISecret = "api-secret+jwt"
 	TypeMagic     = "magic+jwt"
+	TypeM2M       = "m2m+jwt"
 )
 
 // acceptedAlgs pins the algorithms each token type may carry (RFC 8725
