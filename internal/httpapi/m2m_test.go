@@ -31,6 +31,7 @@ func TestM2M(t *testing.T) {
 			{"session_required", testM2MSessionRequired},
 			{"wrong_roles", testM2MWrongRoles},
 			{"expiry", testM2MExpiry},
+			{"algorithm", testM2MAlgorithm},
 		}
 		// Each group has an app of its own; the logs are scanned at the end
 		// for every secret any group handed out.
@@ -501,4 +502,25 @@ func (e *env) withApp(app tenant.App, secret string) *env {
 	o := &env{System: e.System, client: e.client, ws: e.ws, owner: e.owner, app: app, appSecret: secret, wsSecret: e.wsSecret}
 	o.secrets = []string{}
 	return o
+}
+
+// testM2MAlgorithm: an M2M token is signed with the app's algorithm, so a
+// backend verifies it with the keys it uses for the app's user tokens; the
+// SDK-style user-session check refuses it (m2m: true).
+func testM2MAlgorithm(t *testing.T, e *env) {
+	id, secret := e.m2mClient(t)
+	for _, alg := range []string{"RS256", "EdDSA", "ES256"} {
+		scenario{method: "PATCH", path: "/v1/apps/" + e.app.ID, headers: bearer(e.appSecret),
+			body: map[string]any{"app": map[string]any{"access_token_alg": alg}}, wantStatus: 200}.run(t, e)
+		tok := e.m2mToken(t, id, secret, "")
+		if h := tokentest.Header(t, tok); h["alg"] != alg || h["kid"] != e.Keyring().SignerIDFor(alg) {
+			t.Errorf("M2M token header on an %s app = %v; want alg %s and its key", alg, h, alg)
+		}
+		scenario{method: "GET", path: e.m2mPath("/session"), headers: m2mHeader(tok), wantStatus: 200}.run(t, e)
+		if alg == "RS256" {
+			if _, err := e.sdkVerify(t, tok, e.Clock.Now()); err == nil || !strings.Contains(err.Error(), "M2M") {
+				t.Errorf("SDK user-session check of an M2M token = %v; want a refusal for m2m", err)
+			}
+		}
+	}
 }

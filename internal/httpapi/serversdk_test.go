@@ -104,10 +104,10 @@ func (e *env) sdkVerify(t *testing.T, access string, now time.Time) (string, err
 		return "", errors.New("expired")
 	case c.AID == "" || c.AID != app.str("id"):
 		return "", fmt.Errorf("aid %q is not the app's id %q", c.AID, app.str("id"))
-	case c.UUID == "":
-		return "", errors.New("no uuid")
 	case c.M2M != nil && *c.M2M:
 		return "", errors.New("an M2M token is not a user session")
+	case c.UUID == "":
+		return "", errors.New("no uuid")
 	}
 	return c.WID, nil
 }

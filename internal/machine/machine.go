@@ -85,6 +85,7 @@ type Service struct {
 	hasher *token.Hasher
 	issuer string
 	ttl    time.Duration
+	alg    func(store.App) string
 	now    func() time.Time
 	log    *slog.Logger
 }
@@ -98,8 +99,12 @@ type Deps struct {
 	Issuer string
 	// TokenTTL is the lifetime of an M2M token and its session (m2m.token_ttl).
 	TokenTTL time.Duration
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Alg is the algorithm that signs an app's tokens (its access_token_alg
+	// or the server default), so a backend verifies M2M tokens with the keys
+	// it already uses for the app's user tokens. Nil signs with ES256.
+	Alg func(store.App) string
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // New returns a Service.
@@ -110,7 +115,10 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, keys: d.Keyring, hasher: d.Hasher, issuer: d.Issuer, ttl: d.TokenTTL, now: d.Now, log: d.Log}
+	if d.Alg == nil {
+		d.Alg = func(store.App) string { return token.Algorithm }
+	}
+	return &Service{db: d.DB, keys: d.Keyring, hasher: d.Hasher, issuer: d.Issuer, ttl: d.TokenTTL, alg: d.Alg, now: d.Now, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -272,8 +280,9 @@ func (s *Service) IssueToken(ctx context.Context, app store.App, r TokenRequest)
 // sign signs an M2M token. Every M2M token is signed here and only here, so
 // which key and algorithm sign them (the app's, some day) is decided in one
 // place.
-func (s *Service) sign(_ store.App, c Claims) (string, error) {
-	return s.keys.Sign(token.TypeM2M, c)
+func (s *Service) sign(app store.App, c Claims) (string, error) {
+	raw, _, err := s.keys.SignWith(s.alg(app), token.TypeM2M, c)
+	return raw, err
 }
 
 // Authenticate checks an M2M token for app: its type (m2m+jwt, so no other

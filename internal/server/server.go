@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
 	s.Machines = machine.New(machine.Deps{DB: s.DB, Keyring: s.keyring, Hasher: hasher, Issuer: cfg.Tokens.Issuer,
-		TokenTTL: cfg.M2M.TokenTTL, Now: s.now, Log: s.log})
+		TokenTTL: cfg.M2M.TokenTTL, Alg: s.Tenants.AccessTokenAlg, Now: s.now, Log: s.log})
 
 	// Workers: webhook deliveries, the challenge-expiry sweep and the purge
 	// of expired M2M sessions.

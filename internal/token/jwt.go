@@ -27,12 +27,12 @@ const (
 )
 
 // acceptedAlgs pins the algorithms each token type may carry (RFC 8725
-// §3.1). Access tokens take the app's algorithm; every other type is only
-// ever signed with the default. A key verifies only with its own algorithm
-// besides, so one key's material can never be read as another kind.
+// §3.1). Access and M2M tokens take the app's algorithm; every other type
+// is only ever signed with the default. A key verifies only with its own
+// algorithm besides, so one key's material can never be read as another kind.
 func acceptedAlgs(typ string) []string {
 	switch typ {
-	case TypeAccess:
+	case TypeAccess, TypeM2M:
 		return Algorithms
 	}
 	return []string{Algorithm}
