@@ -158,7 +158,7 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	case ch.Status != store.ChallengePending || !now.Before(ch.ExpiresAt):
 		return TokenSet{}, ErrInvalidCode
 	}
-	if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
+	if !s.codeRight(app, ch, code) {
 		return TokenSet{}, s.wrongCode(ctx, app, ch, c, now)
 	}
 	var out TokenSet

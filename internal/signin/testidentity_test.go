@@ -326,3 +326,43 @@ func TestTestIdentityPasskeyEvents(t *testing.T) {
 		}
 	})
 }
+
+// An app that stops accepting test identities stops accepting the fixed
+// code at once, even for a code challenge opened while it accepted them:
+// by /otps/verify and by the challenge's own verify.
+func TestTestIdentityOptOutRefusesOpenChallenges(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, acceptsTestIdentities)
+		res, err := e.SignIn.SendOTP(ctx, e.app, testEmail, nil, e.client)
+		if err != nil {
+			t.Fatalf("SendOTP: %v", err)
+		}
+		if _, err := e.SignIn.SendOTP(ctx, e.app, testPhone, nil, e.client); err != nil { // makes the user
+			t.Fatalf("SendOTP(test phone): %v", err)
+		}
+		ch, err := e.SignIn.CreateChallenge(ctx, e.app, signin.Requester{}, signin.ChallengeRequest{
+			Purpose: signin.PurposeAuthenticate, Method: signin.MethodSMSOTP, Identifier: testPhone}, e.client)
+		if err != nil {
+			t.Fatalf("CreateChallenge(test phone): %v", err)
+		}
+		app, err := e.Tenants.UpdateApp(ctx, servertest.Operator, e.ws.ID, e.app.ID, tenant.AppSettings{TestIdentities: ptr(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.VerifyOTP(ctx, app, res.UserID, fixedCode, e.client); !errors.Is(err, signin.ErrInvalidCode) {
+			t.Errorf("VerifyOTP(fixed code after the app opted out) = %v; want ErrInvalidCode", err)
+		}
+		if _, err := e.SignIn.VerifyChallenge(ctx, app, ch.Token, signin.VerifyInput{Code: fixedCode}, e.client); !errors.Is(err, signin.ErrInvalidCode) {
+			t.Errorf("VerifyChallenge(fixed code after the app opted out) = %v; want ErrInvalidCode", err)
+		}
+		// Opted in again, the still-open challenges take it.
+		app, err = e.Tenants.UpdateApp(ctx, servertest.Operator, e.ws.ID, e.app.ID, tenant.AppSettings{TestIdentities: ptr(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.VerifyOTP(ctx, app, res.UserID, fixedCode, e.client); err != nil {
+			t.Errorf("VerifyOTP(fixed code once opted in again) = %v; want a session", err)
+		}
+	})
+}

@@ -51,7 +51,7 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 	var out VerifyResult
 	switch ch.Method {
 	case MethodEmailOTP, MethodSMSOTP:
-		if !validCode(code) || !s.hasher.Equal(ch.SecretHash, "otp", ch.ID, code) {
+		if !s.codeRight(app, ch, code) {
 			return VerifyResult{}, s.wrongCode(ctx, app, ch, c, now)
 		}
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
