@@ -52,10 +52,12 @@ func (s *Server) MetricsHandler() http.Handler {
 }
 
 func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
-	b := s.Keyring.JWKS()
+	b := s.Keyring.FreshJWKS()
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "public, max-age=300")
+	// A verifier that meets an unknown kid reads the set again; a shared
+	// cache must not keep a new key from it for long.
+	h.Set("Cache-Control", "public, max-age=60")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	_, _ = w.Write(b)
 }

@@ -22,7 +22,7 @@ func (s *Server) registerRoutes() {
 			"Request counts and latencies by route, plus Go runtime and process metrics."), s.metricsHandler().ServeHTTP)
 	}
 	s.plain(plainOp("jwks", "GET", "/.well-known/jwks.json", "Token signing keys (JWKS)", "Tokens", "application/json",
-		"The public keys that verify tokens, by kid, each with kty, alg, use and kid: EC P-256 keys (ES256: refresh tokens, API secrets, and the access tokens of apps on ES256), RSA-2048 keys (RS256) and OKP Ed25519 keys (EdDSA) when an app signs its access tokens with them. A key is listed from the moment it can sign; a retired key stays listed until every token it signed has expired. An unknown kid means a new key: read the set again (at most once a minute)."), s.jwks)
+		"The public keys that verify tokens, by kid, each with kty, alg, use and kid: EC P-256 keys (ES256: refresh tokens, API secrets, and the access tokens of apps on ES256), RSA-2048 keys (RS256) and OKP Ed25519 keys (EdDSA) when an app signs its access tokens with them. A key is listed from the moment it can sign, on every replica (the keys are read again when more than a second old; the answer may be cached for 60 s); a retired key stays listed until every token it signed has expired. An unknown kid means a new key: read the set again (at most once a minute)."), s.jwks)
 	s.plain(plainOp("appJwks", "GET", "/v1/auth/{app_id}/.well-known/jwks.json", "Token signing keys (JWKS), per app path", "Tokens", "application/json",
 		"The same key set as /.well-known/jwks.json, at the path the server SDKs use."), s.jwks)
 	s.plain(plainOp("openapi", "GET", "/v1/openapi.json", "This OpenAPI document", "Operations", "application/json",

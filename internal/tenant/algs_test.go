@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -56,7 +57,18 @@ func TestAccessTokenAlgPerApp(t *testing.T) {
 			t.Errorf("refused changes made keys: %v", got)
 		}
 
+		// A change its caller may not make stores no key (one is made in
+		// advance, outside the transaction, and kept for the next try).
 		rs := token.RS256
+		apiKey := access.Principal{Kind: access.KindAPIKey, AppID: app.ID, CredentialID: "k"}
+		for range 2 {
+			if _, err := sys.Tenants.UpdateOwnApp(ctx, apiKey, app.ID, tenant.AppSettings{AccessTokenAlg: &rs}); !errors.Is(err, access.ErrForbidden) {
+				t.Fatalf("UpdateOwnApp(RS256) with an API key = %v; want ErrForbidden", err)
+			}
+		}
+		if got := activeKeys(t, sys.Tenants); len(got[token.RS256]) != 0 {
+			t.Fatalf("a refused change stored an RS256 key: %v", got)
+		}
 		app, err := sys.Tenants.UpdateApp(ctx, operator, ws.ID, app.ID, tenant.AppSettings{AccessTokenAlg: &rs})
 		if err != nil || app.AccessTokenAlg != token.RS256 || sys.Tenants.AccessTokenAlg(app) != token.RS256 {
 			t.Fatalf("UpdateApp(RS256) = %+v, %v", app, err)

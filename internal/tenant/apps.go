@@ -87,6 +87,10 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 	defer errs.Wrap(&err, "create app")
 	var a App
 	var madeKey bool
+	pre, err := s.preparedKey(in)
+	if err != nil {
+		return App{}, err
+	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
 			return err
@@ -116,13 +120,14 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 		if err := conflict(tx.CreateApp(ctx, a), ErrSlugTaken); err != nil {
 			return err
 		}
-		madeKey, err = s.keyForApp(ctx, tx, a)
+		madeKey, err = s.keyForApp(ctx, tx, a, pre)
 		return err
 	})
 	if err != nil {
 		return App{}, err
 	}
-	return a, s.reloadIf(ctx, madeKey)
+	s.reloadIf(ctx, madeKey, a)
+	return a, nil
 }
 
 // App returns an app for the requests that name it (credential checks, CORS,
@@ -206,7 +211,11 @@ func (s *Service) UpdateOwnApp(ctx context.Context, p access.Principal, id strin
 func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allow func(tx *store.Tx, a App) error) (App, error) {
 	var a App
 	var madeKey bool
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	pre, err := s.preparedKey(in)
+	if err != nil {
+		return App{}, err
+	}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		a, err = tx.LockApp(ctx, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -225,23 +234,30 @@ func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allo
 		if err := notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound); err != nil {
 			return err
 		}
-		madeKey, err = s.keyForApp(ctx, tx, a)
+		madeKey, err = s.keyForApp(ctx, tx, a, pre)
 		return err
 	})
 	if err != nil {
 		return App{}, err
 	}
 	s.apps.forget(id)
-	return a, s.reloadIf(ctx, madeKey)
+	s.reloadIf(ctx, madeKey, a)
+	return a, nil
 }
 
 // reloadIf reloads the keyring after a change that made a key, so this
-// replica signs with it at once (others load it when they first need it).
-func (s *Service) reloadIf(ctx context.Context, madeKey bool) error {
+// replica signs with it at once (others load it when they first need it or
+// serve the JWKS). The change is committed whatever happens here: a failed
+// reload is logged, and the next reload (periodic, or the one SignWith
+// makes for a key it lacks) recovers.
+func (s *Service) reloadIf(ctx context.Context, madeKey bool, a App) {
 	if !madeKey {
-		return nil
+		return
 	}
-	return s.keys.Reload(ctx)
+	s.spent(s.AccessTokenAlg(a))
+	if err := s.keys.Reload(ctx); err != nil {
+		s.log.ErrorContext(ctx, "reload signing keys after making one", "err", err)
+	}
 }
 
 // DeleteApp deletes an app of the workspace with all its users and

@@ -201,8 +201,9 @@ func (s *Service) installKey(ctx context.Context, tx *store.Tx, rec store.Signin
 // keyForApp makes, in tx, the first key of the algorithm a changed app now
 // signs with when there is none yet, so the app's setting and its key are
 // stored together. It reports whether it made one (the keyring must then be
-// reloaded after the commit).
-func (s *Service) keyForApp(ctx context.Context, tx *store.Tx, a App) (bool, error) {
+// reloaded after the commit). pre, when it is of the right algorithm, is the
+// key to store (made by preparedKey before the transaction).
+func (s *Service) keyForApp(ctx context.Context, tx *store.Tx, a App, pre *store.SigningKey) (bool, error) {
 	alg := s.AccessTokenAlg(a)
 	if alg == token.Algorithm {
 		return false, nil
@@ -216,8 +217,11 @@ func (s *Service) keyForApp(ctx context.Context, tx *store.Tx, a App) (bool, err
 			return false, nil
 		}
 	}
-	rec, err := s.newKeyRecord(alg)
-	if err != nil {
+	var rec store.SigningKey
+	if pre != nil && pre.Alg == alg {
+		rec = *pre
+		rec.CreatedAt = s.clock()
+	} else if rec, err = s.newKeyRecord(alg); err != nil {
 		return false, err
 	}
 	if err := s.installKey(ctx, tx, rec); err != nil {
@@ -225,6 +229,43 @@ func (s *Service) keyForApp(ctx context.Context, tx *store.Tx, a App) (bool, err
 	}
 	s.log.InfoContext(ctx, "first signing key created", "kid", rec.ID, "alg", alg, "app_id", a.ID)
 	return true, nil
+}
+
+// preparedKey makes, outside any transaction, the key an app change choosing
+// an algorithm this server holds no key of will need: an RSA key takes up to
+// a second to make, too long to hold SQLite's write lock (or an app's row
+// lock) for. The change is authorised only inside its transaction, so the
+// key is kept as a spare until one is stored: refused changes cannot make
+// the server generate key after key.
+func (s *Service) preparedKey(in AppSettings) (*store.SigningKey, error) {
+	if in.AccessTokenAlg == nil || !token.ValidAlgorithm(*in.AccessTokenAlg) || s.keys.Signs(*in.AccessTokenAlg) {
+		return nil, nil
+	}
+	alg := *in.AccessTokenAlg
+	s.spareMu.Lock()
+	rec, ok := s.spare[alg]
+	s.spareMu.Unlock()
+	if ok {
+		return &rec, nil
+	}
+	rec, err := s.newKeyRecord(alg)
+	if err != nil {
+		return nil, err
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if kept, ok := s.spare[alg]; ok {
+		return &kept, nil
+	}
+	s.spare[alg] = rec
+	return &rec, nil
+}
+
+// spent forgets the spare key of alg once a key of alg is stored.
+func (s *Service) spent(alg string) {
+	s.spareMu.Lock()
+	delete(s.spare, alg)
+	s.spareMu.Unlock()
 }
 
 // AccessTokenAlg is the algorithm that signs a's access tokens: its own

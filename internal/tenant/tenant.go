@@ -7,6 +7,7 @@ package tenant
 import (
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,6 +46,10 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	apps      *appCache
+	// spare holds a key made for an app change that was not stored (see
+	// preparedKey), by algorithm.
+	spareMu sync.Mutex
+	spare   map[string]store.SigningKey
 }
 
 // Deps are the Service's collaborators.
@@ -72,7 +77,7 @@ func New(d Deps) *Service {
 		d.AccessTokenAlg = token.Algorithm
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, accessAlg: d.AccessTokenAlg, now: d.Now, log: d.Log,
-		apps: newAppCache(AppCacheTTL, d.Now)}
+		apps: newAppCache(AppCacheTTL, d.Now), spare: map[string]store.SigningKey{}}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

@@ -260,3 +260,49 @@ func withHeader(t *testing.T, raw string, header map[string]any) string {
 	parts := strings.Split(raw, ".")
 	return base64.RawURLEncoding.EncodeToString(b) + "." + parts[1] + "." + parts[2]
 }
+
+// TestFreshJWKSReadsNewKeys: the JWKS a replica serves is read again when
+// its keys are more than a second old, so a key another replica just made
+// is published everywhere as soon as it signs; within the second, and
+// without a source, the keys held are served without a read.
+func TestFreshJWKSReadsNewKeys(t *testing.T) {
+	ec, rsaKey := keyFor(t, ES256), keyFor(t, RS256)
+	var mu sync.Mutex
+	calls, current := 0, KeySet{Signers: []*Key{ec}, Published: []*Key{ec}}
+	ring := NewKeyring(func(context.Context) (KeySet, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return current, nil
+	})
+	now := time.Unix(1_900_000_000, 0)
+	ring.now = func() time.Time { return now }
+	if err := ring.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	current = KeySet{Signers: []*Key{ec, rsaKey}, Published: []*Key{ec, rsaKey}} // another replica made an RS256 key
+	mu.Unlock()
+	kids := func() []string {
+		var set struct{ Keys []struct{ Kid string } }
+		if err := json.Unmarshal(ring.FreshJWKS(), &set); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range set.Keys {
+			out = append(out, k.Kid)
+		}
+		return out
+	}
+	now = now.Add(500 * time.Millisecond)
+	if got := kids(); len(got) != 1 || calls != 1 {
+		t.Fatalf("FreshJWKS within a second of the load = %v after %d reads; want the held key, no read", got, calls)
+	}
+	now = now.Add(time.Second)
+	if got := kids(); len(got) != 2 || got[1] != rsaKey.ID || calls != 2 {
+		t.Fatalf("FreshJWKS after a second = %v after %d reads; want the new RS256 key after one more read", got, calls)
+	}
+	if got := kids(); len(got) != 2 || calls != 2 {
+		t.Errorf("FreshJWKS again at once = %v after %d reads; want no read", got, calls)
+	}
+}

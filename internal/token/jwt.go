@@ -70,6 +70,16 @@ type Keyring struct {
 	// unknown kid), so an older read can never be installed after a newer
 	// one. Verifications never wait for it.
 	reloading sync.Mutex
+	// now is the clock of the reload gate and of FreshJWKS (nil: time.Now);
+	// tests move it instead of sleeping.
+	now func() time.Time
+}
+
+func (k *Keyring) clock() time.Time {
+	if k.now != nil {
+		return k.now()
+	}
+	return time.Now()
 }
 
 // KeySet is what a keyring holds: the keys that sign new tokens (the first
@@ -90,6 +100,7 @@ type keySnapshot struct {
 	signers map[string]*Key // by algorithm
 	verify  map[string]*Key // by kid
 	jwks    []byte
+	at      time.Time // when it was installed
 }
 
 const emptyJWKS = `{"keys":[]}`
@@ -154,12 +165,12 @@ func (k *Keyring) reloadSoon() {
 		<-ch
 		return
 	}
-	if time.Since(g.last) < time.Second {
+	if k.clock().Sub(g.last) < time.Second {
 		g.mu.Unlock()
 		return
 	}
 	ch := make(chan struct{})
-	g.inflight, g.last = ch, time.Now()
+	g.inflight, g.last = ch, k.clock()
 	g.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
@@ -218,6 +229,7 @@ func (k *Keyring) ReplaceSet(set KeySet) {
 	}
 	buf.WriteString(`]}`)
 	s.jwks = buf.Bytes()
+	s.at = k.clock()
 
 	k.snap.Store(s)
 }
@@ -241,6 +253,19 @@ func usableKey(key *Key) *Key {
 // The returned slice is a copy the caller may keep or modify.
 func (k *Keyring) JWKS() []byte {
 	return bytes.Clone(k.load().jwks)
+}
+
+// FreshJWKS is JWKS read again from the source first when the keys were
+// loaded more than a second ago (at most one read a second, shared by every
+// caller). A key another replica just made, for an app that chose a new
+// algorithm or by a rotation, is then published here as soon as it can
+// sign there: a verifier that meets its kid and reads the set again finds
+// it, whichever replica answers. A failed read serves the keys held.
+func (k *Keyring) FreshJWKS() []byte {
+	if k.source != nil && k.clock().Sub(k.load().at) > time.Second {
+		k.reloadSoon()
+	}
+	return k.JWKS()
 }
 
 // SignerID returns the kid of the current signer of the default algorithm,
