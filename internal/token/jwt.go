@@ -310,7 +310,16 @@ func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err er
 	signer := k.load().signers[alg]
 	if signer == nil && alg != Algorithm { // the default's key is loaded at start-up
 		k.reloadSoon()
-		signer = k.load().signers[alg]
+		if signer = k.load().signers[alg]; signer == nil && k.source != nil {
+			// The gated reload may have run just before the key was
+			// committed: read once more. Only an app that chose alg gets
+			// here, and its key was stored with that choice, so this read
+			// finds it; it cannot be made to repeat by a caller.
+			ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+			_ = k.Reload(ctx)
+			cancel()
+			signer = k.load().signers[alg]
+		}
 	}
 	if signer == nil {
 		return "", "", fmt.Errorf("token: sign: no signing key for %s", alg)
