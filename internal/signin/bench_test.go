@@ -128,18 +128,7 @@ func BenchmarkPasskeyLogin(b *testing.B) {
 		for i := range hs {
 			id := fmt.Sprintf("user%d@example.com", i)
 			c := e.caller(b, e.signIn(b, e.user(b, id)).Access)
-			opts, err := e.SignIn.BeginDeviceRegistration(ctx, e.app, c)
-			if err != nil {
-				b.Fatalf("BeginDeviceRegistration: %v", err)
-			}
-			a := passkeytest.New("shop.example", e.app.Origin)
-			body, _, err := a.Create(string(opts.Options))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := e.SignIn.FinishDeviceRegistration(ctx, e.app, c, []byte(body), e.client); err != nil {
-				b.Fatalf("FinishDeviceRegistration: %v", err)
-			}
+			a := e.registerPasskey(b, c)
 			hs[i] = holder{id, a}
 		}
 		b.ResetTimer()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/passkey/passkeytest"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -336,4 +337,23 @@ func strs(vals []any) []any {
 		}
 	}
 	return vals
+}
+
+// registerPasskey adds a passkey for the signed-in caller c and returns the
+// authenticator that holds it.
+func (e *env) registerPasskey(t testing.TB, c signin.Caller) *passkeytest.Authenticator {
+	t.Helper()
+	opts, err := e.SignIn.BeginDeviceRegistration(t.Context(), e.app, c)
+	if err != nil {
+		t.Fatalf("BeginDeviceRegistration: %v", err)
+	}
+	a := passkeytest.New("shop.example", e.app.Origin)
+	body, _, err := a.Create(string(opts.Options))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SignIn.FinishDeviceRegistration(t.Context(), e.app, c, []byte(body), e.client); err != nil {
+		t.Fatalf("FinishDeviceRegistration: %v", err)
+	}
+	return a
 }

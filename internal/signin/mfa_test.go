@@ -11,7 +11,6 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/passkey/passkeytest"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -115,19 +114,9 @@ func TestMFAGatePasskeyWithUserVerification(t *testing.T) {
 		access := e.signIn(t, u).Access
 		e.enrollTOTP(t, access)
 		c := e.caller(t, access)
-		opts, err := e.SignIn.BeginDeviceRegistration(ctx, e.app, c)
-		if err != nil {
-			t.Fatalf("BeginDeviceRegistration: %v", err)
-		}
-		a := passkeytest.New("shop.example", e.app.Origin)
-		body, _, err := a.Create(string(opts.Options))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.SignIn.FinishDeviceRegistration(ctx, e.app, c, []byte(body), e.client); err != nil {
-			t.Fatalf("FinishDeviceRegistration: %v", err)
-		}
+		a := e.registerPasskey(t, c)
 		policy := "required"
+		var err error
 		if e.app, err = e.Tenants.UpdateOwnApp(ctx, servertest.Operator, e.app.ID, tenant.AppSettings{MFAPolicy: &policy}); err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/passkey/passkeytest"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
@@ -282,18 +281,7 @@ func TestTestIdentityPasskeyEvents(t *testing.T) {
 			t.Fatalf("VerifyOTP(fixed code): %v", err)
 		}
 		c := e.caller(t, ts.Access)
-		opts, err := e.SignIn.BeginDeviceRegistration(ctx, e.app, c)
-		if err != nil {
-			t.Fatalf("BeginDeviceRegistration: %v", err)
-		}
-		a := passkeytest.New("shop.example", e.app.Origin)
-		body, _, err := a.Create(string(opts.Options))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.SignIn.FinishDeviceRegistration(ctx, e.app, c, []byte(body), e.client); err != nil {
-			t.Fatalf("FinishDeviceRegistration: %v", err)
-		}
+		a := e.registerPasskey(t, c)
 		login := func() error {
 			t.Helper()
 			options, err := e.SignIn.BeginPasskeyLogin(ctx, e.app, testEmail, e.client)
