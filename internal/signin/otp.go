@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -39,17 +40,18 @@ type SendResult struct {
 }
 
 // parseIdentifier normalises an identifier and checks the app accepts its kind.
-func parseIdentifier(app store.App, raw string) (appuser.Identifier, error) {
+func (s *Service) parseIdentifier(app store.App, raw string) (appuser.Identifier, error) {
 	id, err := appuser.ParseIdentifier(raw)
 	if err != nil {
 		return id, err
 	}
-	for _, k := range app.AllowedIdentifiers {
-		if k == string(id.Kind) {
-			return id, nil
-		}
+	if !slices.Contains(app.AllowedIdentifiers, string(id.Kind)) {
+		return id, appuser.ErrIdentifierNotAllowed
 	}
-	return id, appuser.ErrIdentifierNotAllowed
+	if s.users.TestIdentities().Refused(app, id.Value) {
+		return id, appuser.ErrTestIdentityNotAccepted
+	}
+	return id, nil
 }
 
 // findOrCreate returns the user behind id, creating it with meta (already
