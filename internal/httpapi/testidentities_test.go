@@ -173,7 +173,7 @@ func testTestIdentityNotOptedIn(t *testing.T, e *env) {
 		scenario{method: "POST", path: e.authPath("/magic_links/login"), headers: browser, body: map[string]any{"identifier": id},
 			wantStatus: 400, wantCode: "invalid_identifier"}.run(t, e)
 		scenario{method: "POST", path: e.authPath("/challenges"), headers: browser,
-			body:       map[string]any{"purpose": "authenticate", "method": "email_otp", "identifier": id},
+			body: map[string]any{"purpose": "authenticate", "method": "email_otp", "identifier": id},
 			wantStatus: 400, wantCode: "invalid_identifier"}.run(t, e)
 	}
 	for _, to := range []string{testEmail, testPhone} {
