@@ -28,9 +28,6 @@ var (
 	ErrUserNotFound = errors.New("user not found")
 	// ErrIdentifierNotAllowed is an identifier kind the app does not accept.
 	ErrIdentifierNotAllowed = errors.New("identifier type not allowed for this app")
-	// ErrTestIdentityNotAccepted is a test identity's address or number on
-	// an app that does not accept test identities.
-	ErrTestIdentityNotAccepted = errors.New("test identity on an app that does not accept them")
 	// ErrInvalidStatus is an unknown status, as a filter or a new status.
 	ErrInvalidStatus = errors.New("invalid status")
 	// ErrInvitationNotFound is an unknown, expired, used or forged invitation token.

@@ -38,14 +38,6 @@ func (t TestIdentities) Of(app store.App, value string) bool {
 	return app.TestIdentities && t.match(value)
 }
 
-// Refused reports whether value is a test identity's address or number and
-// app does not accept test identities: nothing is sent to it there (no
-// provider cost for fictional numbers and made-up addresses), and signing
-// in with it is refused before anything is stored.
-func (t TestIdentities) Refused(app store.App, value string) bool {
-	return !app.TestIdentities && t.match(value)
-}
-
 // User reports whether u is a test user of app: one of its identifiers is
 // a test identity, so anyone who knows the fixed code can sign in as u.
 func (t TestIdentities) User(app store.App, u store.AppUser) bool {

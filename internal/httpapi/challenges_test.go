@@ -180,7 +180,7 @@ func wrongCodeFor(right ...string) string {
 // verified authenticator app, backup codes, a passkey, a second live
 // session (to approve a push) and a sign-in waiting for its second factor.
 func testMethodTable(t *testing.T, e *env) {
-	const email, phone = "every@example.com", "+14155552101"
+	const email, phone = "every@example.com", "+14155550101"
 	userID := e.newMember(t, email, phone)
 	_, access, _ := e.signIn(t, email, emailSent...)
 	e.signIn(t, email, emailSent...) // the device that would approve a push
@@ -223,7 +223,7 @@ func testMethodTable(t *testing.T, e *env) {
 				case row.purpose == "authenticate":
 					body["identifier"] = email
 				case row.purpose == "change_identifier" && method == "sms_otp":
-					body["identifier"], to = "+14155552199", "+14155552199"
+					body["identifier"], to = "+14155550199", "+14155550199"
 				case row.purpose == "change_identifier":
 					body["identifier"], to = "changed@example.com", "changed@example.com"
 				case method == "sms_otp":
@@ -326,7 +326,7 @@ func testMethodsNotSetUp(t *testing.T, e *env) {
 // same browser only, never of the first factor's kind (security check 29).
 // An SMS second factor picked at sign-in sends nothing until resent.
 func testSwitchMethod(t *testing.T, e *env) {
-	const email, phone = "switch@example.com", "+14155552102"
+	const email, phone = "switch@example.com", "+14155550102"
 	userID := e.newMember(t, email, phone)
 	_, access, _ := e.signIn(t, email, emailSent...)
 	e.enrollTOTP(t, access, "Phone")
@@ -404,7 +404,7 @@ func testSwitchMethod(t *testing.T, e *env) {
 	// An SMS second factor picked at sign-in (required policy, no app or
 	// passkey allowed) waits for the user to ask for the code.
 	const other = "sms2fa@example.com"
-	otherID := e.newMember(t, other, "+14155552103")
+	otherID := e.newMember(t, other, "+14155550103")
 	e.setApp(t, map[string]any{"mfa_policy": "required", "mfa_methods_allowed": []string{"sms_otp", "email_otp"}})
 	before := len(e.Mail.Messages())
 	sms := e.mfaRequired(t, e.firstFactor(t, other, browser, mfaDue...), otherID)
@@ -425,7 +425,7 @@ func testSwitchMethod(t *testing.T, e *env) {
 	})
 	runScenarios(t, e, []scenario{
 		{name: "the SMS code completes the sign-in", method: "POST", path: e.chPath(tok, "/verify"), headers: browser,
-			body: map[string]any{"code": e.code(t, "+14155552103")}, wantStatus: 200,
+			body: map[string]any{"code": e.code(t, "+14155550103")}, wantStatus: 200,
 			events: []string{"verification.sms.verified", "challenge.completed"},
 			check: func(t *testing.T, r response) {
 				access, _ := e.tokenSet(t, r, otherID)
@@ -620,7 +620,7 @@ func testChallengeCodes(t *testing.T, e *env) {
 
 // testVerifyContact: a backend verifies a user's phone number by SMS code.
 func testVerifyContact(t *testing.T, e *env) {
-	const email, phone = "contact@example.com", "+14155552104"
+	const email, phone = "contact@example.com", "+14155550104"
 	userID := e.newMember(t, email, phone)
 	_, access, _ := e.signIn(t, email, emailSent...)
 	admin := "/v1/" + e.app.ID + "/users/" + userID

@@ -70,7 +70,6 @@ var errorTable = []struct {
 	{tenant.ErrSecretNotFound, http.StatusNotFound, "api_secret_not_found", "API secret not found"},
 	{appuser.ErrInvalidIdentifier, http.StatusBadRequest, "invalid_identifier", "Invalid identifier: send a valid e-mail address or an international phone number"},
 	{appuser.ErrIdentifierNotAllowed, http.StatusBadRequest, "invalid_identifier", "This app does not accept that kind of identifier"},
-	{appuser.ErrTestIdentityNotAccepted, http.StatusBadRequest, "invalid_identifier", "This is a test identity's address or number, and this app does not accept test identities (its test_identities setting)"},
 	{appuser.ErrUserExists, http.StatusBadRequest, "user_exists", "User already exists"},
 	{appuser.ErrUserNotFound, http.StatusNotFound, "user_not_found", "User not found"},
 	{appuser.ErrMetaTooLarge, http.StatusBadRequest, "invalid_request", "user_meta is too large (at most 50 keys and 16 KiB)"},

@@ -120,7 +120,7 @@ type AppSettingsBody struct {
 	EnumerationProtection *bool     `json:"enumeration_protection,omitempty" doc:"POST /challenges answers an unknown identifier with a decoy (nothing sent) instead of 404 user_not_found. Default false."`
 	// Tokens.
 	AccessTokenAlg *string `json:"access_token_alg,omitempty" enum:"ES256,RS256,EdDSA,default" doc:"The algorithm that signs the app's access tokens. ES256 (fastest); RS256 when the app's backend verifies tokens with Scute's Python or Ruby server SDK (they accept only RS256; it costs about 30 times the CPU per token); EdDSA (Ed25519). default follows the server's tokens.access_token_alg. The first key of a newly chosen algorithm is made with the change and published in the JWKS at once."`
-	TestIdentities *bool   `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. While false, sign-ins naming such an address or number are refused (400 invalid_identifier) and nothing is sent to them. Default false."`
+	TestIdentities *bool   `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. Default false."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {

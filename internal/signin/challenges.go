@@ -438,7 +438,7 @@ func (s *Service) newIdentifier(ctx context.Context, app store.App, u store.AppU
 	if strings.TrimSpace(req.Identifier) == "" {
 		return "", errs.Invalidf("identifier", "is required: the new e-mail address or phone number")
 	}
-	id, err := s.parseIdentifier(app, req.Identifier)
+	id, err := parseIdentifier(app, req.Identifier)
 	if err != nil {
 		return "", err
 	}
@@ -562,7 +562,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 	if strings.TrimSpace(req.Identifier) == "" {
 		return ChallengeView{}, errs.Invalidf("identifier", "is required: an e-mail address or a phone number")
 	}
-	id, err := s.parseIdentifier(app, req.Identifier)
+	id, err := parseIdentifier(app, req.Identifier)
 	if err != nil {
 		return ChallengeView{}, err
 	}

@@ -54,11 +54,11 @@ func TestMFAGate(t *testing.T) {
 				wantMethod: "totp", wantAvail: []string{"totp"}},
 			{name: "required, nothing possible", policy: "required", identifier: "req0@example.com", wantFlag: true},
 			{name: "required, SMS allowed but the first factor was SMS", policy: "required", allowed: []string{"totp", "sms_otp"},
-				identifier: "+14155552101", wantFlag: true},
+				identifier: "+14155550101", wantFlag: true},
 			{name: "required, e-mail allowed after an SMS code", policy: "required", allowed: []string{"totp", "email_otp"},
-				identifier: "+14155552102", wantMethod: "email_otp", wantAvail: []string{"email_otp"}},
+				identifier: "+14155550102", wantMethod: "email_otp", wantAvail: []string{"email_otp"}},
 			{name: "required, authenticator app and e-mail", policy: "required", allowed: []string{"email_otp", "totp"},
-				enroll: true, identifier: "+14155552103", wantMethod: "totp", wantAvail: []string{"totp", "email_otp"}},
+				enroll: true, identifier: "+14155550103", wantMethod: "totp", wantAvail: []string{"totp", "email_otp"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				e.app = e.newApp(t, tc.name, nil)

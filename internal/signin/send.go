@@ -33,7 +33,7 @@ type recipient struct {
 // nothing: the answer must not tell which (security R-RL-4). It is stored
 // only when this request creates the user.
 func (s *Service) resolve(ctx context.Context, app store.App, identifier string, meta map[string]any, c Client) (recipient, error) {
-	id, err := s.parseIdentifier(app, identifier)
+	id, err := parseIdentifier(app, identifier)
 	if err != nil {
 		return recipient{}, err
 	}
