@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Channel is how a message travels.
@@ -101,4 +102,33 @@ func newDeliveryError(what string, ctxErr, cause error, to string, secrets ...st
 		prefix += ctxErr.Error() + ": "
 	}
 	return &deliveryError{msg: prefix + text, causes: append(causes, cause)}
+}
+
+// SendError is a provider's answer that refused a message, classified for
+// the send queue. Its text never holds the message body or full address.
+type SendError struct {
+	Provider   string        // provider type, e.g. "twilio"
+	Status     int           // HTTP status or SMTP reply code; 0 when none
+	Code       string        // the provider's own error code, when it gave one
+	Temporary  bool          // the same message may go through later (timeouts, 429, 5xx)
+	RetryAfter time.Duration // how long the provider asked to wait; 0 when it did not say
+	Msg        string
+}
+
+func (e *SendError) Error() string {
+	return ErrDelivery.Error() + ": " + e.Provider + ": " + e.Msg
+}
+
+func (e *SendError) Unwrap() error { return ErrDelivery }
+
+// Temporary reports whether sending the same message again later may
+// succeed, and how long the provider asked to wait (0 if it did not say).
+// A failure no provider classified (a dropped connection, a timeout) counts
+// as temporary; a *SendError says for itself.
+func Temporary(err error) (bool, time.Duration) {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se.Temporary, se.RetryAfter
+	}
+	return err != nil, 0
 }
