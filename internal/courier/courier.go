@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -69,39 +68,6 @@ func (r Router) Send(ctx context.Context, m Message) (string, error) {
 		return "", fmt.Errorf("%w: %s: %w", ErrDelivery, m.Channel, err)
 	}
 	return id, err
-}
-
-// deliveryError is a provider failure whose text has been scrubbed of secrets and full addresses. The causes stay
-// reachable through errors.Is/As so callers can still test for context.DeadlineExceeded and the like.
-type deliveryError struct {
-	msg    string
-	causes []error
-}
-
-func (e *deliveryError) Error() string { return e.msg }
-
-func (e *deliveryError) Unwrap() []error { return e.causes }
-
-// newDeliveryError builds a deliveryError for cause, prefixed with what and, when the context ended, with ctxErr.
-// Every secret is removed from the cause's text and the recipient is replaced by its masked form: servers and
-// libraries may echo arguments back in their errors, so their text is not trusted.
-func newDeliveryError(what string, ctxErr, cause error, to string, secrets ...string) error {
-	text := cause.Error()
-	for _, s := range secrets {
-		if s != "" {
-			text = strings.ReplaceAll(text, s, "[redacted]")
-		}
-	}
-	if to != "" {
-		text = strings.ReplaceAll(text, to, MaskAddress(to))
-	}
-	causes := []error{ErrDelivery}
-	prefix := ErrDelivery.Error() + ": " + what + ": "
-	if ctxErr != nil {
-		causes = append(causes, ctxErr)
-		prefix += ctxErr.Error() + ": "
-	}
-	return &deliveryError{msg: prefix + text, causes: append(causes, cause)}
 }
 
 // SendError is a provider's answer that refused a message, classified for

@@ -140,11 +140,11 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 // and by ctx; cancelling ctx aborts the connection.
 func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 	if m.Channel != ChannelEmail {
-		return "", fmt.Errorf("%w: smtp: channel %q is not supported", ErrDelivery, m.Channel)
+		return "", &SendError{Provider: smtpProvider, Msg: fmt.Sprintf("channel %q is not supported", m.Channel)}
 	}
-	msg, err := s.buildMessage(m)
-	if err != nil {
-		return "", err
+	msg, sendErr := s.buildMessage(m)
+	if sendErr != nil {
+		return "", sendErr
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -189,10 +189,10 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 
 	client, err := gomail.NewClient(s.host, s.clientOptions(tlsConfig, dial)...)
 	if err != nil {
-		return "", newDeliveryError("smtp client", nil, err, m.To, s.password)
+		return "", &SendError{Provider: smtpProvider, Msg: "client setup failed"}
 	}
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
-		return "", newDeliveryError("smtp send", ctx.Err(), err, m.To, s.password, m.Text, m.HTML, m.Code, m.Link)
+		return "", classifySMTP(ctx, err)
 	}
 	return msg.GetMessageID(), nil
 }
@@ -227,22 +227,22 @@ func (s *SMTP) clientOptions(tlsConfig *tls.Config, dial gomail.DialContextFunc)
 }
 
 // buildMessage turns m into a go-mail message with a fresh Message-ID under the sender's domain.
-func (s *SMTP) buildMessage(m Message) (*gomail.Msg, error) {
+func (s *SMTP) buildMessage(m Message) (*gomail.Msg, *SendError) {
 	from := s.from
 	if m.From != "" {
 		a, err := mail.ParseAddress(m.From)
 		if err != nil {
-			return nil, fmt.Errorf("%w: smtp: invalid from address", ErrDelivery)
+			return nil, &SendError{Provider: smtpProvider, Msg: "invalid from address"}
 		}
 		from = a
 	}
 	to, err := mail.ParseAddress(m.To)
 	if err != nil {
 		// The parser quotes its input, so its error is not wrapped: the address must not reach logs unmasked.
-		return nil, fmt.Errorf("%w: smtp: invalid recipient address %s", ErrDelivery, MaskAddress(m.To))
+		return nil, &SendError{Provider: smtpProvider, Msg: "invalid recipient address " + MaskAddress(m.To)}
 	}
 	if m.Text == "" && m.HTML == "" {
-		return nil, fmt.Errorf("%w: smtp: empty message body", ErrDelivery)
+		return nil, &SendError{Provider: smtpProvider, Msg: "empty message body"}
 	}
 
 	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())

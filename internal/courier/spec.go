@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -42,6 +42,7 @@ type Env struct {
 	Outbox *Outbox
 	Log    *slog.Logger
 	Client *http.Client
+	Now    func() time.Time // optional clock (signatures, Retry-After dates); nil => time.Now
 }
 
 // FieldError is a Spec setting that is missing or wrong; Field is the
@@ -58,16 +59,25 @@ var ErrUnknownType = errors.New("courier: unknown provider type")
 
 // kinds is every provider type an app may configure, sorted by type.
 var kinds = []Kind{
-	{Type: "http", Description: "A JSON POST of each message to an HTTPS endpoint of yours (a gateway or an adapter in front of any carrier).",
-		Channels: []Channel{ChannelSMS}, Fields: []Field{
-			{Name: "url", Description: "Absolute https URL that receives {to, text, from}", Required: true},
+	{Type: "http", Description: "A JSON POST of each message to an HTTPS endpoint of yours (a gateway or an adapter in front of any carrier or mail API).",
+		Channels: []Channel{ChannelEmail, ChannelSMS}, Fields: []Field{
+			{Name: "url", Description: "Absolute https URL that receives each message: SMS as {channel, to, text, from}, e-mail as {channel, to, from, subject, text, html}", Required: true},
+			{Name: "channels", Description: "What the endpoint accepts: sms (default), email, or email,sms"},
 			{Name: "token", Description: "Sent as Authorization: Bearer <token>", Secret: true},
-			{Name: "from", Description: "Sender id passed on as from"},
+			{Name: "secret", Description: "HMAC-SHA256 key; set: every request carries X-Gatehouse-Signature: t=<unix>,v1=<hex HMAC of t.body>", Secret: true},
+			{Name: "from", Description: "Default sender passed on as from (a sender id or an e-mail address)"},
 		}},
 	{Type: "log", Description: "Sends nothing: writes a line naming the masked recipient. For setups without a provider yet.",
 		Channels: []Channel{ChannelEmail, ChannelSMS}},
 	{Type: "outbox", Description: "Development only: keeps every message for /dev/outbox and sends nothing.",
 		Channels: []Channel{ChannelEmail, ChannelSMS}},
+	{Type: "postmark", Description: "Postmark's Email API (POST /email with a server token).",
+		Channels: []Channel{ChannelEmail}, Fields: []Field{
+			{Name: "server_token", Description: "Server API token (X-Postmark-Server-Token)", Required: true, Secret: true},
+			{Name: "from", Description: "Sender with a confirmed Postmark sender signature or domain, e.g. Acme <no-reply@acme.example>", Required: true},
+			{Name: "message_stream", Description: "Transactional message stream id; default outbound"},
+			{Name: "endpoint", Description: "API base URL; default https://api.postmarkapp.com"},
+		}},
 	{Type: "smtp", Description: "Any SMTP server (STARTTLS, implicit TLS or plain).",
 		Channels: []Channel{ChannelEmail}, Fields: []Field{
 			{Name: "host", Description: "SMTP server host name", Required: true},
@@ -77,6 +87,16 @@ var kinds = []Kind{
 			{Name: "auth_method", Description: "plain (default), login or cram-md5"},
 			{Name: "tls", Description: "starttls-required (default), starttls, tls or none"},
 			{Name: "from", Description: "Sender, e.g. Acme <no-reply@acme.example>", Required: true},
+		}},
+	{Type: "twilio", Description: "Twilio Programmable Messaging (SMS through the Messages resource).",
+		Channels: []Channel{ChannelSMS}, Fields: []Field{
+			{Name: "account_sid", Description: "Account SID (AC…)", Required: true},
+			{Name: "auth_token", Description: "Auth token of the account; or use api_key_sid and api_key_secret", Secret: true},
+			{Name: "api_key_sid", Description: "API key SID (SK…), instead of the auth token"},
+			{Name: "api_key_secret", Description: "API key secret, with api_key_sid", Secret: true},
+			{Name: "from", Description: "Sender: E.164 number, short code or alphanumeric sender id; or use messaging_service_sid"},
+			{Name: "messaging_service_sid", Description: "Messaging Service SID (MG…); Twilio picks the sender from its pool"},
+			{Name: "endpoint", Description: "API base URL for another Twilio region, e.g. https://api.dublin.ie1.twilio.com; default https://api.twilio.com"},
 		}},
 }
 
@@ -92,6 +112,13 @@ func KindOf(typ string) (Kind, bool) {
 	return kinds[i], true
 }
 
+// ChannelSender is implemented by providers whose settings narrow the
+// channels of their Kind (an http provider set up for SMS only): routing
+// should ask the provider, not only its Kind, before sending on a channel.
+type ChannelSender interface {
+	Sends(ch Channel) bool
+}
+
 // Sends reports whether k can send on ch.
 func (k Kind) Sends(ch Channel) bool { return slices.Contains(k.Channels, ch) }
 
@@ -103,7 +130,7 @@ func FromSpec(s Spec, env Env) (Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownType, s.Type)
 	}
-	for name := range s.Config {
+	for _, name := range slices.Sorted(maps.Keys(s.Config)) {
 		if !slices.ContainsFunc(k.Fields, func(f Field) bool { return f.Name == name }) {
 			return nil, &FieldError{Field: name, Reason: "is not a setting of " + s.Type + " providers"}
 		}
@@ -123,33 +150,13 @@ func FromSpec(s Spec, env Env) (Provider, error) {
 		}
 		return env.Outbox, nil
 	case "http":
-		p, err := NewHTTPSMS(HTTPSMSConfig{URL: c["url"], Token: c["token"], From: c["from"], Client: env.Client})
-		if err != nil {
-			return nil, &FieldError{Field: "url", Reason: "must be an absolute https URL"}
-		}
-		return p, nil
+		return httpFromSpec(c, env)
+	case "postmark":
+		return postmarkFromSpec(c, env)
 	case "smtp":
-		port := 0
-		if v := c["port"]; v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 65535 {
-				return nil, &FieldError{Field: "port", Reason: "must be a port number (1-65535)"}
-			}
-			port = n
-		}
-		tlsPolicy := TLSPolicy(c["tls"])
-		if tlsPolicy == "" {
-			tlsPolicy = TLSMandatory
-		}
-		if !tlsPolicy.Valid() {
-			return nil, &FieldError{Field: "tls", Reason: "must be starttls-required, starttls, tls or none"}
-		}
-		p, err := NewSMTP(SMTPConfig{Host: c["host"], Port: port, Username: c["username"], Password: c["password"],
-			AuthMethod: c["auth_method"], TLS: tlsPolicy, From: c["from"], Timeout: 10 * time.Second})
-		if err != nil {
-			return nil, &FieldError{Field: "host", Reason: err.Error()}
-		}
-		return p, nil
+		return smtpFromSpec(c)
+	case "twilio":
+		return twilioFromSpec(c, env)
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownType, s.Type)
 }
