@@ -41,6 +41,8 @@ type serverOptions struct {
 	user, pass string      // non-empty user: AUTH PLAIN offered and required before MAIL
 	tlsConfig  *tls.Config // non-nil: STARTTLS offered (or implicit TLS, see below)
 	implicit   bool        // wrap the listener in TLS from the first byte
+	rcptErr    error       // non-nil: every RCPT TO is answered with it
+	dataErr    error       // non-nil: every DATA is answered with it
 }
 
 // testServer is an in-process go-smtp server on 127.0.0.1 that records every accepted message.
@@ -119,6 +121,9 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if s.srv.opts.rcptErr != nil {
+		return s.srv.opts.rcptErr
+	}
 	s.cur.to = append(s.cur.to, to)
 	return nil
 }
@@ -127,6 +132,9 @@ func (s *session) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
+	}
+	if s.srv.opts.dataErr != nil {
+		return s.srv.opts.dataErr
 	}
 	s.cur.data = b
 	s.srv.mu.Lock()

@@ -26,6 +26,7 @@ var smtpReplies = map[int]string{
 	451: "local error in processing",
 	452: "insufficient storage",
 	454: "temporary authentication failure",
+	502: "command not accepted",
 	530: "authentication required",
 	534: "authentication mechanism too weak",
 	535: "authentication failed (check username and password)",
