@@ -29,7 +29,6 @@ type fakeAnswer struct {
 type fakeAPI struct {
 	*httptest.Server
 	reqs  chan *recorded
-	calls int
 }
 
 // recorded is one request as the fake saw it.
