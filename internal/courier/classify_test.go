@@ -28,7 +28,7 @@ type fakeAnswer struct {
 // with next(r), the canned answer for that request.
 type fakeAPI struct {
 	*httptest.Server
-	reqs  chan *recorded
+	reqs chan *recorded
 }
 
 // recorded is one request as the fake saw it.
