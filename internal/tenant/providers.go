@@ -241,7 +241,7 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 		return MessageProvider{}, ErrProviderKeyMissing
 	}
 	var out MessageProvider
-	var changed, disabled []string
+	changed, disabled := []string{}, []string{}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
 			return err
@@ -272,7 +272,7 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 		if err != nil {
 			return err
 		}
-		changed = keys
+		changed = append(changed[:0], keys...)
 		if in.Name != nil {
 			name := strings.TrimSpace(*in.Name)
 			if len(name) > 100 {
@@ -299,6 +299,7 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 		if err := tx.PutMessageProvider(ctx, row); err != nil {
 			return err
 		}
+		disabled = disabled[:0] // the transaction may run again
 		if row.Enabled {
 			for _, other := range rows {
 				ok, err := s.disableOther(ctx, tx, k, other, now)
