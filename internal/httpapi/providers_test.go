@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
 
 // smsGateway is a fake of the `http` provider's endpoint: it takes the JSON
@@ -390,5 +391,44 @@ func testMessageServiceProviders(t *testing.T, e *env) {
 		return strings.Contains(l, `"changed":["config.from","config.token","config.url","name","enabled"]`) && strings.Contains(l, `"slug":"http"`)
 	}) {
 		t.Errorf("no log line names the settings of the first http change:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// TestAppOutboxInDevelopment: in development mode the outbox is a provider
+// type too; an app that enables it keeps its messages in /dev/outbox while
+// the other apps' go through the server's provider.
+func TestAppOutboxInDevelopment(t *testing.T) {
+	for _, kind := range storetest.Kinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t, kind, true)
+			path := "/v1/apps/" + e.app.ID + "/message_service_providers"
+			other := e.createApp(t, e.ws.ID, "Other", nil)
+			runScenarios(t, e, []scenario{
+				{name: "the outbox is listed in development mode", method: "GET", path: path, headers: bearer(e.appSecret), wantStatus: 200,
+					check: func(t *testing.T, r response) { providerOf(t, r, "outbox") }},
+				{name: "the app enables it", method: "PATCH", path: path, headers: bearer(e.appSecret),
+					body: map[string]any{"slug": "outbox", "enabled": true}, wantStatus: 200},
+				{name: "the app's code goes to the outbox", method: "POST", path: e.authPath("/otps/login"),
+					body: map[string]any{"identifier": "dev@example.com"}, wantStatus: 200,
+					check: func(t *testing.T, r response) {
+						if _, ok := e.Mail.Last("dev@example.com"); ok {
+							t.Errorf("the server's provider got the app's message")
+						}
+					}},
+				{name: "the outbox has it", method: "GET", path: "/dev/outbox?to=dev@example.com", wantStatus: 200,
+					check: func(t *testing.T, r response) {
+						if msgs, _ := r.body["messages"].([]any); len(msgs) != 1 {
+							t.Errorf("outbox = %s; want the app's one message", r.raw)
+						}
+					}},
+				{name: "another app's code goes through the server's provider", method: "POST", path: "/v1/auth/" + other.ID + "/otps/login",
+					body: map[string]any{"identifier": "dev2@example.com"}, wantStatus: 200,
+					check: func(t *testing.T, r response) {
+						if _, ok := e.Mail.Last("dev2@example.com"); !ok {
+							t.Errorf("the server's provider got nothing for the other app")
+						}
+					}},
+			})
+		})
 	}
 }
