@@ -51,6 +51,10 @@ const (
 	authOptionalApp
 	// authM2M: an M2M access token of the path's app (m2mCredentials).
 	authM2M
+	// authAppHidden: authApp, but an app the credential does not reach is
+	// 404 app_not_found (interface §4.5), whether it exists or not, so ids
+	// still cannot be probed.
+	authAppHidden
 )
 
 const metaAuth = "gatehouse.auth"
@@ -74,7 +78,7 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 			return
 		}
 		hctx = huma.WithValue(hctx, keyApp, app)
-	case authOptionalApp, authApp:
+	case authOptionalApp, authApp, authAppHidden:
 		authz := strings.TrimSpace(hctx.Header("Authorization"))
 		if kind == authOptionalApp && authz == "" {
 			app, err := s.Tenants.App(ctx, appParam(hctx))
@@ -91,7 +95,7 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 		// but adds no right. Other X-Authorization values are user tokens,
 		// left to the routes that read them.
 		var key string
-		if kind == authApp {
+		if kind == authApp || kind == authAppHidden {
 			key = apiKeyIn(hctx.Header("X-Authorization"))
 		}
 		var p, also access.Principal
@@ -114,6 +118,9 @@ func (s *Server) credentials(hctx huma.Context, next func(huma.Context)) {
 		if errors.Is(err, tenant.ErrAppNotFound) || (err == nil && !access.Reaches(p, app.ID, app.WorkspaceID)) ||
 			(err == nil && also.Kind != "" && !access.Reaches(also, app.ID, app.WorkspaceID)) {
 			err = access.ErrForbidden // no probing for ids: same answer as another tenant's app
+			if kind == authAppHidden {
+				err = tenant.ErrAppNotFound
+			}
 		}
 		if err != nil {
 			s.writeError(hctx, err)

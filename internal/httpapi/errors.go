@@ -29,11 +29,27 @@ type ErrorBody struct {
 	Details        map[string]any    `json:"details,omitempty" doc:"More about the error: recent_sign_in_minutes with 403 verification_required."`
 }
 
+// ErrorsBody is the one other error shape (interface §4.6, §7): a PATCH of
+// a message service provider that names none.
+type ErrorsBody struct {
+	Errors string `json:"errors" doc:"What went wrong, for people."`
+}
+
 // apiError is an error with its HTTP status and body; huma writes it as is.
 type apiError struct {
 	ErrorBody
 	status int
 	header http.Header
+	// errorsShape: the body is ErrorsBody, with Error as its text.
+	errorsShape bool
+}
+
+// MarshalJSON writes the body of the error's shape.
+func (e *apiError) MarshalJSON() ([]byte, error) {
+	if e.errorsShape {
+		return jsonMarshal(ErrorsBody{Errors: e.ErrorBody.Error})
+	}
+	return jsonMarshal(e.ErrorBody)
 }
 
 func (e *apiError) Error() string  { return e.ErrorBody.Error }
@@ -99,6 +115,7 @@ var errorTable = []struct {
 	{machine.ErrSessionRequired, http.StatusUnauthorized, "m2m_session_required", "An M2M access token is required (X-M2M-Token)"},
 	{machine.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
 	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
+	{tenant.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
@@ -108,8 +125,25 @@ var errorTable = []struct {
 	{errs.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},
 }
 
+// msgProviderKeyMissing is the {errors} text of a provider PATCH that names no provider.
+const msgProviderKeyMissing = "slug is required: name the provider to update (slug, provider_key, provider or provider_type)"
+
 // typedErrors are the errors that carry details of their own.
 var typedErrors = []func(error) *apiError{
+	// Interface §4.6 and §7: the one answer in the {errors} shape.
+	func(err error) *apiError {
+		if !errors.Is(err, tenant.ErrProviderKeyMissing) {
+			return nil
+		}
+		ae := newAPIError(http.StatusBadRequest, "", msgProviderKeyMissing)
+		ae.errorsShape = true
+		return ae
+	},
+	as(func(e *tenant.RateLimitedError) *apiError {
+		ae := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many test messages for this app: try again later")
+		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
+		return ae
+	}),
 	as(func(e *errs.Invalid) *apiError {
 		return newAPIError(http.StatusBadRequest, "invalid_request", e.Field+" "+e.Reason)
 	}),
@@ -195,7 +229,7 @@ func (s *Server) fail(ctx context.Context, err error) *apiError {
 // writeError writes err's response from a huma middleware (before the operation runs).
 func (s *Server) writeError(hctx huma.Context, err error) {
 	ae := s.fail(hctx.Context(), err)
-	b, _ := jsonMarshal(ae.ErrorBody)
+	b, _ := ae.MarshalJSON()
 	for k, vs := range ae.header {
 		for _, v := range vs {
 			hctx.AppendHeader(k, v)

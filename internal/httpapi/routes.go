@@ -46,6 +46,14 @@ func (s *Server) registerRoutes() {
 	register(s, described(op("updateApp", "PATCH", "/v1/apps/{app_id}", "Update an app's settings with its own secret", "Apps"),
 		"Changes an app's settings (`{\"app\": {...}}`, the fields of the workspace route) with the app's own API secret (server-sdk-compat §4), or a workspace secret of an owner or admin. API keys may not. Same validation as PATCH /v1/workspaces/{workspace_id}/apps/{app_id}."),
 		authApp, s.updateOwnApp, http.StatusConflict)
+	// The app's own message service providers (interface §2.4, §4.5, §4.6).
+	register(s, described(op("listMessageServiceProviders", "GET", "/v1/apps/{app_id}/message_service_providers", "List message service providers", "Apps"), listProvidersDoc()),
+		authAppHidden, s.listProviders)
+	register(s, described(op("updateMessageServiceProvider", "PATCH", "/v1/apps/{app_id}/message_service_providers", "Update a message service provider", "Apps"), updateProviderDoc()),
+		authAppHidden, s.updateProvider)
+	s.documentProviderErrors("/v1/apps/{app_id}/message_service_providers")
+	register(s, described(op("testMessageServiceProvider", "POST", "/v1/apps/{app_id}/message_service_providers/test", "Send a test message through a provider", "Apps"), testProviderDoc),
+		authAppHidden, s.testProvider, http.StatusTooManyRequests)
 
 	// Machine-to-machine: clients, the client_credentials grant, M2M sessions (interface §4.13).
 	register(s, described(op("createM2mClient", "POST", "/v1/apps/{app_id}/m2m/clients", "Create an M2M client", "M2M"), createM2MClientDoc),
@@ -205,7 +213,7 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 	o.Metadata = map[string]any{metaAuth: a}
 	var codes []int
 	switch a {
-	case authApp:
+	case authApp, authAppHidden:
 		o.Security = []map[string][]string{{schemeAPISecret: {}}, {schemeKeyHeader: {}}, {schemeAPISecret: {}, schemeKeyHeader: {}}}
 		codes = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	case authWorkspace:

@@ -10,7 +10,10 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // newCourier picks the mail provider: the outbox in development mode (unless
@@ -64,6 +67,21 @@ func provider(set string, dev bool) string {
 	}
 	return "log"
 }
+
+// appMessages is what the apps' own providers need: the outbox type in
+// development mode only, and an HTTP client that refuses the addresses
+// webhooks may not reach (apps choose their providers' URLs), under the same
+// setting (webhooks.allow_private_targets).
+func appMessages(cfg config.Config, outbox *courier.Outbox, policy webhook.Policy, limiter ratelimit.Limiter) tenant.MessageDeps {
+	d := tenant.MessageDeps{Client: policy.Client(providerTimeout), Limiter: limiter, TestRule: tenant.DefaultProviderTestRule}
+	if cfg.Dev {
+		d.Outbox = outbox
+	}
+	return d
+}
+
+// providerTimeout bounds one call to a provider's HTTP API.
+const providerTimeout = 15 * time.Second
 
 // outboxStore keeps the development outbox's messages in the database.
 type outboxStore struct {

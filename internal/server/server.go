@@ -169,8 +169,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
+	var limiter signin.Limiter = ratelimit.NewMemory(s.now)
+	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {
+		shared := ratelimit.NewSQL(s.DB, s.now)
+		limiter, s.pruneRates = shared, shared.Prune
+	}
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
-		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
+		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log,
+		Messages: appMessages(cfg, outbox, policy, limiter)})
+	// Every message goes through the app's own provider for its channel, if
+	// it has one, else through the server-wide one.
+	mail = s.Tenants.MessageRouter(mail)
 	tests, err := testIdentities(cfg)
 	if err != nil {
 		return nil, err
@@ -184,11 +193,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 			return nil, err
 		}
 		limits = &l
-	}
-	var limiter signin.Limiter = ratelimit.NewMemory(s.now)
-	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {
-		shared := ratelimit.NewSQL(s.DB, s.now)
-		limiter, s.pruneRates = shared, shared.Prune
 	}
 	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
 		Templates: templates, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,

@@ -34,6 +34,9 @@ var released = map[string]string{
 
 	"postgres/00008_backends.sql": "00ffbb327c487c92cfc7ebbb1dba9edd2124f7447616dfccee2df9570c463277",
 	"sqlite/00008_backends.sql":   "ceb5b23fc219fbb179e834ca548fcff660cc2746e7c3df350e2728890a46b15d",
+
+	"postgres/00009_message_providers.sql": "5cb975e4f79d2f459bebbb900445652ca747aefdabca0aea06722f869eb7ad47",
+	"sqlite/00009_message_providers.sql":   "6b95cf673d1329f865767ac1330e160e0af6cec2420e6d5515aea068b62f7e68",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

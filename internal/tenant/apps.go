@@ -271,6 +271,7 @@ func (s *Service) DeleteApp(ctx context.Context, p access.Principal, workspaceID
 		return notFound(tx.DeleteApp(ctx, workspaceID, id), ErrAppNotFound)
 	})
 	s.apps.forget(id)
+	s.providers.forget(id)
 	return err
 }
 

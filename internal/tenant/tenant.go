@@ -46,6 +46,9 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	apps      *appCache
+	// msg and providers: the apps' own message providers (providers.go).
+	msg       MessageDeps
+	providers *providerCache
 	// spare holds a key made for an app change that was not stored (see
 	// preparedKey), by algorithm.
 	spareMu sync.Mutex
@@ -63,6 +66,8 @@ type Deps struct {
 	AccessTokenAlg string
 	Now            func() time.Time
 	Log            *slog.Logger
+	// Messages serve the apps' own message providers.
+	Messages MessageDeps
 }
 
 // New returns a Service.
@@ -77,7 +82,8 @@ func New(d Deps) *Service {
 		d.AccessTokenAlg = token.Algorithm
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, accessAlg: d.AccessTokenAlg, now: d.Now, log: d.Log,
-		apps: newAppCache(AppCacheTTL, d.Now), spare: map[string]store.SigningKey{}}
+		apps: newAppCache(AppCacheTTL, d.Now), spare: map[string]store.SigningKey{},
+		msg: d.Messages, providers: newProviderCache(ProviderCacheTTL, d.Now)}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,515 @@
+package tenant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// An app's own message service providers (interface §2.4, §4.5, §4.6).
+//
+// Every provider type of courier.Kinds is a slot of every app, named by its
+// slug, which is the type: GET lists them all, configured or not, and PATCH
+// updates one by slug (docs/decisions/0007-message-providers.md). The
+// settings of a slot are kept in message_providers: the ones that are not
+// secret as JSON, the secret ones (courier.Field.Secret) sealed with the
+// master key, bound to the app and the slug. A secret is never shown again:
+// reads carry a redacted hint.
+//
+// Per channel an app uses one enabled provider: enabling one disables the
+// app's others that send a channel it sends. A channel with no enabled
+// provider of the app goes through the server-wide provider.
+
+// Errors of the message providers.
+var (
+	// ErrProviderKeyMissing: a change named no provider (interface §4.6
+	// answers it with {errors}).
+	ErrProviderKeyMissing = errors.New("the provider's slug is required")
+	// ErrProviderNotFound: no provider type has that slug (here).
+	ErrProviderNotFound = errors.New("message service provider not found")
+)
+
+// RateLimitedError refuses a test message over the app's limit.
+type RateLimitedError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("rate limited; retry after %s", e.RetryAfter)
+}
+
+// MessageDeps are what the message providers need besides the store.
+type MessageDeps struct {
+	// Outbox, when set (development mode), offers the outbox type.
+	Outbox *courier.Outbox
+	// Client dials the providers' HTTP APIs. Apps choose the URLs, so the
+	// assembly passes one that refuses private addresses.
+	Client *http.Client
+	// Limiter and TestRule bound the test messages of an app.
+	Limiter  ratelimit.Limiter
+	TestRule ratelimit.Rule
+}
+
+// DefaultProviderTestRule bounds the test messages an app may send.
+var DefaultProviderTestRule = ratelimit.Rule{Limit: 10, Period: time.Hour}
+
+// Limits on provider settings.
+const (
+	maxProviderSettings   = 30
+	maxProviderSettingLen = 4096
+	// secretHintMin is the shortest secret whose hint shows its last 4 characters.
+	secretHintMin = 16
+	// providerTestTimeout bounds a test message.
+	providerTestTimeout = 20 * time.Second
+)
+
+// MessageProvider is one provider slot of an app as shown: its secret
+// settings redacted.
+type MessageProvider struct {
+	Slug       string
+	Type       string
+	Name       string
+	Enabled    bool
+	Configured bool              // it has a stored row
+	Config     map[string]string // secret settings as a hint
+	Channels   []courier.Channel
+	UpdatedAt  *time.Time
+}
+
+// ProviderChange changes one provider slot. Config is merged into the
+// stored settings: a key left out keeps its value, nil or "" clears it, and
+// a secret sent back as the hint shown for it keeps it.
+type ProviderChange struct {
+	Slug    string
+	Name    *string
+	Enabled *bool
+	Config  map[string]*string
+}
+
+// ProviderTest is what a test message did.
+type ProviderTest struct {
+	Slug      string
+	Channel   courier.Channel
+	To        string // masked
+	Delivered bool
+	// MessageID is the provider's id for the message, when it gave one.
+	MessageID string
+	// Error, when not delivered: the provider's answer, classified.
+	Error *ProviderTestError
+}
+
+// ProviderTestError is a failed test message, without secrets.
+type ProviderTestError struct {
+	Message    string
+	Temporary  bool
+	RetryAfter time.Duration
+	Status     int
+	Code       string
+}
+
+// kinds are the provider types apps may use on this server: outbox only in
+// development mode.
+func (s *Service) kinds() []courier.Kind {
+	return slices.DeleteFunc(courier.Kinds(), func(k courier.Kind) bool { return k.Type == "outbox" && s.msg.Outbox == nil })
+}
+
+func (s *Service) kindOf(slug string) (courier.Kind, bool) {
+	i := slices.IndexFunc(s.kinds(), func(k courier.Kind) bool { return k.Type == slug })
+	if i < 0 {
+		return courier.Kind{}, false
+	}
+	return s.kinds()[i], true
+}
+
+func (s *Service) env() courier.Env {
+	return courier.Env{Outbox: s.msg.Outbox, Log: s.log, Client: s.msg.Client}
+}
+
+func secretsAD(appID, slug string) []byte { return []byte("message-provider:" + appID + ":" + slug) }
+
+// settings returns a stored provider's settings in clear.
+func (s *Service) settings(r store.MessageProvider) (map[string]string, error) {
+	out := map[string]string{}
+	if len(r.Config) > 0 {
+		if err := json.Unmarshal(r.Config, &out); err != nil {
+			return nil, fmt.Errorf("provider %s config: %w", r.Slug, err)
+		}
+	}
+	if len(r.SecretsSealed) > 0 {
+		b, err := s.sealer.Open(r.SecretsSealed, secretsAD(r.AppID, r.Slug))
+		if err != nil {
+			return nil, fmt.Errorf("provider %s secrets: %w", r.Slug, err)
+		}
+		secrets := map[string]string{}
+		if err := json.Unmarshal(b, &secrets); err != nil {
+			return nil, fmt.Errorf("provider %s secrets: %w", r.Slug, err)
+		}
+		for k, v := range secrets {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// SecretHint is how a secret setting is shown: its last 4 characters when it
+// is long enough for them to say little, else a mask alone.
+func SecretHint(secret string) string {
+	r := []rune(secret)
+	if len(r) >= secretHintMin {
+		return "****" + string(r[len(r)-4:])
+	}
+	return "********"
+}
+
+func isSecret(k courier.Kind, name string) bool {
+	return slices.ContainsFunc(k.Fields, func(f courier.Field) bool { return f.Name == name && f.Secret })
+}
+
+// shown is a provider slot as the API shows it.
+func shown(k courier.Kind, r *store.MessageProvider, settings map[string]string) MessageProvider {
+	p := MessageProvider{Slug: k.Type, Type: k.Type, Name: k.Type, Config: map[string]string{}, Channels: slices.Clone(k.Channels)}
+	if r == nil {
+		return p
+	}
+	p.Configured, p.Enabled = true, r.Enabled
+	if r.Name != "" {
+		p.Name = r.Name
+	}
+	at := r.UpdatedAt
+	p.UpdatedAt = &at
+	for name, v := range settings {
+		if isSecret(k, name) {
+			v = SecretHint(v)
+		}
+		p.Config[name] = v
+	}
+	return p
+}
+
+// MessageProviders lists the app's provider slots (interface §4.5), secrets
+// redacted. Who may read the app may: its secret, its API keys, any member
+// of its workspace.
+func (s *Service) MessageProviders(ctx context.Context, p access.Principal, appID string) (_ []MessageProvider, err error) {
+	defer errs.Wrap(&err, "list message providers")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
+		return nil, err
+	}
+	if _, err := s.db.GetApp(ctx, appID); err != nil {
+		return nil, notFound(err, ErrAppNotFound)
+	}
+	rows, err := s.db.ListMessageProviders(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	out := []MessageProvider{}
+	for _, k := range s.kinds() {
+		i := slices.IndexFunc(rows, func(r store.MessageProvider) bool { return r.Slug == k.Type })
+		if i < 0 {
+			out = append(out, shown(k, nil, nil))
+			continue
+		}
+		settings, err := s.settings(rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, shown(k, &rows[i], settings))
+	}
+	return out, nil
+}
+
+// UpdateMessageProvider changes one provider slot of the app (interface
+// §4.6). Who may manage the app may (not its API keys). The merged settings
+// must make a working provider (courier.FromSpec) when the change touches
+// them or the provider ends up enabled; a refusal names the setting
+// (config.<name>). Enabling a provider disables the app's others that send
+// one of its channels. Every change is logged, without any value of a
+// secret setting.
+func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal, appID string, in ProviderChange) (_ MessageProvider, err error) {
+	defer errs.Wrap(&err, "update message provider")
+	slug := strings.TrimSpace(in.Slug)
+	if slug == "" {
+		return MessageProvider{}, ErrProviderKeyMissing
+	}
+	var out MessageProvider
+	changed, disabled := []string{}, []string{}
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
+			return err
+		}
+		// Locked, so that two changes enabling providers of one channel
+		// run one after the other.
+		if _, err := tx.LockApp(ctx, appID); err != nil {
+			return notFound(err, ErrAppNotFound)
+		}
+		k, ok := s.kindOf(slug)
+		if !ok {
+			return ErrProviderNotFound
+		}
+		rows, err := tx.ListMessageProviders(ctx, appID)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		row := store.MessageProvider{AppID: appID, Slug: slug, Type: k.Type, CreatedAt: now}
+		settings := map[string]string{}
+		if i := slices.IndexFunc(rows, func(r store.MessageProvider) bool { return r.Slug == slug }); i >= 0 {
+			row = rows[i]
+			if settings, err = s.settings(row); err != nil {
+				return err
+			}
+		}
+		merged, keys, err := mergeSettings(k, settings, in.Config)
+		if err != nil {
+			return err
+		}
+		changed = append(changed[:0], keys...)
+		if in.Name != nil {
+			name := strings.TrimSpace(*in.Name)
+			if len(name) > 100 {
+				return errs.Invalidf("name", "must be at most 100 characters")
+			}
+			if name != row.Name {
+				row.Name = name
+				changed = append(changed, "name")
+			}
+		}
+		if in.Enabled != nil && *in.Enabled != row.Enabled {
+			row.Enabled = *in.Enabled
+			changed = append(changed, "enabled")
+		}
+		if row.Enabled || len(keys) > 0 {
+			if _, err := courier.FromSpec(courier.Spec{Type: k.Type, Config: merged}, s.env()); err != nil {
+				return specError(err)
+			}
+		}
+		if err := s.seal(&row, k, merged); err != nil {
+			return err
+		}
+		row.UpdatedAt = now
+		if err := tx.PutMessageProvider(ctx, row); err != nil {
+			return err
+		}
+		disabled = disabled[:0] // the transaction may run again
+		if row.Enabled {
+			for _, other := range rows {
+				ok, err := s.disableOther(ctx, tx, k, other, now)
+				if err != nil {
+					return err
+				}
+				if ok {
+					disabled = append(disabled, other.Slug)
+				}
+			}
+		}
+		out = shown(k, &row, merged)
+		return nil
+	})
+	if err != nil {
+		return MessageProvider{}, err
+	}
+	s.providers.forget(appID)
+	s.log.InfoContext(ctx, "message provider changed", "app_id", appID, "slug", slug, "provider_type", out.Type,
+		"enabled", out.Enabled, "changed", changed, "disabled", disabled, "by", string(p.Kind), "credential_id", p.CredentialID)
+	return out, nil
+}
+
+// disableOther disables other, an enabled provider of the app that sends a
+// channel k sends, in tx.
+func (s *Service) disableOther(ctx context.Context, tx *store.Tx, k courier.Kind, other store.MessageProvider, now time.Time) (bool, error) {
+	if other.Slug == k.Type || !other.Enabled {
+		return false, nil
+	}
+	ok, _ := courier.KindOf(other.Type)
+	if !slices.ContainsFunc(k.Channels, ok.Sends) {
+		return false, nil
+	}
+	other.Enabled, other.UpdatedAt = false, now
+	return true, tx.PutMessageProvider(ctx, other)
+}
+
+// mergeSettings applies a change to stored settings and returns the result
+// and the names of the settings it changed, sorted.
+func mergeSettings(k courier.Kind, stored map[string]string, in map[string]*string) (map[string]string, []string, error) {
+	out := make(map[string]string, len(stored))
+	for name, v := range stored {
+		out[name] = v
+	}
+	var changed []string
+	for name, v := range in {
+		if name == "" || len(name) > 64 {
+			return nil, nil, errs.Invalidf("config", "has a setting with no name or a name over 64 characters")
+		}
+		old, had := stored[name]
+		switch {
+		case v == nil || *v == "":
+			delete(out, name)
+		case isSecret(k, name) && had && *v == SecretHint(old):
+			// The hint sent back, as read: the secret stays.
+		case len(*v) > maxProviderSettingLen:
+			return nil, nil, errs.Invalidf("config."+name, "must be at most %d characters", maxProviderSettingLen)
+		default:
+			out[name] = *v
+		}
+		if now, has := out[name]; has != had || now != old {
+			changed = append(changed, "config."+name)
+		}
+	}
+	if len(out) > maxProviderSettings {
+		return nil, nil, errs.Invalidf("config", "has more than %d settings", maxProviderSettings)
+	}
+	slices.Sort(changed)
+	return out, changed, nil
+}
+
+// specError turns a courier.FromSpec refusal into the field it names.
+func specError(err error) error {
+	var fe *courier.FieldError
+	if errors.As(err, &fe) {
+		return &errs.Invalid{Field: "config." + fe.Field, Reason: fe.Reason}
+	}
+	if errors.Is(err, courier.ErrUnknownType) {
+		return ErrProviderNotFound
+	}
+	return err
+}
+
+// seal stores settings into row: the plain ones as JSON, the secret ones sealed.
+func (s *Service) seal(row *store.MessageProvider, k courier.Kind, settings map[string]string) error {
+	plain, secret := map[string]string{}, map[string]string{}
+	for name, v := range settings {
+		if isSecret(k, name) {
+			secret[name] = v
+		} else {
+			plain[name] = v
+		}
+	}
+	b, err := json.Marshal(plain)
+	if err != nil {
+		return err
+	}
+	row.Config, row.SecretsSealed = b, nil
+	if len(secret) > 0 {
+		b, err := json.Marshal(secret)
+		if err != nil {
+			return err
+		}
+		if row.SecretsSealed, err = s.sealer.Seal(b, secretsAD(row.AppID, row.Slug)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestMessageProvider sends one short message through one of the app's
+// providers, enabled or not, with its stored settings, and says what
+// happened. Who may manage the app may, a few times an hour. The channel is
+// the recipient's: an e-mail address or an international phone number.
+func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, appID, slug, to string) (_ ProviderTest, err error) {
+	defer errs.Wrap(&err, "test message provider")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Manage); err != nil {
+		return ProviderTest{}, err
+	}
+	slug = strings.TrimSpace(slug)
+	if slug == "" {
+		return ProviderTest{}, errs.Invalidf("slug", "is required")
+	}
+	app, err := s.db.GetApp(ctx, appID)
+	if err != nil {
+		return ProviderTest{}, notFound(err, ErrAppNotFound)
+	}
+	k, ok := s.kindOf(slug)
+	if !ok {
+		return ProviderTest{}, ErrProviderNotFound
+	}
+	id, err := appuser.ParseIdentifier(to)
+	if err != nil {
+		return ProviderTest{}, errs.Invalidf("to", "must be an e-mail address or an international phone number")
+	}
+	ch := courier.ChannelEmail
+	if id.Kind == appuser.KindPhone {
+		ch = courier.ChannelSMS
+	}
+	if !k.Sends(ch) {
+		return ProviderTest{}, errs.Invalidf("to", "must be %s: %s providers send %s only", map[courier.Channel]string{
+			courier.ChannelEmail: "a phone number", courier.ChannelSMS: "an e-mail address"}[ch], k.Type, other(ch))
+	}
+	rule := s.msg.TestRule
+	if rule == (ratelimit.Rule{}) {
+		rule = DefaultProviderTestRule
+	}
+	if s.msg.Limiter != nil {
+		res, err := s.msg.Limiter.Allow(ctx, "provider-test:app:"+appID, rule)
+		if err != nil {
+			return ProviderTest{}, err
+		}
+		if !res.Allowed {
+			return ProviderTest{}, &RateLimitedError{RetryAfter: res.RetryAfter}
+		}
+	}
+	rows, err := s.db.ListMessageProviders(ctx, appID)
+	if err != nil {
+		return ProviderTest{}, err
+	}
+	settings := map[string]string{}
+	if i := slices.IndexFunc(rows, func(r store.MessageProvider) bool { return r.Slug == slug }); i >= 0 {
+		if settings, err = s.settings(rows[i]); err != nil {
+			return ProviderTest{}, err
+		}
+	}
+	prov, err := courier.FromSpec(courier.Spec{Type: k.Type, Config: settings}, s.env())
+	if err != nil {
+		return ProviderTest{}, specError(err)
+	}
+	m := courier.Message{Channel: ch, To: id.Value, AppID: appID,
+		Text: "Test message from " + app.Name + ", sent by Gatehouse through the " + k.Type + " provider. Nothing to do."}
+	if ch == courier.ChannelEmail {
+		m.Subject = "Test message from " + app.Name
+		m.Text += "\n\nIt was sent because someone who manages the app asked for a test of its e-mail settings."
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, providerTestTimeout)
+	defer cancel()
+	msgID, sendErr := prov.Send(sendCtx, m)
+	out := ProviderTest{Slug: slug, Channel: ch, To: courier.MaskAddress(id.Value), Delivered: sendErr == nil, MessageID: msgID}
+	if sendErr != nil {
+		out.MessageID = ""
+		out.Error = testError(sendErr, settings, k)
+	}
+	s.log.InfoContext(ctx, "message provider test", "app_id", appID, "slug", slug, "channel", string(ch),
+		"delivered", out.Delivered, "by", string(p.Kind), "credential_id", p.CredentialID)
+	return out, nil
+}
+
+func other(ch courier.Channel) string {
+	if ch == courier.ChannelEmail {
+		return "SMS"
+	}
+	return "e-mail"
+}
+
+// testError describes a failed test message. The text is the provider's,
+// as courier classified it, with every secret setting scrubbed from it.
+func testError(err error, settings map[string]string, k courier.Kind) *ProviderTestError {
+	e := &ProviderTestError{Message: err.Error()}
+	e.Temporary, e.RetryAfter = courier.Temporary(err)
+	var se *courier.SendError
+	if errors.As(err, &se) {
+		e.Status, e.Code = se.Status, se.Code
+	}
+	for name, v := range settings {
+		if isSecret(k, name) && v != "" {
+			e.Message = strings.ReplaceAll(e.Message, v, "[redacted]")
+			e.Code = strings.ReplaceAll(e.Code, v, "[redacted]")
+		}
+	}
+	return e
+}
