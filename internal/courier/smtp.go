@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -48,6 +49,9 @@ type SMTPConfig struct {
 	Timeout            time.Duration // connect+send deadline; 0 => 10s
 	HELO               string        // optional
 	InsecureSkipVerify bool          // tests only
+	// DialControl, when set, vets every address dialled (net.Dialer.Control),
+	// so an app's SMTP host cannot be a private address.
+	DialControl func(network, address string, c syscall.RawConn) error
 }
 
 // defaultSMTPTimeout bounds a whole send when SMTPConfig.Timeout is zero.
@@ -66,6 +70,8 @@ type SMTP struct {
 	timeout  time.Duration
 	helo     string
 	tls      *tls.Config
+
+	dialControl func(network, address string, c syscall.RawConn) error
 }
 
 // NewSMTP validates the config (host required, valid policy, From parses as an address) and returns the provider.
@@ -127,6 +133,8 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 		from:     from,
 		timeout:  timeout,
 		helo:     cfg.HELO,
+
+		dialControl: cfg.DialControl,
 		tls: &tls.Config{
 			ServerName:         cfg.Host,
 			MinVersion:         tls.VersionTLS12,
@@ -170,12 +178,12 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 			conn net.Conn
 			err  error
 		)
+		nd := &net.Dialer{Control: s.dialControl}
 		if s.policy == TLSImplicit {
-			d := tls.Dialer{Config: tlsConfig}
+			d := tls.Dialer{NetDialer: nd, Config: tlsConfig}
 			conn, err = d.DialContext(dctx, network, addr)
 		} else {
-			var d net.Dialer
-			conn, err = d.DialContext(dctx, network, addr)
+			conn, err = nd.DialContext(dctx, network, addr)
 		}
 		if err != nil {
 			return nil, err

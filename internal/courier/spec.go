@@ -7,6 +7,8 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -42,7 +44,10 @@ type Env struct {
 	Outbox *Outbox
 	Log    *slog.Logger
 	Client *http.Client
-	Now    func() time.Time // optional clock (signatures, Retry-After dates); nil => time.Now
+	// DialControl, when set, vets every address an SMTP provider dials
+	// (net.Dialer.Control): the HTTP Client's guard, for SMTP hosts.
+	DialControl func(network, address string, c syscall.RawConn) error
+	Now         func() time.Time // optional clock (signatures, Retry-After dates); nil => time.Now
 }
 
 // FieldError is a Spec setting that is missing or wrong; Field is the
@@ -122,6 +127,30 @@ type ChannelSender interface {
 // Sends reports whether k can send on ch.
 func (k Kind) Sends(ch Channel) bool { return slices.Contains(k.Channels, ch) }
 
+// ChannelsWith is what a provider of kind k with settings config sends: the
+// Kind's channels, narrowed by a "channels" setting where the kind has one
+// (an http provider sends SMS only unless told otherwise). Values that are
+// not channels are ignored here; FromSpec refuses them.
+func (k Kind) ChannelsWith(config map[string]string) []Channel {
+	if !slices.ContainsFunc(k.Fields, func(f Field) bool { return f.Name == "channels" }) {
+		return slices.Clone(k.Channels)
+	}
+	v := config["channels"]
+	if v == "" {
+		v = string(ChannelSMS)
+	}
+	var out []Channel
+	for _, ch := range k.Channels { // in the Kind's order, each once
+		for part := range strings.SplitSeq(v, ",") {
+			if Channel(strings.TrimSpace(part)) == ch {
+				out = append(out, ch)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // FromSpec validates s and builds its provider. A bad or missing setting is
 // a *FieldError naming it; an unknown type is ErrUnknownType. Settings not
 // in the Kind are refused too, so a typo does not pass silently.
@@ -154,7 +183,7 @@ func FromSpec(s Spec, env Env) (Provider, error) {
 	case "postmark":
 		return postmarkFromSpec(c, env)
 	case "smtp":
-		return smtpFromSpec(c)
+		return smtpFromSpec(c, env)
 	case "twilio":
 		return twilioFromSpec(c, env)
 	}

@@ -114,7 +114,7 @@ func twilioFromSpec(c map[string]string, env Env) (Provider, error) {
 	return p, nil
 }
 
-func smtpFromSpec(c map[string]string) (Provider, error) {
+func smtpFromSpec(c map[string]string, env Env) (Provider, error) {
 	port := 0
 	if v := c["port"]; v != "" {
 		n, err := strconv.Atoi(v)
@@ -149,7 +149,7 @@ func smtpFromSpec(c map[string]string) (Provider, error) {
 		}
 	}
 	p, err := NewSMTP(SMTPConfig{Host: c["host"], Port: port, Username: c["username"], Password: c["password"],
-		AuthMethod: c["auth_method"], TLS: tlsPolicy, From: c["from"], Timeout: specTimeout})
+		AuthMethod: c["auth_method"], TLS: tlsPolicy, From: c["from"], Timeout: specTimeout, DialControl: env.DialControl})
 	if err != nil {
 		return nil, &FieldError{Field: "host", Reason: "is invalid"}
 	}

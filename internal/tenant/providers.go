@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -55,6 +56,8 @@ type MessageDeps struct {
 	// Client dials the providers' HTTP APIs. Apps choose the URLs, so the
 	// assembly passes one that refuses private addresses.
 	Client *http.Client
+	// DialControl vets the addresses SMTP providers dial, for the same reason.
+	DialControl func(network, address string, c syscall.RawConn) error
 	// Limiter and TestRule bound the test messages of an app.
 	Limiter  ratelimit.Limiter
 	TestRule ratelimit.Rule
@@ -132,7 +135,7 @@ func (s *Service) kindOf(slug string) (courier.Kind, bool) {
 }
 
 func (s *Service) env() courier.Env {
-	return courier.Env{Outbox: s.msg.Outbox, Log: s.log, Client: s.msg.Client}
+	return courier.Env{Outbox: s.msg.Outbox, Log: s.log, Client: s.msg.Client, DialControl: s.msg.DialControl}
 }
 
 func secretsAD(appID, slug string) []byte { return []byte("message-provider:" + appID + ":" + slug) }
@@ -177,7 +180,7 @@ func isSecret(k courier.Kind, name string) bool {
 
 // shown is a provider slot as the API shows it.
 func shown(k courier.Kind, r *store.MessageProvider, settings map[string]string) MessageProvider {
-	p := MessageProvider{Slug: k.Type, Type: k.Type, Name: k.Type, Config: map[string]string{}, Channels: slices.Clone(k.Channels)}
+	p := MessageProvider{Slug: k.Type, Type: k.Type, Name: k.Type, Config: map[string]string{}, Channels: k.ChannelsWith(settings)}
 	if r == nil {
 		return p
 	}
@@ -301,8 +304,9 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 		}
 		disabled = disabled[:0] // the transaction may run again
 		if row.Enabled {
+			mine := k.ChannelsWith(merged)
 			for _, other := range rows {
-				ok, err := s.disableOther(ctx, tx, k, other, now)
+				ok, err := s.disableOther(ctx, tx, slug, mine, other, now)
 				if err != nil {
 					return err
 				}
@@ -323,14 +327,17 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 	return out, nil
 }
 
-// disableOther disables other, an enabled provider of the app that sends a
-// channel k sends, in tx.
-func (s *Service) disableOther(ctx context.Context, tx *store.Tx, k courier.Kind, other store.MessageProvider, now time.Time) (bool, error) {
-	if other.Slug == k.Type || !other.Enabled {
+// disableOther disables other, an enabled provider of the app that sends
+// one of the channels mine (those of slug, the provider just enabled), in tx.
+func (s *Service) disableOther(ctx context.Context, tx *store.Tx, slug string, mine []courier.Channel, other store.MessageProvider, now time.Time) (bool, error) {
+	if other.Slug == slug || !other.Enabled {
 		return false, nil
 	}
 	ok, _ := courier.KindOf(other.Type)
-	if !slices.ContainsFunc(k.Channels, ok.Sends) {
+	var plain map[string]string
+	_ = json.Unmarshal(other.Config, &plain) // "channels" is a plain setting; a bad row sends its Kind's channels
+	theirs := ok.ChannelsWith(plain)
+	if !slices.ContainsFunc(mine, func(ch courier.Channel) bool { return slices.Contains(theirs, ch) }) {
 		return false, nil
 	}
 	other.Enabled, other.UpdatedAt = false, now
@@ -440,8 +447,20 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 		ch = courier.ChannelSMS
 	}
 	if !k.Sends(ch) {
-		return ProviderTest{}, errs.Invalidf("to", "must be %s: %s providers send %s only", map[courier.Channel]string{
-			courier.ChannelEmail: "a phone number", courier.ChannelSMS: "an e-mail address"}[ch], k.Type, other(ch))
+		return ProviderTest{}, wrongChannel(k, ch)
+	}
+	rows, err := s.db.ListMessageProviders(ctx, appID)
+	if err != nil {
+		return ProviderTest{}, err
+	}
+	settings := map[string]string{}
+	if i := slices.IndexFunc(rows, func(r store.MessageProvider) bool { return r.Slug == slug }); i >= 0 {
+		if settings, err = s.settings(rows[i]); err != nil {
+			return ProviderTest{}, err
+		}
+	}
+	if !slices.Contains(k.ChannelsWith(settings), ch) {
+		return ProviderTest{}, wrongChannel(k, ch) // an http provider set up for the other channel
 	}
 	rule := s.msg.TestRule
 	if rule == (ratelimit.Rule{}) {
@@ -454,16 +473,6 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 		}
 		if !res.Allowed {
 			return ProviderTest{}, &RateLimitedError{RetryAfter: res.RetryAfter}
-		}
-	}
-	rows, err := s.db.ListMessageProviders(ctx, appID)
-	if err != nil {
-		return ProviderTest{}, err
-	}
-	settings := map[string]string{}
-	if i := slices.IndexFunc(rows, func(r store.MessageProvider) bool { return r.Slug == slug }); i >= 0 {
-		if settings, err = s.settings(rows[i]); err != nil {
-			return ProviderTest{}, err
 		}
 	}
 	prov, err := courier.FromSpec(courier.Spec{Type: k.Type, Config: settings}, s.env())
@@ -487,6 +496,12 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 	s.log.InfoContext(ctx, "message provider test", "app_id", appID, "slug", slug, "channel", string(ch),
 		"delivered", out.Delivered, "by", string(p.Kind), "credential_id", p.CredentialID)
 	return out, nil
+}
+
+// wrongChannel refuses a test to an address k's provider cannot send to.
+func wrongChannel(k courier.Kind, ch courier.Channel) error {
+	return errs.Invalidf("to", "must be %s: this %s provider sends %s only", map[courier.Channel]string{
+		courier.ChannelEmail: "a phone number", courier.ChannelSMS: "an e-mail address"}[ch], k.Type, other(ch))
 }
 
 func other(ch courier.Channel) string {

@@ -89,7 +89,11 @@ func (s *Service) appProviders(ctx context.Context, appID string) (*providerSet,
 		for _, r := range rows {
 			k, _ := s.kindOf(r.Type)
 			p, err := s.build(r)
-			for _, ch := range k.Channels {
+			chans := k.Channels
+			if cs, ok := p.(courier.ChannelSender); ok && err == nil {
+				chans = slices.DeleteFunc(slices.Clone(chans), func(ch courier.Channel) bool { return !cs.Sends(ch) })
+			}
+			for _, ch := range chans {
 				switch {
 				case next.by[ch] != nil || next.broken[ch] != "":
 				case err != nil:

@@ -344,6 +344,12 @@ func (p Policy) Client(timeout time.Duration) *http.Client {
 	}
 }
 
+// DialControl is the net.Dialer hook of Client, for other dialers (an app's
+// SMTP host) that must refuse the same addresses.
+func (p Policy) DialControl() func(network, address string, c syscall.RawConn) error {
+	return p.control
+}
+
 // control is the net.Dialer hook: it sees the final address of every
 // connection attempt, after any resolution.
 func (p Policy) control(network, address string, _ syscall.RawConn) error {
