@@ -85,18 +85,6 @@ type Settings struct {
 	PrefixHourlyCap int
 }
 
-// DefaultCountries is the default of sms.allowed_countries: the United
-// States and Canada, the United Kingdom and Ireland, the larger EU/EEA
-// countries, Australia and New Zealand (docs/security.md says why).
-var DefaultCountries = []string{"US", "CA", "GB", "IE", "DE", "FR", "ES", "IT", "NL", "BE", "AT", "PT", "SE", "DK", "FI",
-	"NO", "PL", "AU", "NZ"}
-
-// DefaultSettings are the documented defaults.
-func DefaultSettings() Settings {
-	return Settings{AllowedCountries: slices.Clone(DefaultCountries), Burst: 3, Window: 10 * time.Minute,
-		FirstWait: time.Minute, MaxWait: 32 * time.Minute, Quiet: time.Hour, DailyCap: 1000, PrefixHourlyCap: 30}
-}
-
 // Guard decides whether an SMS may be sent.
 type Guard struct {
 	db       *store.DB
