@@ -395,6 +395,8 @@ func ParseCountries(in []string) ([]string, error) {
 		c = strings.ToUpper(strings.TrimSpace(c))
 		switch {
 		case c == "*":
+		case len(c) > 8:
+			return nil, errors.New("a code is not two letters")
 		case len(c) != 2 || phonenumbers.GetCountryCodeForRegion(c) == 0:
 			return nil, fmt.Errorf("%q is not an ISO 3166-1 alpha-2 country code with phone numbers", c)
 		}
