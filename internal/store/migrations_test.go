@@ -34,6 +34,9 @@ var released = map[string]string{
 
 	"postgres/00008_backends.sql": "00ffbb327c487c92cfc7ebbb1dba9edd2124f7447616dfccee2df9570c463277",
 	"sqlite/00008_backends.sql":   "ceb5b23fc219fbb179e834ca548fcff660cc2746e7c3df350e2728890a46b15d",
+
+	"postgres/00010_sms_guards.sql": "4766ff34a2658580f78b9a060f917deec64b3815dc7fb95e4881ae00f8ee34d2",
+	"sqlite/00010_sms_guards.sql":   "cae6ddbbcf5cff339bd5c7a5662cb80d4fbe6ea80d6d47586690fd9327f0d0ff",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
