@@ -62,6 +62,9 @@ var settings = map[string]string{
 	"GATEHOUSE_RATELIMIT_VERIFY_PER_IP":          "100000/10m",
 	"GATEHOUSE_RATELIMIT_CODE_FAILURES_PER_HOUR": "0",
 	"GATEHOUSE_RATELIMIT_POLL_INTERVAL":          "200ms",
+	"GATEHOUSE_SMS_PER_NUMBER_BURST":             "0", // the SMS guards' waits and caps off: all actors text one +1415555 block
+	"GATEHOUSE_SMS_PREFIX_HOURLY_CAP":            "0",
+	"GATEHOUSE_SMS_DAILY_CAP":                    "0",
 	"GATEHOUSE_WEBHOOKS_RETRY_BASE":              "100ms",
 	"GATEHOUSE_WEBHOOKS_RESCUE_AFTER":            "16s",
 	"GATEHOUSE_WEBHOOKS_WORKERS":                 "8",

@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -74,6 +75,7 @@ type Service struct {
 	issuer    string
 	events    *webhook.Emitter
 	tests     TestIdentities
+	sms       *smsguard.Guard
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -91,8 +93,10 @@ type Deps struct {
 	Events *webhook.Emitter
 	// TestIdentities are the server's test identities; the zero value has none.
 	TestIdentities TestIdentities
-	Now            func() time.Time
-	Log            *slog.Logger
+	// SMS guards every SMS of the services (GuardSMS); nil lets all through.
+	SMS *smsguard.Guard
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // New returns a Service.
@@ -104,7 +108,7 @@ func New(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{db: d.DB, courier: d.Courier, templates: d.Templates, keys: d.Keyring, hasher: d.Hasher,
-		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, now: d.Now, log: d.Log}
+		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -334,6 +338,9 @@ func unclaimed(ctx context.Context, tx *store.Tx, base store.BaseUser, email, ph
 // a new invitation.
 func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App, in CreateInput) (_ User, _ MetaErrors, err error) {
 	defer errs.Wrap(&err, "invite user")
+	if err := s.guardInvitation(ctx, p, app, in); err != nil {
+		return User{}, nil, err
+	}
 	var u store.AppUser
 	var metaErrs MetaErrors
 	var tok string

@@ -1350,7 +1350,7 @@ func TestAcceptInvitation(t *testing.T) {
 		guest, tok := invite(t, sys, app, appuser.CreateInput{Email: "Guest@Example.com", Phone: "+14155552671",
 			Meta: map[string]any{"company": "Acme", "nick": "G"}})
 		visitor, visitorTok := invite(t, sys, other, appuser.CreateInput{Identifier: "visitor@example.com"})
-		texted, textedTok := invite(t, sys, app, appuser.CreateInput{Identifier: "+44 20 7946 0018"})
+		texted, textedTok := invite(t, sys, app, appuser.CreateInput{Identifier: "+44 7400 123456"})
 		quitter, quitterTok := invite(t, sys, app, appuser.CreateInput{Identifier: "quit@example.com"})
 		if _, err := sys.Users.SetStatus(ctx, op, app, quitter.ID, appuser.StatusInactive); err != nil {
 			t.Fatalf("SetStatus: %v", err)

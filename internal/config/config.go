@@ -49,7 +49,10 @@ type Config struct {
 	Tokens        Tokens
 	RateLimit     RateLimit
 	SMS           SMS
-	Webhooks      Webhooks
+	// SMSGuard holds the SMS fraud guards (sms.allowed_countries and the
+	// other sms.* limits).
+	SMSGuard SMSGuard
+	Webhooks Webhooks
 	// TestIdentities says which identifiers are test identities on the apps
 	// that accept them, and their code.
 	TestIdentities TestIdentities
@@ -129,6 +132,25 @@ type SMS struct {
 	HTTPURL  string
 	Token    string
 	From     string
+}
+
+// SMSGuard holds the SMS fraud guards (security R-RL-3).
+type SMSGuard struct {
+	// AllowedCountries are the ISO 3166-1 alpha-2 codes SMS may go to on
+	// apps that set none; ["*"] is every country.
+	AllowedCountries []string
+	AllowVoIP        bool
+	// PerNumberBurst SMS to one number within PerNumberWindow, then waits
+	// from one minute doubling up to PerNumberMaxWait; they start over after
+	// PerNumberQuiet without an SMS. A burst of 0 turns the waits off.
+	PerNumberBurst   int
+	PerNumberWindow  time.Duration
+	PerNumberMaxWait time.Duration
+	PerNumberQuiet   time.Duration
+	// DailyCap caps an app's SMS per UTC day (apps may set their own);
+	// PrefixHourlyCap an app's SMS to one number prefix per hour. 0: no cap.
+	DailyCap        int
+	PrefixHourlyCap int
 }
 
 // HTTP holds the settings of the HTTP server.

@@ -265,6 +265,58 @@ func table() []setting {
 			bind: stringField(func(c *Config) *string { return &c.SMS.From }),
 		},
 		{
+			Setting: Setting{Key: "sms.allowed_countries", Default: "US,CA,GB,IE,DE,FR,ES,IT,NL,BE,AT,PT,SE,DK,FI,NO,PL,AU,NZ",
+				Help: "Countries SMS may be sent to (ISO 3166-1 alpha-2 codes, comma-separated, by the number's region in the phone-number metadata: +1 876 is JM, not US) on apps that do not set sms_allowed_countries; * for every country. Other numbers are refused with 400 phone_country_not_allowed before anything is stored or sent."},
+			bind:  listField(func(c *Config) *[]string { return &c.SMSGuard.AllowedCountries }),
+			check: func(c Config) error { return checkCountries(c.SMSGuard.AllowedCountries) },
+		},
+		{
+			Setting: Setting{Key: "sms.allow_voip", Default: "false",
+				Help: "Send SMS to numbers the phone-number metadata calls VoIP. Mobile numbers (and North American numbers, which do not tell fixed from mobile) are always allowed; fixed lines, premium-rate, toll-free, shared-cost, personal, pager, UAN and voicemail numbers never (400 phone_type_not_allowed)."},
+			bind: boolField(func(c *Config) *bool { return &c.SMSGuard.AllowVoIP }),
+		},
+		{
+			Setting: Setting{Key: "sms.per_number_burst", Default: "3",
+				Help: "SMS one number gets from one app within sms.per_number_window before it must wait (429 rate_limited with Retry-After): until the window ends, then 1 minute, doubling with each SMS up to sms.per_number_max_wait. 0 turns the waits off. 0 to 100."},
+			bind:  intField(func(c *Config) *int { return &c.SMSGuard.PerNumberBurst }),
+			check: func(c Config) error { return inRange(c.SMSGuard.PerNumberBurst, 0, 100) },
+		},
+		{
+			Setting: Setting{Key: "sms.per_number_window", Default: "10m",
+				Help: "The window of sms.per_number_burst. 1m to 24h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.SMSGuard.PerNumberWindow }),
+			check: func(c Config) error { return durationRange(c.SMSGuard.PerNumberWindow, time.Minute, 24*time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "sms.per_number_max_wait", Default: "32m",
+				Help: "The longest wait between two SMS to one number once the burst is spent (each wait is shortened by up to a tenth at random). 1m to 24h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.SMSGuard.PerNumberMaxWait }),
+			check: func(c Config) error { return durationRange(c.SMSGuard.PerNumberMaxWait, time.Minute, 24*time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "sms.per_number_quiet", Default: "1h",
+				Help: "Time without an SMS after which a number's waits start over with a fresh burst. At least sms.per_number_max_wait, at most 7 days."},
+			bind: durationField(func(c *Config) *time.Duration { return &c.SMSGuard.PerNumberQuiet }),
+			check: func(c Config) error {
+				if c.SMSGuard.PerNumberQuiet < c.SMSGuard.PerNumberMaxWait {
+					return errors.New("must be at least sms.per_number_max_wait")
+				}
+				return durationRange(c.SMSGuard.PerNumberQuiet, time.Minute, 7*24*time.Hour)
+			},
+		},
+		{
+			Setting: Setting{Key: "sms.daily_cap", Default: "1000",
+				Help: "SMS one app may send per UTC day, on apps that do not set sms_daily_cap; more are refused with 429 sms_daily_cap_reached, and the first refusal of the day logs a warning and emits verification.sms.delivery_failed. 0: no cap. 0 to 10000000."},
+			bind:  intField(func(c *Config) *int { return &c.SMSGuard.DailyCap }),
+			check: func(c Config) error { return inRange(c.SMSGuard.DailyCap, 0, 10_000_000) },
+		},
+		{
+			Setting: Setting{Key: "sms.prefix_hourly_cap", Default: "30",
+				Help: "SMS one app may send per clock hour to one number prefix (the country code and the national number without its last four digits: a block of 10,000 numbers); more are refused with 429 sms_prefix_cap_reached, and the first refusal of the hour logs a warning and emits verification.sms.delivery_failed. 0: no cap. 0 to 1000000."},
+			bind:  intField(func(c *Config) *int { return &c.SMSGuard.PrefixHourlyCap }),
+			check: func(c Config) error { return inRange(c.SMSGuard.PrefixHourlyCap, 0, 1_000_000) },
+		},
+		{
 			Setting: Setting{Key: "webhooks.allow_private_targets",
 				Help: "Allow webhook URLs with http:// and private or loopback addresses: true or false. Empty: true in development mode, false otherwise. For local development only."},
 			bind:  enumField(func(c *Config) *string { return &c.Webhooks.AllowPrivateTargets }),

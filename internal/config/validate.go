@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nyaruka/phonenumbers"
+
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 )
 
@@ -229,6 +231,23 @@ const testCodeDigits = 6
 func checkTestCode(s string) error {
 	if len(s) != testCodeDigits || strings.Trim(s, "0123456789") != "" {
 		return fmt.Errorf("must be %d digits, as every one-time code", testCodeDigits)
+	}
+	return nil
+}
+
+// checkCountries accepts ISO 3166-1 alpha-2 codes of regions with phone
+// numbers (in any case), or * alone; none sends no SMS at all.
+func checkCountries(list []string) error {
+	if len(list) == 1 && list[0] == "*" {
+		return nil
+	}
+	for _, c := range list {
+		if c == "*" {
+			return errors.New("* (every country) stands alone")
+		}
+		if len(c) != 2 || phonenumbers.GetCountryCodeForRegion(strings.ToUpper(c)) == 0 {
+			return fmt.Errorf("%q is not an ISO 3166-1 alpha-2 country code with phone numbers", c)
+		}
 	}
 	return nil
 }

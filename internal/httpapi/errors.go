@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -116,6 +117,9 @@ var errorTable = []struct {
 	{machine.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
 	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
 	{tenant.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
+	// SMS fraud guards (security R-RL-3): refused before anything is stored or sent.
+	{smsguard.ErrCountryNotAllowed, http.StatusBadRequest, "phone_country_not_allowed", "This app does not send SMS to this phone number's country"},
+	{smsguard.ErrLineTypeNotAllowed, http.StatusBadRequest, "phone_type_not_allowed", "This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
@@ -152,6 +156,22 @@ var typedErrors = []func(error) *apiError{
 		if e.SlowDown {
 			// RFC 8628 §3.5's name for polling faster than the interval.
 			ae = newAPIError(http.StatusTooManyRequests, "slow_down", "Polling too fast: wait for Retry-After seconds between polls")
+		}
+		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
+		return ae
+	}),
+	// The SMS guard's limits: the number's waits look like every other 429
+	// (rate_limited); the caps have codes of their own. Retry-After: when
+	// the number may be texted again, or the cap's window ends.
+	as(func(e *smsguard.LimitError) *apiError {
+		var ae *apiError
+		switch code := smsguard.Reason(e); code {
+		case "sms_daily_cap_reached":
+			ae = newAPIError(http.StatusTooManyRequests, code, "This app has sent as many SMS today as it may: try again later or use e-mail")
+		case "sms_prefix_cap_reached":
+			ae = newAPIError(http.StatusTooManyRequests, code, "Too many SMS to numbers like this one: try again later")
+		default:
+			ae = newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many requests: slow down")
 		}
 		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
 		return ae

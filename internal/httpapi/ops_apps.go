@@ -120,7 +120,10 @@ type AppSettingsBody struct {
 	EnumerationProtection *bool     `json:"enumeration_protection,omitempty" doc:"POST /challenges answers an unknown identifier with a decoy (nothing sent) instead of 404 user_not_found. Default false."`
 	// Tokens.
 	AccessTokenAlg *string `json:"access_token_alg,omitempty" enum:"ES256,RS256,EdDSA,default" doc:"The algorithm that signs the app's access tokens. ES256 (fastest); RS256 when the app's backend verifies tokens with Scute's Python or Ruby server SDK (they accept only RS256; it costs about 30 times the CPU per token); EdDSA (Ed25519). default follows the server's tokens.access_token_alg. The first key of a newly chosen algorithm is made with the change and published in the JWKS at once."`
-	TestIdentities *bool   `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. Default false."`
+	// SMS fraud guards.
+	SMSAllowedCountries *[]string `json:"sms_allowed_countries,omitempty" maxItems:"250" example:"[\"US\",\"CA\",\"GB\"]" doc:"Countries this app sends SMS to, as ISO 3166-1 alpha-2 codes of the number's region (+1 876 is JM, not US); [\"*\"] for every country, [] for none, [\"default\"] to follow the server's sms.allowed_countries (the default). SMS to other numbers are refused with 400 phone_country_not_allowed before anything is stored or sent."`
+	SMSDailyCap         *int      `json:"sms_daily_cap,omitempty" minimum:"0" maximum:"10000000" doc:"SMS this app may send per UTC day; more are refused with 429 sms_daily_cap_reached and the first refusal of the day emits verification.sms.delivery_failed. 0 follows the server's sms.daily_cap (the default)."`
+	TestIdentities      *bool     `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. Default false."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -142,7 +145,7 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation,
 		MFAPolicy: b.MFAPolicy, MFAMethodsAllowed: b.MFAMethodsAllowed, MFAReverifyMinutes: b.MFAReverifyMinutes,
 		EnumerationProtection: b.EnumerationProtection, AccessTokenAlg: b.AccessTokenAlg,
-		TestIdentities: b.TestIdentities}
+		TestIdentities: b.TestIdentities, SMSAllowedCountries: b.SMSAllowedCountries, SMSDailyCap: b.SMSDailyCap}
 }
 
 type updateOwnAppInput struct {

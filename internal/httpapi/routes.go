@@ -94,7 +94,7 @@ func (s *Server) registerRoutes() {
 	// Users of apps (interface §4.1, §4.2; client-compat A2–A11, C1).
 	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, s.createUser)
 	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, s.createUser)
-	register(s, op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users"), authApp, s.inviteUser)
+	register(s, smsGuarded(op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users")), authApp, s.inviteUser, http.StatusTooManyRequests)
 	register(s, described(op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), listUsersDoc), authApp, s.listUsers)
 	register(s, described(op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), getUserDoc), authApp, s.getUser)
 	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser, http.StatusUnprocessableEntity)
@@ -119,10 +119,10 @@ func (s *Server) registerRoutes() {
 	register(s, op("rotateWebhookSecret", "POST", "/v1/apps/{app_id}/webhooks/{id}/rotate_secret", "Rotate the signing secret", "Webhooks"), authApp, s.rotateWebhookSecret)
 
 	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
-	register(s, op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in"), authPublicApp, s.sendOTP, http.StatusTooManyRequests)
+	register(s, smsGuarded(op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in")), authPublicApp, s.sendOTP, http.StatusTooManyRequests)
 	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, s.verifyOTP, http.StatusUnprocessableEntity, http.StatusTooManyRequests)
-	register(s, op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in"), authPublicApp, s.sendMagicLink, http.StatusTooManyRequests)
-	register(s, op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in"), authPublicApp, s.sendMagicLink, http.StatusTooManyRequests)
+	register(s, smsGuarded(op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in")), authPublicApp, s.sendMagicLink, http.StatusTooManyRequests)
+	register(s, smsGuarded(op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in")), authPublicApp, s.sendMagicLink, http.StatusTooManyRequests)
 	register(s, op("authenticateMagicLink", "PATCH", "/v1/auth/{app_id}/magic_links/authenticate", "Sign in the device that opened a magic link", "Sign-in"), authPublicApp, s.authenticateMagicLink)
 	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, s.magicLinkStatus, http.StatusConflict, http.StatusTooManyRequests)
 	s.plain(pageOp(plainOp("openMagicLink", "GET", "/v1/auth/{app_id}/magic_links/open", "Open an e-mailed magic link (consent page)", "Sign-in", "text/html",
@@ -156,15 +156,15 @@ func (s *Server) registerRoutes() {
 	register(s, described(op("listUserDevicesApps", "GET", "/v1/apps/{app_id}/users/{id}/devices", "List a user's passkeys (alternate path)", "Passkeys"), "The same list at the path of the sessions list."), authApp, s.userDevices)
 	register(s, described(op("deleteUserDevice", "DELETE", "/v1/{app_id}/users/{id}/devices/{device_id}", "Remove a user's passkey", "Passkeys"), "Removes a user's passkey for an administrator (a lost device, say); emits `user.updated`."), authApp, s.deleteUserDevice)
 	// Challenges, second factors and push (interface §2.6, §4.11; client-compat C9–C13; server-sdk-compat §5).
-	register(s, described(op("createChallenge", "POST", "/v1/auth/{app_id}/challenges", "Create a challenge", "Challenges"), createChallengeDoc),
+	register(s, smsGuarded(described(op("createChallenge", "POST", "/v1/auth/{app_id}/challenges", "Create a challenge", "Challenges"), createChallengeDoc)),
 		authOptionalApp, s.createChallenge, http.StatusConflict, http.StatusTooManyRequests)
 	register(s, described(op("getChallenge", "GET", "/v1/auth/{app_id}/challenges/{token}", "Read a challenge", "Challenges"),
 		"The challenge behind a token, with its status (client SDK getChallengeStatus). A requesting device polls this while a push waits for approval."),
 		authPublicApp, s.getChallenge)
 	register(s, described(op("verifyChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/verify", "Answer a challenge", "Challenges"), verifyChallengeDoc),
 		authPublicApp, s.verifyChallenge, http.StatusUnauthorized, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusTooManyRequests)
-	register(s, described(op("resendChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/resend", "Send a challenge's code again", "Challenges"),
-		"Sends a new code for a pending email_otp or sms_otp challenge; the old code stops working at once and the attempts left stay as they were. A second factor picked at sign-in (delivery_required) sends its first code this way. Rate limited per address and IP. Emits `verification.{channel}.requested`."),
+	register(s, smsGuarded(described(op("resendChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/resend", "Send a challenge's code again", "Challenges"),
+		"Sends a new code for a pending email_otp or sms_otp challenge; the old code stops working at once and the attempts left stay as they were. A second factor picked at sign-in (delivery_required) sends its first code this way. Rate limited per address and IP. Emits `verification.{channel}.requested`.")),
 		authPublicApp, s.resendChallenge, http.StatusConflict, http.StatusTooManyRequests)
 	register(s, described(op("cancelChallenge", "DELETE", "/v1/auth/{app_id}/challenges/{token}", "Cancel a challenge", "Challenges"),
 		"Cancels a pending challenge (client SDK cancelChallenge, and the first step of switchMfaMethod); cancelling it again answers the same. A second factor cancelled this way can still be replaced by POST /challenges {purpose: mfa} until the sign-in's deadline. Emits `challenge.failed` with reason cancelled."),

@@ -63,6 +63,11 @@ type AppFull struct {
 	AccessTokenAlg        string `json:"access_token_alg" enum:"ES256,RS256,EdDSA" doc:"The algorithm that signs this app's access tokens (its own choice or the server default)."`
 	AccessTokenAlgDefault bool   `json:"access_token_alg_default" doc:"True when access_token_alg is the server default (tokens.access_token_alg), not the app's own choice."`
 	TestIdentities        bool   `json:"test_identities" doc:"The app accepts test identities: never sent anything, signed in with the server's fixed code."`
+	// SMS fraud guards, as they apply (the app's own or the server's).
+	SMSAllowedCountries        []string `json:"sms_allowed_countries" example:"[\"US\",\"CA\",\"GB\"]" doc:"The countries this app sends SMS to (ISO 3166-1 alpha-2; [\"*\"]: every country)."`
+	SMSAllowedCountriesDefault bool     `json:"sms_allowed_countries_default" doc:"True when sms_allowed_countries is the server's sms.allowed_countries, not the app's own list."`
+	SMSDailyCap                int      `json:"sms_daily_cap" doc:"SMS this app may send per UTC day (0: no cap)."`
+	SMSDailyCapDefault         bool     `json:"sms_daily_cap_default" doc:"True when sms_daily_cap is the server's sms.daily_cap, not the app's own."`
 }
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
@@ -122,11 +127,13 @@ func appPublic(a tenant.App) AppPublic {
 }
 
 func (s *Server) appFull(a tenant.App) AppFull {
-	return AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
+	out := AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
 		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
 		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection,
 		AccessTokenAlg: s.Tenants.AccessTokenAlg(a), AccessTokenAlgDefault: a.AccessTokenAlg == "",
 		TestIdentities: a.TestIdentities}
+	s.smsSettings(&out, a)
+	return out
 }
 
 func nonNil(s []string) []string {

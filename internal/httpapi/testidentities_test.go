@@ -195,11 +195,11 @@ func testTestIdentityNotOptedIn(t *testing.T, e *env) {
 // the operator's own (another code and number range, no e-mail addresses);
 // another app's code for the same number is in the outbox.
 func TestTestIdentitiesDevOutbox(t *testing.T) {
-	const code, number = "135790", "+442079460012"
+	const code, number = "135790", "+447400123412"
 	servertest.ForEach(t, servertest.Options{Serve: true, SettingsCourier: true, Settings: map[string]string{
 		"GATEHOUSE_DEV":                           "true",
 		"GATEHOUSE_TEST_IDENTITIES_CODE":          code,
-		"GATEHOUSE_TEST_IDENTITIES_PHONE_PATTERN": `\+4420794600\d\d`,
+		"GATEHOUSE_TEST_IDENTITIES_PHONE_PATTERN": `\+4474001234\d\d`,
 		"GATEHOUSE_TEST_IDENTITIES_EMAIL_SUFFIX":  "off",
 	}}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
@@ -210,7 +210,7 @@ func TestTestIdentitiesDevOutbox(t *testing.T) {
 			msgs, _ := r.body["messages"].([]any)
 			return msgs
 		}
-		r := scenario{method: "POST", path: e.authPath("/otps/login"), headers: browser, body: map[string]any{"identifier": "+44 20 7946 0012"},
+		r := scenario{method: "POST", path: e.authPath("/otps/login"), headers: browser, body: map[string]any{"identifier": "+44 7400 123412"},
 			wantStatus: 200}.run(t, e)
 		scenario{method: "POST", path: e.authPath("/otps/verify"), headers: browser, body: map[string]any{"otp": code, "user_id": r.str("user_id")},
 			wantStatus: 200, check: func(t *testing.T, r response) { e.tokenSet(t, r, "") }}.run(t, e)

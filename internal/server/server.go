@@ -185,7 +185,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		return nil, err
 	}
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
-		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log})
+		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
+		SMS: smsGuard(cfg, s.DB, events, s.now, s.log)})
 	limits := opts.Limits
 	if limits == nil {
 		l, err := signinLimits(cfg)

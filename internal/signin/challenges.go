@@ -315,6 +315,9 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 			bucket{key: "send:ip:" + c.IP, rule: s.limits.SendPerIP}); err != nil {
 			return ChallengeView{}, err
 		}
+		if err := s.guardChallengeSMS(ctx, app, ch); err != nil {
+			return ChallengeView{}, err
+		}
 	}
 	ch.Data = encodeData(d)
 	return s.storeChallenge(ctx, app, ch, tok, code, now, func(tx *store.Tx) error {
@@ -575,6 +578,9 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		// /webauthn/login/initialize.
 		return ChallengeView{}, errs.Invalidf("method", "%s sign-in challenges are off with enumeration_protection: use /webauthn/login/initialize for passkeys", req.Method)
 	}
+	if err := s.checkSMS(app, id, req.Method); err != nil {
+		return ChallengeView{}, err
+	}
 	u, err := s.users.Lookup(ctx, app, id.Value)
 	if err != nil {
 		return ChallengeView{}, err
@@ -605,6 +611,9 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		return s.View(ch, res.ChallengeID, now), nil
 	case MethodEmailOTP, MethodSMSOTP:
 		if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
+			return ChallengeView{}, err
+		}
+		if err := s.guardSMS(ctx, app, id); err != nil {
 			return ChallengeView{}, err
 		}
 	}
@@ -765,6 +774,9 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 	}
 	if err := s.allow(ctx, bucket{key: "send:id:" + app.ID + ":" + ch.Recipient, rule: s.limits.SendPerIdentifier},
 		bucket{key: "send:ip:" + c.IP, rule: s.limits.SendPerIP}); err != nil {
+		return ChallengeView{}, err
+	}
+	if err := s.guardChallengeSMS(ctx, app, ch); err != nil {
 		return ChallengeView{}, err
 	}
 	code := s.newCode(app, ch.Recipient)

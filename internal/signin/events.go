@@ -179,6 +179,10 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 	if err := s.prunePasskeyCeremonies(ctx); err != nil {
 		return err
 	}
+	// So are the SMS guard's waits of quiet numbers and its ended windows.
+	if err := s.users.PruneSMSGuard(ctx); err != nil {
+		return err
+	}
 	const batch = 200
 	for {
 		var n int

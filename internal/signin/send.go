@@ -40,6 +40,9 @@ func (s *Service) resolve(ctx context.Context, app store.App, identifier string,
 	if err := s.allow(ctx, sendBuckets(app, id, c, s.limits)...); err != nil {
 		return recipient{}, err
 	}
+	if err := s.guardSMS(ctx, app, id); err != nil {
+		return recipient{}, err
+	}
 	clean, metaErrs, err := appuser.RegistrationMeta(app, meta)
 	if err != nil {
 		return recipient{}, err

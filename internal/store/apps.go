@@ -46,28 +46,39 @@ type App struct {
 	AccessTokenAlg string
 	// TestIdentities: the app accepts test identities (appuser.TestIdentities).
 	TestIdentities bool
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// SMSAllowedCountries are the ISO 3166-1 alpha-2 codes of the countries
+	// the app sends SMS to ("*": every country); nil follows the server's
+	// sms.allowed_countries. SMSDailyCap is the app's own cap on SMS per UTC
+	// day; 0 follows sms.daily_cap.
+	SMSAllowedCountries []string
+	SMSDailyCap         int
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
 }
 
 const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login_url, callback_url, logo, logo_dark,
 	public_signup, profile_management, service_branding, email_auth_type, auto_refresh, access_expiration,
 	refresh_expiration, magic_link_expiration, allowed_identifiers, required_identifiers, user_meta_data_schema,
 	created_at, updated_at, webauthn_rp_id, webauthn_user_verification, webauthn_attestation,
-	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection, access_token_alg, test_identities`
+	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection, access_token_alg, test_identities,
+	sms_allowed_countries, sms_daily_cap`
 
 func scanApp(r row) (App, error) {
 	var a App
-	var origins, allowed, required, mfaMethods []byte
+	var origins, allowed, required, mfaMethods, smsCountries []byte
 	err := r.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Slug, &a.Origin, &origins, &a.LoginURL, &a.CallbackURL,
 		&a.Logo, &a.LogoDark, &a.PublicSignup, &a.ProfileManagement, &a.ServiceBranding, &a.EmailAuthType,
 		&a.AutoRefresh, &a.AccessExpiration, &a.RefreshExpiration, &a.MagicLinkExpiration, &allowed, &required,
 		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt, &a.WebauthnRPID, &a.WebauthnUserVerification, &a.WebauthnAttestation,
-		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection, &a.AccessTokenAlg, &a.TestIdentities)
+		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection, &a.AccessTokenAlg, &a.TestIdentities,
+		&smsCountries, &a.SMSDailyCap)
 	if err != nil {
 		return a, err
 	}
 	a.MFAMethodsAllowed = parseStrings(mfaMethods)
+	if len(smsCountries) > 0 {
+		a.SMSAllowedCountries = parseStrings(smsCountries)
+	}
 	a.AllowedOrigins, a.AllowedIdentifiers, a.RequiredIdentifiers = parseStrings(origins), parseStrings(allowed), parseStrings(required)
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
 	return a, nil
@@ -79,13 +90,23 @@ func appArgs(a App) []any {
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.CreatedAt), ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
-		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities}
+		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities,
+		smsCountries(a.SMSAllowedCountries), a.SMSDailyCap}
+}
+
+// smsCountries stores an app's SMS countries: "" (nil) follows the server default.
+func smsCountries(c []string) string {
+	if c == nil {
+		return ""
+	}
+	return jsonStrings(c)
 }
 
 // CreateApp inserts a. A duplicate slug within the workspace is ErrConflict.
 func (q Queries) CreateApp(ctx context.Context, a App) error {
 	_, err := q.w.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`, appArgs(a)...)
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,
+		$33, $34)`, appArgs(a)...)
 	return err
 }
 
@@ -118,13 +139,15 @@ func (q Queries) UpdateApp(ctx context.Context, a App) error {
 		refresh_expiration = $17, magic_link_expiration = $18, allowed_identifiers = $19, required_identifiers = $20,
 		user_meta_data_schema = $21, updated_at = $22, webauthn_rp_id = $23, webauthn_user_verification = $24,
 		webauthn_attestation = $25, mfa_policy = $26, mfa_methods_allowed = $27, mfa_reverify_minutes = $28,
-		enumeration_protection = $29, access_token_alg = $30, test_identities = $31 WHERE id = $1 AND workspace_id = $2`,
+		enumeration_protection = $29, access_token_alg = $30, test_identities = $31,
+		sms_allowed_countries = $32, sms_daily_cap = $33 WHERE id = $1 AND workspace_id = $2`,
 		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
 		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
-		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities)
+		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities,
+		smsCountries(a.SMSAllowedCountries), a.SMSDailyCap)
 	return affected(n, err)
 }
 

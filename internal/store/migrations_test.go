@@ -37,6 +37,8 @@ var released = map[string]string{
 
 	"postgres/00009_message_providers.sql": "5cb975e4f79d2f459bebbb900445652ca747aefdabca0aea06722f869eb7ad47",
 	"sqlite/00009_message_providers.sql":   "6b95cf673d1329f865767ac1330e160e0af6cec2420e6d5515aea068b62f7e68",
+	"postgres/00010_sms_guards.sql":        "4766ff34a2658580f78b9a060f917deec64b3815dc7fb95e4881ae00f8ee34d2",
+	"sqlite/00010_sms_guards.sql":          "cae6ddbbcf5cff339bd5c7a5662cb80d4fbe6ea80d6d47586690fd9327f0d0ff",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

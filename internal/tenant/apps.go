@@ -72,6 +72,10 @@ type AppSettings struct {
 	// TestIdentities: the app accepts test identities (never sent anything,
 	// signed in with the server's fixed code). Default false.
 	TestIdentities *bool
+	// SMS fraud guards (applySMS): the countries SMS may go to (["default"]
+	// follows the server) and the cap on SMS per UTC day (0 follows the server).
+	SMSAllowedCountries *[]string
+	SMSDailyCap         *int
 }
 
 // MFA policies and the methods an app may allow as a second factor.
@@ -326,6 +330,9 @@ func apply(a *App, in AppSettings) error {
 		return err
 	}
 	if err := applyMFA(a, in); err != nil {
+		return err
+	}
+	if err := applySMS(a, in); err != nil {
 		return err
 	}
 	for _, f := range []struct {

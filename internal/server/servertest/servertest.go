@@ -115,6 +115,10 @@ func New(t testing.TB, kind string, opts Options) *System {
 		"GATEHOUSE_DATA_DIR":                       dir,
 		"GATEHOUSE_HTTP_ADDR":                      "127.0.0.1:0",
 		"GATEHOUSE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true", // receivers are httptest servers on loopback
+		// The SMS guards' waits and prefix cap, loosened like LooseLimits:
+		// tests of them set their own (the countries and line types stay).
+		"GATEHOUSE_SMS_PER_NUMBER_BURST":  "100",
+		"GATEHOUSE_SMS_PREFIX_HOURLY_CAP": "0",
 	}
 	switch {
 	case opts.Peer != nil:

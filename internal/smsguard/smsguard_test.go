@@ -1,0 +1,225 @@
+package smsguard_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
+	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+)
+
+func settings() smsguard.Settings {
+	return smsguard.Settings{AllowedCountries: []string{"US", "CA", "GB", "DE"}, Burst: 3, Window: 10 * time.Minute,
+		FirstWait: time.Minute, MaxWait: 32 * time.Minute, Quiet: time.Hour, DailyCap: 1000, PrefixHourlyCap: 30}
+}
+
+// app stores an app (the counters reference nothing, but Take takes one).
+func app(t *testing.T, db *store.DB) store.App {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	if err := db.CreateWorkspace(ctx, store.Workspace{ID: "ws", Name: "WS", Slug: "ws", CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	a := store.App{ID: "app", WorkspaceID: "ws", Name: "A", Slug: "a", CreatedAt: now, UpdatedAt: now}
+	if err := db.CreateApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetApp(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SMSAllowedCountries != nil || got.SMSDailyCap != 0 {
+		t.Errorf("a new app's SMS settings = %v, %d; want nil and 0 (the server's)", got.SMSAllowedCountries, got.SMSDailyCap)
+	}
+	return got
+}
+
+func TestCheck(t *testing.T) {
+	g := smsguard.New(smsguard.Deps{Settings: settings()})
+	tests := []struct {
+		number string
+		want   error
+	}{
+		{"+14155550163", nil},  // NANP: fixed or mobile, fictional 555-01xx included
+		{"+12025550100", nil},  // idem, another area code
+		{"+16135550123", nil},  // Canada
+		{"+447400123456", nil}, // UK mobile
+		{"+4915123456789", nil},
+		{"+442079460000", smsguard.ErrLineTypeNotAllowed}, // UK landline (London drama range)
+		{"+449098790000", smsguard.ErrLineTypeNotAllowed}, // UK premium rate
+		{"+448431234567", smsguard.ErrLineTypeNotAllowed}, // UK shared cost
+		{"+448001234567", smsguard.ErrLineTypeNotAllowed}, // UK toll free
+		{"+447012345678", smsguard.ErrLineTypeNotAllowed}, // UK personal number
+		{"+447640123456", smsguard.ErrLineTypeNotAllowed}, // UK pager
+		{"+443001234567", smsguard.ErrLineTypeNotAllowed}, // UK UAN
+		{"+18005550100", smsguard.ErrLineTypeNotAllowed},  // US toll free
+		{"+19005550100", smsguard.ErrLineTypeNotAllowed},  // US premium rate
+		{"+49301234567", smsguard.ErrLineTypeNotAllowed},  // Berlin landline
+		{"+18765550100", smsguard.ErrCountryNotAllowed},   // Jamaica, +1 but not US
+		{"+447911123456", smsguard.ErrCountryNotAllowed},  // Guernsey, +44 but not GB
+		{"+33612345678", smsguard.ErrCountryNotAllowed},   // France: not in this list
+		{"+881612345678", smsguard.ErrCountryNotAllowed},  // satellite (region 001)
+	}
+	for _, tt := range tests {
+		if got := g.Check(store.App{}, tt.number); !errors.Is(got, tt.want) {
+			t.Errorf("Check(%s) = %v; want %v", tt.number, got, tt.want)
+		}
+	}
+	// The app's own list replaces the server's; * is every country.
+	if err := g.Check(store.App{SMSAllowedCountries: []string{"FR"}}, "+33612345678"); err != nil {
+		t.Errorf("Check(FR mobile, app allows FR) = %v", err)
+	}
+	if err := g.Check(store.App{SMSAllowedCountries: []string{"FR"}}, "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
+		t.Errorf("Check(US, app allows FR only) = %v; want country refused", err)
+	}
+	if err := g.Check(store.App{SMSAllowedCountries: []string{"*"}}, "+18765550100"); err != nil {
+		t.Errorf("Check(JM, app allows *) = %v", err)
+	}
+	if err := g.Check(store.App{SMSAllowedCountries: []string{}}, "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
+		t.Errorf("Check(app allows none) = %v; want country refused", err)
+	}
+	// VoIP only by setting.
+	if smsguard.MobileType(phonenumbers.VOIP, false) || !smsguard.MobileType(phonenumbers.VOIP, true) {
+		t.Errorf("MobileType(VOIP) does not follow sms.allow_voip")
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	for number, want := range map[string]string{
+		"+14155552671":  "+1415555",
+		"+447400123456": "+44740012",
+		"+6421234567":   "+642123",
+	} {
+		if got := smsguard.Prefix(number); got != want {
+			t.Errorf("Prefix(%s) = %s; want %s", number, got, want)
+		}
+	}
+}
+
+func TestParseCountries(t *testing.T) {
+	got, err := smsguard.ParseCountries([]string{"us", " GB", "US"})
+	if err != nil || !slices.Equal(got, []string{"US", "GB"}) {
+		t.Errorf("ParseCountries = %v, %v; want [US GB]", got, err)
+	}
+	for _, bad := range [][]string{{"XX"}, {"USA"}, {"*", "US"}, {"toolongforacode"}} {
+		if _, err := smsguard.ParseCountries(bad); err == nil {
+			t.Errorf("ParseCountries(%q) = nil error", bad)
+		}
+	}
+}
+
+// TestWaits steps the waits of one number with a fixed jitter (none).
+func TestWaits(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		clock := fakeclock.New(time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC))
+		g := smsguard.New(smsguard.Deps{DB: db, Settings: settings(), Now: clock.Now, Jitter: func(d time.Duration) time.Duration { return d }})
+		a := app(t, db)
+		ctx := context.Background()
+		take := func() time.Duration {
+			t.Helper()
+			err := g.Take(ctx, a, "+14155552671")
+			var le *smsguard.LimitError
+			if errors.As(err, &le) && le.Limit == smsguard.LimitNumber {
+				return le.RetryAfter
+			}
+			if err != nil {
+				t.Fatalf("Take: %v", err)
+			}
+			return 0
+		}
+		for i := range 3 {
+			if w := take(); w != 0 {
+				t.Fatalf("send %d refused, wait %s", i+1, w)
+			}
+			clock.Advance(30 * time.Second)
+		}
+		if w := take(); w != 10*time.Minute-90*time.Second {
+			t.Errorf("4th wait = %s; want the window's rest, 8m30s", w)
+		}
+		clock.Advance(10*time.Minute - 90*time.Second)
+		for _, want := range []time.Duration{1, 2, 4, 8, 16, 32, 32, 32} {
+			if w := take(); w != 0 {
+				t.Fatalf("send after its wait refused: %s", w)
+			}
+			if w := take(); w != want*time.Minute {
+				t.Fatalf("wait = %s; want %s", w, want*time.Minute)
+			}
+			clock.Advance(want * time.Minute)
+		}
+		clock.Advance(time.Hour)
+		for range 3 {
+			if w := take(); w != 0 {
+				t.Fatalf("after an hour's quiet: refused, wait %s", w)
+			}
+		}
+		// Another number, and another app's same number, wait on their own.
+		if err := g.Take(ctx, a, "+14155552672"); err != nil {
+			t.Errorf("another number: %v", err)
+		}
+		other := a
+		other.ID = "other"
+		if err := g.Take(ctx, other, "+14155552671"); err != nil {
+			t.Errorf("another app: %v", err)
+		}
+		// Pruning keeps a number whose run is still on.
+		if err := g.Prune(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if w := take(); w == 0 {
+			t.Errorf("after Prune, the 4th send of the run went")
+		}
+	})
+}
+
+// TestRacingSends: concurrent sends (as from several replicas) never let
+// more through than the limits allow.
+func TestRacingSends(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		s := settings()
+		s.PrefixHourlyCap, s.DailyCap = 5, 7
+		g := smsguard.New(smsguard.Deps{DB: db, Settings: s})
+		a := app(t, db)
+		run := func(numbers func(i int) string) (ok int, refused map[smsguard.Limit]int) {
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			refused = map[smsguard.Limit]int{}
+			for i := range 12 {
+				wg.Go(func() {
+					err := g.Take(context.Background(), a, numbers(i))
+					mu.Lock()
+					defer mu.Unlock()
+					var le *smsguard.LimitError
+					switch {
+					case err == nil:
+						ok++
+					case errors.As(err, &le):
+						refused[le.Limit]++
+					default:
+						t.Errorf("Take: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			return ok, refused
+		}
+		if ok, refused := run(func(int) string { return "+14155552671" }); ok != 3 || refused[smsguard.LimitNumber] != 9 {
+			t.Errorf("12 racing sends to one number: %d went, refused %v; want 3 and 9 by its waits", ok, refused)
+		}
+		// Two more of the prefix's 5 this hour, then the app's 7 for the day.
+		if ok, refused := run(func(i int) string { return "+1415555" + string(rune('3'+i%6)) + "000" }); ok != 2 || refused[smsguard.LimitPrefix] != 10 {
+			t.Errorf("12 racing sends in one prefix: %d went, refused %v; want 2, 10 by the prefix cap", ok, refused)
+		}
+		if ok, refused := run(func(i int) string { return "+1212555" + string(rune('0'+i%10)) + "10" + string(rune('0'+i/10)) }); ok != 2 || refused[smsguard.LimitDaily] != 10 {
+			t.Errorf("12 racing sends to other prefixes: %d went, refused %v; want 2, 10 by the daily cap", ok, refused)
+		}
+	})
+}
