@@ -34,6 +34,9 @@ var released = map[string]string{
 
 	"postgres/00008_backends.sql": "00ffbb327c487c92cfc7ebbb1dba9edd2124f7447616dfccee2df9570c463277",
 	"sqlite/00008_backends.sql":   "ceb5b23fc219fbb179e834ca548fcff660cc2746e7c3df350e2728890a46b15d",
+
+	"postgres/00011_message_templates.sql": "39ee30627fafc64a886a36b91d6ae7ea2b9cf4e7225268411e3a54d5235ce167",
+	"sqlite/00011_message_templates.sql":   "4e1c54bb36c5e2191cfcd3038731b878274adfe3be1eba50cfc336fb99fd3aab",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
