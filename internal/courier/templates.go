@@ -2,6 +2,7 @@ package courier
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	htmltemplate "html/template"
 	"io/fs"
@@ -349,21 +350,26 @@ type Override struct {
 	HTML    string
 }
 
-// CompileOverrides parses an app's overrides for Render.
+// CompileOverrides parses an app's overrides for Render. One that no longer
+// compiles (a message or variable since removed) is left out and reported
+// in the error; the others are kept.
 func CompileOverrides(list []Override) (*Overrides, error) {
 	o := &Overrides{m: make(map[templateKey]*compiled, len(list))}
+	var bad []error
 	for _, ov := range list {
 		info, ok := TemplateInfoOf(ov.Name)
 		if !ok {
-			continue // a message that no longer exists
+			bad = append(bad, fmt.Errorf("courier: override of unknown message %q", ov.Name))
+			continue
 		}
 		c, err := compile(info, ov.Channel, ov.Subject, ov.Text, ov.HTML)
 		if err != nil {
-			return nil, fmt.Errorf("courier: override %s/%s/%s: %w", ov.Name, ov.Channel, ov.Locale, err)
+			bad = append(bad, fmt.Errorf("courier: override %s/%s/%s: %w", ov.Name, ov.Channel, ov.Locale, err))
+			continue
 		}
 		o.m[templateKey{ov.Name, ov.Channel, NormalizeLocale(ov.Locale)}] = c
 	}
-	return o, nil
+	return o, errors.Join(bad...)
 }
 
 func (o *Overrides) get(k templateKey) *compiled {

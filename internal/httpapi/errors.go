@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -99,6 +100,7 @@ var errorTable = []struct {
 	{machine.ErrSessionRequired, http.StatusUnauthorized, "m2m_session_required", "An M2M access token is required (X-M2M-Token)"},
 	{machine.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
 	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
+	{messages.ErrTemplateNotFound, http.StatusNotFound, "template_not_found", "The app has no template of this message for this channel and locale"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
