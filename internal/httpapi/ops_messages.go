@@ -108,7 +108,10 @@ type messageTemplatePath struct {
 }
 
 type putMessageTemplateInput struct {
-	messageTemplatePath
+	AppID   string `path:"app_id"`
+	Name    string `path:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
+	Channel string `path:"channel" enum:"email,sms"`
+	Locale  string `path:"locale" example:"de" doc:"A language tag: de, fr, fr-CA, pt-BR..."`
 	Body struct {
 		Template TemplateParts `json:"template"`
 	}
