@@ -16,8 +16,8 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -67,26 +67,26 @@ type User struct {
 // and a user's changes to their own metadata come from signin, which has
 // authenticated the user.
 type Service struct {
-	db        *store.DB
-	courier   courier.Provider
-	messages  *messages.Service
-	keys      *token.Keyring
-	hasher    *token.Hasher
-	issuer    string
-	events    *webhook.Emitter
-	tests     TestIdentities
-	now       func() time.Time
-	log       *slog.Logger
+	db       *store.DB
+	courier  courier.Provider
+	messages *messages.Service
+	keys     *token.Keyring
+	hasher   *token.Hasher
+	issuer   string
+	events   *webhook.Emitter
+	tests    TestIdentities
+	now      func() time.Time
+	log      *slog.Logger
 }
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB        *store.DB
-	Courier   courier.Provider
-	Messages  *messages.Service
-	Keyring   *token.Keyring
-	Hasher    *token.Hasher
-	Issuer    string
+	DB       *store.DB
+	Courier  courier.Provider
+	Messages *messages.Service
+	Keyring  *token.Keyring
+	Hasher   *token.Hasher
+	Issuer   string
 	// Events receives user.created, user.updated and user.identifier_changed
 	// inside the transaction of the change; nil emits nothing.
 	Events *webhook.Emitter

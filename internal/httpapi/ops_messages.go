@@ -9,7 +9,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
 // Message templates: the built-in messages and an app's overrides
@@ -55,8 +54,8 @@ type MessageTemplate struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func messageTemplateOut(m store.MessageTemplate) MessageTemplate {
-	return MessageTemplate{Name: m.Name, Channel: m.Channel, Locale: m.Locale, Subject: m.Subject, Text: m.Text, HTML: m.HTML,
+func messageTemplateOut(m messages.Template) MessageTemplate {
+	return MessageTemplate{Name: m.Name, Channel: string(m.Channel), Locale: m.Locale, Subject: m.Subject, Text: m.Text, HTML: m.HTML,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
@@ -112,7 +111,7 @@ type putMessageTemplateInput struct {
 	Name    string `path:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
 	Channel string `path:"channel" enum:"email,sms"`
 	Locale  string `path:"locale" example:"de" doc:"A language tag: de, fr, fr-CA, pt-BR..."`
-	Body struct {
+	Body    struct {
 		Template TemplateParts `json:"template"`
 	}
 }

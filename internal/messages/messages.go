@@ -112,12 +112,23 @@ func toOverrides(rows []store.MessageTemplate) []courier.Override {
 	return out
 }
 
+// Template is an app's override as stored.
+type Template struct {
+	courier.Override
+	CreatedAt, UpdatedAt time.Time
+}
+
+func templateOf(m store.MessageTemplate) Template {
+	return Template{Override: courier.Override{Name: m.Name, Channel: courier.Channel(m.Channel), Locale: m.Locale, Subject: m.Subject,
+		Text: m.Text, HTML: m.HTML}, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
 // Catalog is what GET message_templates answers: every message with its
 // variables and built-in templates, and the app's overrides.
 type Catalog struct {
 	Locales   []string
 	Messages  []Message
-	Overrides []store.MessageTemplate
+	Overrides []Template
 }
 
 // Message is one message's documentation and built-in templates.
@@ -138,7 +149,10 @@ func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_
 	if err != nil {
 		return Catalog{}, err
 	}
-	c := Catalog{Locales: s.templates.Locales(), Overrides: rows}
+	c := Catalog{Locales: s.templates.Locales()}
+	for _, r := range rows {
+		c.Overrides = append(c.Overrides, templateOf(r))
+	}
 	for _, info := range courier.TemplateCatalog() {
 		m := Message{TemplateInfo: info, Builtin: map[courier.Channel]map[string]courier.TemplateSource{}}
 		for _, ch := range info.Channels {
@@ -158,10 +172,10 @@ func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_
 // replacing an earlier one; it needs Manage on the app. The templates must
 // parse and use only their message's variables (errs.Invalid naming the
 // field and the variable).
-func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov courier.Override) (_ store.MessageTemplate, err error) {
+func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov courier.Override) (_ Template, err error) {
 	defer errs.Wrap(&err, "put message template")
 	if err := validate(ov); err != nil {
-		return store.MessageTemplate{}, err
+		return Template{}, err
 	}
 	ov.Locale = courier.NormalizeLocale(ov.Locale)
 	var saved store.MessageTemplate
@@ -174,12 +188,12 @@ func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov 
 		return err
 	})
 	if err != nil {
-		return store.MessageTemplate{}, err
+		return Template{}, err
 	}
 	s.cache.forget(appID)
 	s.log.InfoContext(ctx, "message template saved", "app_id", appID, "name", ov.Name, "channel", ov.Channel, "locale", ov.Locale,
 		"principal", string(p.Kind), "credential_id", p.CredentialID)
-	return saved, nil
+	return templateOf(saved), nil
 }
 
 // Delete removes the app's override of one message for one channel and
