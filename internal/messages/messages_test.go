@@ -114,3 +114,29 @@ func TestLanguages(t *testing.T) {
 		t.Errorf("Languages(bad locale) = %v", got)
 	}
 }
+
+// BenchmarkRender is the cost a send pays for its text: an SMS code with
+// the app's overrides in the cache (no database read).
+func BenchmarkRender(b *testing.B) {
+	db := storetest.Open(b, "sqlite")
+	ctx := context.Background()
+	if err := db.CreateWorkspace(ctx, store.Workspace{ID: "ws1", Name: "W", Slug: "w", Settings: []byte(`{}`), UserInfoRequirement: "none",
+		CreatedAt: t0, UpdatedAt: t0}); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.CreateApp(ctx, store.App{ID: "app1", WorkspaceID: "ws1", Name: "Acme", Slug: "acme", AccessExpiration: 900,
+		RefreshExpiration: 86400, MagicLinkExpiration: 600, MetaSchema: []byte(`[]`), CreatedAt: t0, UpdatedAt: t0}); err != nil {
+		b.Fatal(err)
+	}
+	tpl, err := courier.LoadTemplates()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := messages.New(messages.Deps{DB: db, Templates: tpl, Now: fakeclock.New(t0).Now})
+	v := courier.Vars{AppName: "Acme", Code: "123456", ExpiresIn: 10 * time.Minute}
+	for b.Loop() {
+		if _, err := s.Render(ctx, "app1", courier.TemplateLoginCode, courier.ChannelSMS, []string{"de-AT", "en"}, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
