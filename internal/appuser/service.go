@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -67,27 +68,27 @@ type User struct {
 // and a user's changes to their own metadata come from signin, which has
 // authenticated the user.
 type Service struct {
-	db        *store.DB
-	courier   courier.Provider
-	templates *courier.Templates
-	keys      *token.Keyring
-	hasher    *token.Hasher
-	issuer    string
-	events    *webhook.Emitter
-	tests     TestIdentities
-	sms       *smsguard.Guard
-	now       func() time.Time
-	log       *slog.Logger
+	db       *store.DB
+	courier  courier.Provider
+	messages *messages.Service
+	keys     *token.Keyring
+	hasher   *token.Hasher
+	issuer   string
+	events   *webhook.Emitter
+	tests    TestIdentities
+	sms      *smsguard.Guard
+	now      func() time.Time
+	log      *slog.Logger
 }
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB        *store.DB
-	Courier   courier.Provider
-	Templates *courier.Templates
-	Keyring   *token.Keyring
-	Hasher    *token.Hasher
-	Issuer    string
+	DB       *store.DB
+	Courier  courier.Provider
+	Messages *messages.Service
+	Keyring  *token.Keyring
+	Hasher   *token.Hasher
+	Issuer   string
 	// Events receives user.created, user.updated and user.identifier_changed
 	// inside the transaction of the change; nil emits nothing.
 	Events *webhook.Emitter
@@ -107,7 +108,7 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, courier: d.Courier, templates: d.Templates, keys: d.Keyring, hasher: d.Hasher,
+	return &Service{db: d.DB, courier: d.Courier, messages: d.Messages, keys: d.Keyring, hasher: d.Hasher,
 		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
 }
 
@@ -410,19 +411,20 @@ func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App
 // address, else by SMS.
 func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.AppUser, tok string) error {
 	link := AppLink(app, "sct_magic", tok)
-	msg := courier.Message{Link: link, AppID: app.ID}
-	var err error
-	if u.Email != "" {
-		msg.Channel, msg.To = courier.ChannelEmail, u.Email
-		msg.Subject, msg.Text, msg.HTML, err = s.templates.Render("invitation", courier.InvitationData{
-			AppName: app.Name, Link: link, ExpiresIn: "7 days", To: u.Email})
-		if err != nil {
-			return err
-		}
-	} else {
+	msg := courier.Message{Link: link, AppID: app.ID, Channel: courier.ChannelEmail, To: u.Email}
+	if u.Email == "" {
 		msg.Channel, msg.To = courier.ChannelSMS, u.Phone
-		msg.Text = fmt.Sprintf("You're invited to %s. Accept within 7 days: %s", app.Name, link)
 	}
+	// In the invitee's language when the invitation's metadata names one
+	// (the "locale" key), else English.
+	var meta map[string]any
+	_ = json.Unmarshal(u.Meta, &meta) // stored metadata is a JSON object
+	r, err := s.messages.Render(ctx, app.ID, courier.TemplateInvitation, msg.Channel, messages.Languages(meta, nil),
+		courier.Vars{AppName: app.Name, Link: link, ExpiresIn: InvitationTTL, To: u.Email})
+	if err != nil {
+		return err
+	}
+	msg.Subject, msg.Text, msg.HTML = r.Subject, r.Text, r.HTML
 	if s.tests.Of(app, msg.To) {
 		// Nothing is ever sent to a test identity; it signs in with the
 		// fixed code, which activates the pending user.

@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -291,6 +292,9 @@ func client(ctx context.Context, userAgent string) signin.Client {
 	ip := ClientIP(ctx)
 	c := signin.Client{UserAgent: userAgent}
 	c.Location, _ = ctx.Value(keyClientLocation).(string)
+	if al, ok := ctx.Value(keyAcceptLanguage).(string); ok {
+		c.Languages = courier.ParseAcceptLanguage(al)
+	}
 	if ip.IsValid() {
 		c.IP = ip.String()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
@@ -120,6 +121,7 @@ var errorTable = []struct {
 	// SMS fraud guards (security R-RL-3): refused before anything is stored or sent.
 	{smsguard.ErrCountryNotAllowed, http.StatusBadRequest, "phone_country_not_allowed", "This app does not send SMS to this phone number's country"},
 	{smsguard.ErrLineTypeNotAllowed, http.StatusBadRequest, "phone_type_not_allowed", "This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number"},
+	{messages.ErrTemplateNotFound, http.StatusNotFound, "template_not_found", "The app has no template of this message for this channel and locale"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},

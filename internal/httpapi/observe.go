@@ -25,6 +25,7 @@ const (
 	keyPrincipal
 	keyApp
 	keyCaller
+	keyAcceptLanguage
 )
 
 func requestID(ctx context.Context) string {
@@ -96,6 +97,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyClientIP, ip)
 		if loc := s.clientLocation(r); loc != "" {
 			ctx = context.WithValue(ctx, keyClientLocation, loc)
+		}
+		if al := r.Header.Get("Accept-Language"); al != "" {
+			ctx = context.WithValue(ctx, keyAcceptLanguage, al)
 		}
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}

@@ -107,6 +107,23 @@ func (s *Server) registerRoutes() {
 	register(s, op("revokeUserSession", "DELETE", "/v1/{app_id}/users/{id}/sessions/{session_id}", "End a user's session", "Sessions"), authApp, s.revokeUserSession)
 
 	// Webhooks (interface §4.14), with an app API key or secret.
+	// Message templates (docs/templates.md).
+	register(s, described(op("listMessageTemplates", "GET", "/v1/apps/{app_id}/message_templates", "List messages, their variables and the app's templates", "Messages"),
+		"Every message Gatehouse sends (code_locked, invitation, login_code, magic_link, security_notice), its channels, its variables (which are secret), its built-in templates per locale, and the app's overrides. "+templatesDoc),
+		authApp, s.listMessageTemplates)
+	register(s, described(op("putMessageTemplate", "PUT", "/v1/apps/{app_id}/message_templates/{name}/{channel}/{locale}", "Save the app's template of a message", "Messages"),
+		"Creates or replaces the app's own template of one message for one channel and locale. E-mail: subject and text required, html optional (without it the e-mail is text only). SMS: text only. Templates must parse and may use only the message's variables: a 400 names the field and the variable. Limits: subject 500, text 20,000 (SMS 1,000), html 100,000 bytes. Takes effect within 2 seconds on every replica. "+templatesDoc),
+		authApp, s.putMessageTemplate)
+	register(s, described(op("deleteMessageTemplate", "DELETE", "/v1/apps/{app_id}/message_templates/{name}/{channel}/{locale}", "Delete the app's template of a message", "Messages"),
+		"The built-in template is sent again. 404 template_not_found when the app has no such template. "+templatesDoc),
+		authApp, s.deleteMessageTemplate)
+	register(s, described(op("previewMessageTemplate", "POST", "/v1/apps/{app_id}/message_templates/preview", "Render a message with sample values", "Messages"),
+		"Renders a draft (`template`) or what the app sends now for `locale` (its override or the built-in template, with fallback to the base language and English), with sample values and the app's name. Answers subject, text and html; for SMS also its length, encoding (GSM-7 or UCS-2) and segments. A draft is checked as when saved (400 naming the field and variable). "+templatesDoc),
+		authApp, s.previewMessageTemplate)
+	s.plain(pageOp(plainOp("openShortLink", "GET", "/m/{code}", "Open a magic link sent by SMS", "Sign-in", "text/html",
+		"A magic link sent by SMS is this short link. It redirects (303) to the consent link the e-mail would carry (GET /v1/auth/{app_id}/magic_links/open), which works as usual (single use). 404 page: unknown code, or a link that was used or has expired."),
+		map[int]string{http.StatusSeeOther: "On to the consent link", http.StatusNotFound: "Unknown code, or a used or expired link"}), s.openShortLink)
+
 	register(s, op("createWebhook", "POST", "/v1/apps/{app_id}/webhooks", "Create a webhook endpoint", "Webhooks"), authApp, s.createWebhook)
 	register(s, op("listWebhooks", "GET", "/v1/apps/{app_id}/webhooks", "List webhook endpoints", "Webhooks"), authApp, s.listWebhooks)
 	register(s, op("webhookEventTypes", "GET", "/v1/apps/{app_id}/webhooks/event_types", "List the event types", "Webhooks"), authApp, s.webhookEventTypes)

@@ -30,6 +30,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
@@ -79,6 +80,7 @@ type Server struct {
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
 	Machines *machine.Service
+	Messages *messages.Service
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -166,6 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if err != nil {
 		return nil, err
 	}
+	s.Messages = messages.New(messages.Deps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log})
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
@@ -184,7 +187,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if err != nil {
 		return nil, err
 	}
-	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
+	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Messages: s.Messages, Keyring: s.keyring,
 		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
 		SMS: smsGuard(cfg, s.DB, events, s.now, s.log)})
 	limits := opts.Limits
@@ -196,7 +199,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		limits = &l
 	}
 	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
-		Templates: templates, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
+		Messages: s.Messages, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
@@ -229,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if cfg.Dev {
 		devOutbox = outbox
 	}
-	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Webhooks: s.Webhooks,
+	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsApart: cfg.Metrics.Addr != "", BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil

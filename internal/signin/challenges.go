@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -189,6 +190,8 @@ type challengeData struct {
 	// Test: the challenge's user was a test user of the app when it was
 	// created; its events carry "test": true.
 	Test bool `json:"test,omitempty"`
+	// Languages: the languages of the code's message (a resend uses them too).
+	Languages []string `json:"languages,omitempty"`
 }
 
 func decodeData(ch store.Challenge) challengeData {
@@ -319,6 +322,7 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 			return ChallengeView{}, err
 		}
 	}
+	d.Languages = languages(u.Meta, c)
 	ch.Data = encodeData(d)
 	return s.storeChallenge(ctx, app, ch, tok, code, now, func(tx *store.Tx) error {
 		if cancel == "" {
@@ -628,6 +632,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		return ChallengeView{}, err
 	}
 	d.NewIdentifier = ""
+	d.Languages = messages.Languages(u.Meta, c.Languages)
 	tok := token.RandomString(32)
 	ch.PollHash, ch.Data = s.hasher.Hash(tokenLabel, tok), encodeData(d)
 	var code string
@@ -672,12 +677,8 @@ func (s *Service) sendChallengeCode(ctx context.Context, app store.App, ch store
 	if ch.Method == MethodSMSOTP {
 		id.Kind = appuser.KindPhone
 	}
-	ttl := minutes(ch.ExpiresAt.Sub(ch.CreatedAt))
-	what := map[string]string{PurposeAuthenticate: "sign-in", PurposeMFA: "sign-in", PurposeStepUp: "verification",
-		PurposeVerifyContact: "verification", PurposeChangeIdentifier: "verification", PurposeVerifyIdentity: "verification",
-		PurposeCustom: "verification"}[ch.Purpose]
-	msg, err := s.message(app, id, "login_code", courier.CodeData{AppName: app.Name, Code: code, ExpiresIn: ttl},
-		fmt.Sprintf("%s is your %s %s code. It expires in %s.", code, app.Name, what, ttl))
+	msg, err := s.message(ctx, app, id, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: ch.ExpiresAt.Sub(ch.CreatedAt)},
+		decodeData(ch).Languages)
 	if err == nil {
 		msg.Code = code
 		err = s.deliver(ctx, app, msg)

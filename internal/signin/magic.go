@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"math/big"
 	"net/url"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -61,9 +61,13 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 	handle := token.RandomString(32)
 	ch.SecretHash, ch.PollHash = s.hasher.Hash("magic", tok), s.hasher.Hash("magic-poll", handle)
 	link := s.consentLink(app, tok)
-	msg, err := s.message(app, r.ID, "magic_link", courier.LinkData{AppName: app.Name, Link: link, ExpiresIn: minutes(ttl),
-		RequestedFrom: describeRequester(ch)},
-		fmt.Sprintf("Sign in to %s: %s (expires in %s)", app.Name, link, minutes(ttl)))
+	if r.ID.Kind == appuser.KindPhone { // one SMS segment, not five
+		if link, err = s.shortLink(&ch, tok); err != nil {
+			return SendResult{}, err
+		}
+	}
+	msg, err := s.message(ctx, app, r.ID, courier.TemplateMagicLink, courier.Vars{Link: link, ExpiresIn: ttl,
+		RequestedFrom: describeRequester(ch)}, messages.Languages(u.Meta, c.Languages))
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
-	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -298,7 +297,7 @@ func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Ca
 		return Enrollment{}, err
 	}
 	if !e.Verified {
-		s.securityNotice(ctx, app, caller.User, "An authenticator app was added to your account as a second sign-in step.")
+		s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticeTOTPAdded})
 	}
 	return enrollmentOut(out), nil
 }
@@ -351,7 +350,7 @@ func (s *Service) NewBackupCodes(ctx context.Context, app store.App, caller Call
 	if err != nil {
 		return nil, err
 	}
-	s.securityNotice(ctx, app, caller.User, "New backup codes were made for your account; any earlier ones no longer work.")
+	s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticeBackupCodesCreated})
 	return codes, nil
 }
 
@@ -451,7 +450,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_removed", MethodTOTP, e.ID))
 	})
 	if err == nil && e.Verified {
-		s.securityNotice(ctx, app, caller.User, "An authenticator app was removed from your account's sign-in steps.")
+		s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticeTOTPRemoved})
 	}
 	return err
 }
@@ -470,7 +469,7 @@ func (s *Service) mfaEventData(app store.App, u store.AppUser, change, method, i
 // securityNotice tells a user, at their e-mail address (or phone), of a
 // change to how they sign in (security R-MFA-3). It holds no secret; a
 // refused message is logged.
-func (s *Service) securityNotice(ctx context.Context, app store.App, u store.AppUser, what string) {
+func (s *Service) securityNotice(ctx context.Context, app store.App, u store.AppUser, what courier.Notice) {
 	to := appuser.Identifier{Kind: appuser.KindEmail, Value: u.Email}
 	if u.Email == "" {
 		to = appuser.Identifier{Kind: appuser.KindPhone, Value: u.Phone}
@@ -478,12 +477,12 @@ func (s *Service) securityNotice(ctx context.Context, app store.App, u store.App
 	if to.Value == "" {
 		return
 	}
-	s.notice(ctx, app, to, what)
+	s.notice(ctx, app, u, to, what)
 }
 
-func (s *Service) notice(ctx context.Context, app store.App, to appuser.Identifier, what string) {
-	text := fmt.Sprintf("%s If this was not you, contact %s's support.", what, app.Name)
-	msg, err := s.message(app, to, "security_notice", courier.NoticeData{AppName: app.Name, Notice: what}, text)
+// notice sends a security notice about u to the address to, in u's own language.
+func (s *Service) notice(ctx context.Context, app store.App, u store.AppUser, to appuser.Identifier, what courier.Notice) {
+	msg, err := s.message(ctx, app, to, courier.TemplateSecurityNotice, courier.Vars{Notice: what}, userLanguages(u))
 	if err == nil {
 		err = s.deliver(ctx, app, msg)
 	}
@@ -497,11 +496,11 @@ func (s *Service) notice(ctx context.Context, app store.App, to appuser.Identifi
 func (s *Service) noticeIdentifierChanged(ctx context.Context, app store.App, old, now store.AppUser) {
 	switch {
 	case old.Email != "" && old.Email != now.Email:
-		s.notice(ctx, app, appuser.Identifier{Kind: appuser.KindEmail, Value: old.Email},
-			"The e-mail address of your account was changed from this address to "+courier.MaskAddress(now.Email)+".")
+		s.notice(ctx, app, old, appuser.Identifier{Kind: appuser.KindEmail, Value: old.Email},
+			courier.Notice{Kind: courier.NoticeEmailChanged, Detail: courier.MaskAddress(now.Email)})
 	case old.Phone != "" && old.Phone != now.Phone:
-		s.notice(ctx, app, appuser.Identifier{Kind: appuser.KindPhone, Value: old.Phone},
-			"The phone number of your account was changed from this number to "+courier.MaskAddress(now.Phone)+".")
+		s.notice(ctx, app, old, appuser.Identifier{Kind: appuser.KindPhone, Value: old.Phone},
+			courier.Notice{Kind: courier.NoticePhoneChanged, Detail: courier.MaskAddress(now.Phone)})
 	}
 }
 

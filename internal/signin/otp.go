@@ -3,12 +3,12 @@ package signin
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -110,9 +110,8 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 	ch := s.newChallenge(app, r, method, codeAttempts, s.settings.CodeLifetime, c)
 	code := s.newCode(app, r.ID.Value)
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
-	ttl := minutes(s.settings.CodeLifetime)
-	msg, err := s.message(app, r.ID, "login_code", courier.CodeData{AppName: app.Name, Code: code, ExpiresIn: ttl},
-		fmt.Sprintf("%s is your %s code. It expires in %s.", code, app.Name, ttl))
+	msg, err := s.message(ctx, app, r.ID, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: s.settings.CodeLifetime},
+		messages.Languages(r.User.Meta, c.Languages))
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -280,9 +279,12 @@ func (s *Service) noticeCodeLocked(ctx context.Context, app store.App, ch store.
 	if channelOf(ch) == "sms" {
 		id.Kind = appuser.KindPhone
 	}
-	msg, err := s.message(app, id, "code_locked", courier.CodeLockedData{AppName: app.Name},
-		fmt.Sprintf("Someone entered many wrong sign-in codes for your %s account, so sign-in by code is locked. "+
-			"Sign in another way, such as a magic link, to unlock it.", app.Name))
+	// In the user's own language: whoever typed the codes may not be them.
+	var langs []string
+	if u, err := s.db.GetAppUser(ctx, app.ID, ch.AppUserID); err == nil {
+		langs = userLanguages(u)
+	}
+	msg, err := s.message(ctx, app, id, courier.TemplateCodeLocked, courier.Vars{}, langs)
 	if err == nil {
 		err = s.deliver(ctx, app, msg)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -153,7 +154,7 @@ func (s *Service) FinishDeviceRegistration(ctx context.Context, app store.App, c
 	defer errs.Wrap(&err, "finish passkey registration")
 	pk, err := s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c, nil)
 	if err == nil {
-		s.securityNotice(ctx, app, caller.User, fmt.Sprintf("A passkey (%s) was added to your account.", pk.Name))
+		s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticePasskeyAdded, Detail: pk.Name})
 	}
 	return pk, err
 }
@@ -605,7 +606,7 @@ func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id s
 		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_removed", pk))
 	})
 	if err == nil {
-		s.securityNotice(ctx, app, updated, fmt.Sprintf("A passkey (%s) was removed from your account.", pk.Name))
+		s.securityNotice(ctx, app, updated, courier.Notice{Kind: courier.NoticePasskeyRemoved, Detail: pk.Name})
 	}
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -130,20 +129,20 @@ func (s *Service) issue(ctx context.Context, app store.App, ch store.Challenge, 
 	return true, nil
 }
 
-// message renders an e-mail from a template, or an SMS text, for id.
-func (s *Service) message(app store.App, id appuser.Identifier, template string, data any, sms string) (courier.Message, error) {
-	msg := courier.Message{To: id.Value, AppID: app.ID}
+// message renders the message name for id, by e-mail or SMS as id is, in
+// the first of langs that has it (then its base language, then English),
+// from the app's override or the built-in template (messages.Service.Render).
+// AppName is filled in from app.
+func (s *Service) message(ctx context.Context, app store.App, id appuser.Identifier, name string, v courier.Vars, langs []string) (courier.Message, error) {
+	msg := courier.Message{To: id.Value, AppID: app.ID, Channel: courier.ChannelEmail}
 	if id.Kind == appuser.KindPhone {
-		msg.Channel, msg.Text = courier.ChannelSMS, sms
-		return msg, nil
+		msg.Channel = courier.ChannelSMS
 	}
-	msg.Channel = courier.ChannelEmail
-	var err error
-	msg.Subject, msg.Text, msg.HTML, err = s.templates.Render(template, data)
+	v.AppName = app.Name
+	r, err := s.messages.Render(ctx, app.ID, name, msg.Channel, langs, v)
+	msg.Subject, msg.Text, msg.HTML = r.Subject, r.Text, r.HTML
 	return msg, err
 }
-
-func minutes(d time.Duration) string { return fmt.Sprintf("%d minutes", max(1, int(d/time.Minute))) }
 
 // Decoy poll handles. A magic-link request for an identifier that gets no
 // link still returns a poll handle, and polling it must look like polling a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -125,33 +126,33 @@ type Limiter interface {
 
 // Service signs users in.
 type Service struct {
-	db        *store.DB
-	keys      *token.Keyring
-	sealer    *token.Sealer
-	hasher    *token.Hasher
-	courier   courier.Provider
-	templates *courier.Templates
-	users     *appuser.Service
-	limiter   Limiter
-	events    *webhook.Emitter
-	limits    Limits
-	settings  Settings
-	push      PushSender
-	verified  verifiedTokens
-	now       func() time.Time
-	log       *slog.Logger
+	db       *store.DB
+	keys     *token.Keyring
+	sealer   *token.Sealer
+	hasher   *token.Hasher
+	courier  courier.Provider
+	messages *messages.Service
+	users    *appuser.Service
+	limiter  Limiter
+	events   *webhook.Emitter
+	limits   Limits
+	settings Settings
+	push     PushSender
+	verified verifiedTokens
+	now      func() time.Time
+	log      *slog.Logger
 }
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB        *store.DB
-	Keyring   *token.Keyring
-	Sealer    *token.Sealer
-	Hasher    *token.Hasher
-	Courier   courier.Provider
-	Templates *courier.Templates
-	Users     *appuser.Service
-	Limiter   Limiter
+	DB       *store.DB
+	Keyring  *token.Keyring
+	Sealer   *token.Sealer
+	Hasher   *token.Hasher
+	Courier  courier.Provider
+	Messages *messages.Service
+	Users    *appuser.Service
+	Limiter  Limiter
 	// Events receives verification and auth.login.failed events inside the
 	// transaction of the change; nil emits nothing.
 	Events   *webhook.Emitter
@@ -182,7 +183,7 @@ func New(d Deps) *Service {
 		d.Settings.RefreshGrace = 0
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, courier: d.Courier,
-		templates: d.Templates, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
+		messages: d.Messages, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
 		push: d.Push, now: d.Now, log: d.Log}
 }
 
@@ -223,4 +224,7 @@ type Client struct {
 	UserAgent string
 	// Location is the approximate place of IP, when a trusted proxy said it.
 	Location string
+	// Languages are the request's Accept-Language entries, most preferred
+	// first: the language of the messages sent for it, after the user's own.
+	Languages []string
 }

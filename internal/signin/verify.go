@@ -3,11 +3,12 @@ package signin
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -154,7 +155,7 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 	if err == nil && out.RemainingBackupCodes != nil {
 		s.log.InfoContext(ctx, "backup code used", "app_id", app.ID, "user_id", ch.AppUserID, "remaining", *out.RemainingBackupCodes)
 		if u, gerr := s.db.GetAppUser(ctx, app.ID, ch.AppUserID); gerr == nil {
-			s.securityNotice(ctx, app, u, fmt.Sprintf("A backup code was used for your account; %d unused backup codes are left.", *out.RemainingBackupCodes))
+			s.securityNotice(ctx, app, u, courier.Notice{Kind: courier.NoticeBackupCodeUsed, Detail: strconv.Itoa(*out.RemainingBackupCodes)})
 		}
 	}
 	return out, err

@@ -39,6 +39,8 @@ var released = map[string]string{
 	"sqlite/00009_message_providers.sql":   "6b95cf673d1329f865767ac1330e160e0af6cec2420e6d5515aea068b62f7e68",
 	"postgres/00010_sms_guards.sql":        "4766ff34a2658580f78b9a060f917deec64b3815dc7fb95e4881ae00f8ee34d2",
 	"sqlite/00010_sms_guards.sql":          "cae6ddbbcf5cff339bd5c7a5662cb80d4fbe6ea80d6d47586690fd9327f0d0ff",
+	"postgres/00011_message_templates.sql": "39ee30627fafc64a886a36b91d6ae7ea2b9cf4e7225268411e3a54d5235ce167",
+	"sqlite/00011_message_templates.sql":   "4e1c54bb36c5e2191cfcd3038731b878274adfe3be1eba50cfc336fb99fd3aab",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

@@ -36,6 +36,11 @@ type Challenge struct {
 	Intent      string // what the app said the challenge is for
 	Data        string // a JSON object: what the purpose and method need (never a secret in clear)
 	SessionID   string // step-up and push: the session it belongs to
+	// ShortHash and ShortTokenSealed are a magic link sent by SMS: the keyed
+	// hash of its short link's code and the magic token, sealed. Written by
+	// CreateChallenge, read only by GetChallengeByShortLink.
+	ShortHash        string
+	ShortTokenSealed string
 }
 
 // Consent decisions on a magic link.
@@ -75,11 +80,12 @@ func scanChallenge(r row) (Challenge, error) {
 
 // CreateChallenge inserts c.
 func (q Queries) CreateChallenge(ctx context.Context, c Challenge) error {
-	_, err := q.w.exec(ctx, `INSERT INTO challenges (`+challengeColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+	_, err := q.w.exec(ctx, `INSERT INTO challenges (`+challengeColumns+`, short_hash, short_token_sealed)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
 		c.ID, c.AppID, c.AppUserID, c.Purpose, c.Method, c.Recipient, c.Status, c.SecretHash, nullString(c.PollHash),
 		c.RemainingAttempts, c.WebauthnEnabled, c.IP, c.UserAgent, ts(c.CreatedAt), ts(c.ExpiresAt),
-		nullTime(c.CompletedAt), nullTime(c.CollectedAt), c.Consent, c.MatchNumber, c.Location, c.Intent, jsonObject(c.Data), c.SessionID)
+		nullTime(c.CompletedAt), nullTime(c.CollectedAt), c.Consent, c.MatchNumber, c.Location, c.Intent, jsonObject(c.Data), c.SessionID,
+		nullString(c.ShortHash), c.ShortTokenSealed)
 	return err
 }
 

@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+)
+
+// Message templates: the built-in messages and an app's overrides
+// (docs/templates.md).
+
+const templatesDoc = "Needs Manage on the app: its API secret, or a workspace secret of an owner or admin (API keys may not). " +
+	"See docs/templates.md for every message, its variables, escaping, locales and fallback."
+
+// TemplateVariable documents one variable of a message.
+type TemplateVariable struct {
+	Name        string `json:"name" example:"Code"`
+	Description string `json:"description"`
+	Secret      bool   `json:"secret" doc:"A code or link: whoever reads the message can sign in with it."`
+	Optional    bool   `json:"optional" doc:"May be empty: test it with {{with .Name}}...{{end}}."`
+	Example     string `json:"example" example:"123456"`
+}
+
+// TemplateParts are the templates of one message for one channel.
+type TemplateParts struct {
+	Subject string `json:"subject,omitempty" doc:"E-mail only: text/template, folded onto one line." example:"Your {{.AppName}} code"`
+	Text    string `json:"text" doc:"The plain-text e-mail body, or the SMS (text/template)." example:"{{.Code}} is your {{.AppName}} code."`
+	HTML    string `json:"html,omitempty" doc:"E-mail only: html/template, values auto-escaped. Empty: a text-only e-mail." example:"<p>Your code: <b>{{.Code}}</b></p>"`
+}
+
+// MessageTemplateInfo is one message with its built-in templates.
+type MessageTemplateInfo struct {
+	Name        string                              `json:"name" example:"login_code"`
+	Description string                              `json:"description"`
+	Channels    []string                            `json:"channels" example:"[\"email\",\"sms\"]"`
+	Variables   []TemplateVariable                  `json:"variables"`
+	Builtin     map[string]map[string]TemplateParts `json:"built_in" doc:"The built-in templates by channel, then locale."`
+}
+
+// MessageTemplate is an app's override of one message for one channel and locale.
+type MessageTemplate struct {
+	Name      string    `json:"name" example:"login_code"`
+	Channel   string    `json:"channel" example:"sms" enum:"email,sms"`
+	Locale    string    `json:"locale" example:"de"`
+	Subject   string    `json:"subject,omitempty"`
+	Text      string    `json:"text" example:"{{.Code}} ist Ihr Code für {{.AppName}}."`
+	HTML      string    `json:"html,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func messageTemplateOut(m messages.Template) MessageTemplate {
+	return MessageTemplate{Name: m.Name, Channel: string(m.Channel), Locale: m.Locale, Subject: m.Subject, Text: m.Text, HTML: m.HTML,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
+type messageTemplatesOutput struct {
+	Body struct {
+		Locales   []string              `json:"locales" doc:"The locales of the built-in templates." example:"[\"de\",\"en\",\"es\",\"fr\"]"`
+		Messages  []MessageTemplateInfo `json:"messages"`
+		Overrides []MessageTemplate     `json:"overrides" doc:"The app's own templates."`
+	}
+}
+
+func (s *Server) listMessageTemplates(ctx context.Context, _ *appIDInput) (*messageTemplatesOutput, error) {
+	c, err := s.Messages.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &messageTemplatesOutput{}
+	out.Body.Locales = c.Locales
+	out.Body.Messages = make([]MessageTemplateInfo, 0, len(c.Messages))
+	for _, m := range c.Messages {
+		info := MessageTemplateInfo{Name: m.Name, Description: m.Description, Builtin: map[string]map[string]TemplateParts{}}
+		for _, ch := range m.Channels {
+			info.Channels = append(info.Channels, string(ch))
+		}
+		for _, v := range m.Variables {
+			info.Variables = append(info.Variables, TemplateVariable{Name: v.Name, Description: v.Description, Secret: v.Secret,
+				Optional: v.Optional, Example: v.Example})
+		}
+		for ch, byLocale := range m.Builtin {
+			info.Builtin[string(ch)] = map[string]TemplateParts{}
+			for loc, src := range byLocale {
+				info.Builtin[string(ch)][loc] = TemplateParts{Subject: src.Subject, Text: src.Text, HTML: src.HTML}
+			}
+		}
+		out.Body.Messages = append(out.Body.Messages, info)
+	}
+	out.Body.Overrides = make([]MessageTemplate, 0, len(c.Overrides))
+	for _, o := range c.Overrides {
+		out.Body.Overrides = append(out.Body.Overrides, messageTemplateOut(o))
+	}
+	return out, nil
+}
+
+type messageTemplatePath struct {
+	AppID   string `path:"app_id"`
+	Name    string `path:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
+	Channel string `path:"channel" enum:"email,sms"`
+	Locale  string `path:"locale" example:"de" doc:"A language tag: de, fr, fr-CA, pt-BR..."`
+}
+
+type putMessageTemplateInput struct {
+	AppID   string `path:"app_id"`
+	Name    string `path:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
+	Channel string `path:"channel" enum:"email,sms"`
+	Locale  string `path:"locale" example:"de" doc:"A language tag: de, fr, fr-CA, pt-BR..."`
+	Body    struct {
+		Template TemplateParts `json:"template"`
+	}
+}
+
+type messageTemplateOutput struct {
+	Body struct {
+		Template MessageTemplate `json:"template"`
+	}
+}
+
+func (s *Server) putMessageTemplate(ctx context.Context, in *putMessageTemplateInput) (*messageTemplateOutput, error) {
+	t := in.Body.Template
+	m, err := s.Messages.Put(ctx, principalFrom(ctx), appFrom(ctx).ID, courier.Override{Name: in.Name, Channel: courier.Channel(in.Channel),
+		Locale: in.Locale, Subject: t.Subject, Text: t.Text, HTML: t.HTML})
+	if err != nil {
+		return nil, err
+	}
+	out := &messageTemplateOutput{}
+	out.Body.Template = messageTemplateOut(m)
+	return out, nil
+}
+
+func (s *Server) deleteMessageTemplate(ctx context.Context, in *messageTemplatePath) (*okOutput, error) {
+	if err := s.Messages.Delete(ctx, principalFrom(ctx), appFrom(ctx).ID, in.Name, courier.Channel(in.Channel), in.Locale); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
+type previewMessageTemplateInput struct {
+	AppID string `path:"app_id"`
+	Body  struct {
+		Name     string         `json:"name" example:"login_code"`
+		Channel  string         `json:"channel" enum:"email,sms" example:"sms"`
+		Locale   string         `json:"locale,omitempty" example:"de" doc:"Default en."`
+		Template *TemplateParts `json:"template,omitempty" doc:"A draft to render (checked as when saved). Without it: what the app sends now in this locale (its override or the built-in template, with fallback)."`
+	}
+}
+
+type previewMessageTemplateOutput struct {
+	Body struct {
+		Name     string           `json:"name" example:"login_code"`
+		Channel  string           `json:"channel" example:"sms"`
+		Locale   string           `json:"locale" doc:"The locale of the template used." example:"de"`
+		Override bool             `json:"override" doc:"The app's own template (or the draft) was used."`
+		Subject  string           `json:"subject,omitempty"`
+		Text     string           `json:"text" example:"123456 ist Ihr Code für Acme. Er läuft in 10 Minuten ab."`
+		HTML     string           `json:"html,omitempty"`
+		SMS      *courier.SMSInfo `json:"sms,omitempty" doc:"SMS only: length in characters of its encoding, GSM-7 or UCS-2, and segments billed."`
+	}
+}
+
+func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageTemplateInput) (*previewMessageTemplateOutput, error) {
+	req := messages.PreviewRequest{Name: in.Body.Name, Channel: courier.Channel(in.Body.Channel), Locale: in.Body.Locale}
+	if t := in.Body.Template; t != nil {
+		req.Draft = &courier.TemplateSource{Subject: t.Subject, Text: t.Text, HTML: t.HTML}
+	}
+	p, err := s.Messages.Preview(ctx, principalFrom(ctx), appFrom(ctx).ID, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &previewMessageTemplateOutput{}
+	b := &out.Body
+	b.Name, b.Channel, b.Locale, b.Override = req.Name, string(req.Channel), p.Locale, p.Override
+	b.Subject, b.Text, b.HTML, b.SMS = p.Subject, p.Text, p.HTML, p.SMS
+	return out, nil
+}
+
+// openShortLink resolves a magic link sent by SMS ({base_url}/m/{code}) to
+// its consent link. Unknown, used or expired: a 404 page.
+func (s *Server) openShortLink(w http.ResponseWriter, r *http.Request) {
+	appID, link, err := s.SignIn.ResolveShortLink(r.Context(), r.PathValue("code"))
+	if err == nil {
+		noStore(w)
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		http.Redirect(w, r, link, http.StatusSeeOther)
+		return
+	}
+	if !errors.Is(err, signin.ErrShortLinkNotFound) {
+		s.Log.ErrorContext(r.Context(), "short link", "request_id", requestID(r.Context()), "err", err)
+		http.Error(w, "Service temporarily unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if app, aerr := s.Tenants.App(r.Context(), appID); appID != "" && aerr == nil {
+		s.renderMagicLink(w, r, http.StatusNotFound, magicLinkView{Page: "expired", Title: "Link expired", App: app, LoginURL: loginURL(app)})
+		return
+	}
+	noStore(w)
+	http.Error(w, "This sign-in link is unknown or has expired. Ask the app for a new one.", http.StatusNotFound)
+}
