@@ -49,6 +49,8 @@ type Config struct {
 	Tokens        Tokens
 	RateLimit     RateLimit
 	SMS           SMS
+	Postmark      Postmark
+	Twilio        Twilio
 	// SMSGuard holds the SMS fraud guards (sms.allowed_countries and the
 	// other sms.* limits).
 	SMSGuard SMSGuard
@@ -132,6 +134,19 @@ type SMS struct {
 	HTTPURL  string
 	Token    string
 	From     string
+}
+
+// Postmark holds the settings of the Postmark mail provider.
+type Postmark struct {
+	ServerToken   string
+	MessageStream string
+}
+
+// Twilio holds the settings of the Twilio SMS provider.
+type Twilio struct {
+	AccountSID          string
+	AuthToken           string
+	MessagingServiceSID string
 }
 
 // SMSGuard holds the SMS fraud guards (security R-RL-3).

@@ -173,9 +173,25 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "mail.provider",
-				Help: "How e-mail is sent: smtp, outbox (kept for the /dev/outbox page) or log. Empty: outbox in development mode, log otherwise."},
+				Help: "How e-mail is sent when an app has no provider of its own: smtp, postmark, outbox (kept for the /dev/outbox page) or log. Empty: outbox in development mode, log otherwise."},
 			bind:  enumField(func(c *Config) *string { return &c.Mail.Provider }),
-			check: func(c Config) error { return oneOf(c.Mail.Provider, "", "smtp", "outbox", "log") },
+			check: func(c Config) error { return oneOf(c.Mail.Provider, "", "smtp", "postmark", "outbox", "log") },
+		},
+		{
+			Setting: Setting{Key: "postmark.server_token", Secret: true,
+				Help: "Server API token of the Postmark mail provider (X-Postmark-Server-Token). Required when mail.provider is postmark; mail.from must be a sender Postmark has confirmed."},
+			bind: stringField(func(c *Config) *string { return &c.Postmark.ServerToken }),
+			check: func(c Config) error {
+				if c.Mail.Provider == "postmark" && c.Postmark.ServerToken == "" {
+					return errors.New("is required when mail.provider is postmark")
+				}
+				return nil
+			},
+		},
+		{
+			Setting: Setting{Key: "postmark.message_stream", Default: "outbound",
+				Help: "Postmark message stream for sign-in mail (a transactional stream)."},
+			bind: stringField(func(c *Config) *string { return &c.Postmark.MessageStream }),
 		},
 		{
 			Setting: Setting{Key: "mail.from", Default: "Gatehouse <no-reply@localhost>",
@@ -236,9 +252,36 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "sms.provider",
-				Help: "How SMS are sent: outbox (kept for /dev/outbox), http (a JSON POST per message to sms.http_url) or log (not sent; a log line says so). Empty: outbox in development mode, log otherwise."},
+				Help: "How SMS are sent when an app has no provider of its own: twilio, http (a JSON POST per message to sms.http_url), outbox (kept for /dev/outbox) or log (not sent; a log line says so). Empty: outbox in development mode, log otherwise."},
 			bind:  enumField(func(c *Config) *string { return &c.SMS.Provider }),
-			check: func(c Config) error { return oneOf(c.SMS.Provider, "", "outbox", "http", "log") },
+			check: func(c Config) error { return oneOf(c.SMS.Provider, "", "outbox", "http", "twilio", "log") },
+		},
+		{
+			Setting: Setting{Key: "twilio.account_sid",
+				Help: "Twilio account SID (AC…). Required when sms.provider is twilio."},
+			bind: stringField(func(c *Config) *string { return &c.Twilio.AccountSID }),
+			check: func(c Config) error {
+				if c.SMS.Provider == "twilio" && (c.Twilio.AccountSID == "" || c.Twilio.AuthToken == "") {
+					return errors.New("twilio.account_sid and twilio.auth_token are required when sms.provider is twilio")
+				}
+				return nil
+			},
+		},
+		{
+			Setting: Setting{Key: "twilio.auth_token", Secret: true,
+				Help: "Twilio auth token of the account."},
+			bind: stringField(func(c *Config) *string { return &c.Twilio.AuthToken }),
+		},
+		{
+			Setting: Setting{Key: "twilio.messaging_service_sid",
+				Help: "Twilio Messaging Service SID (MG…) to send from; else sms.from must be a Twilio number or sender id."},
+			bind: stringField(func(c *Config) *string { return &c.Twilio.MessagingServiceSID }),
+			check: func(c Config) error {
+				if c.SMS.Provider == "twilio" && c.Twilio.MessagingServiceSID == "" && c.SMS.From == "" {
+					return errors.New("twilio needs sms.from or twilio.messaging_service_sid")
+				}
+				return nil
+			},
 		},
 		{
 			Setting: Setting{Key: "sms.http_url",

@@ -36,6 +36,14 @@ func newCourier(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (co
 			return nil, &config.SettingError{Key: "smtp.host", Env: "GATEHOUSE_SMTP_HOST", Reason: err.Error()}
 		}
 		return courier.Router{Email: smtp, SMS: sms}, nil
+	case "postmark":
+		p, err := courier.FromSpec(courier.Spec{Type: "postmark", Config: map[string]string{
+			"server_token": cfg.Postmark.ServerToken, "from": cfg.Mail.From, "message_stream": cfg.Postmark.MessageStream}},
+			courier.Env{Log: log})
+		if err != nil {
+			return nil, &config.SettingError{Key: "postmark.server_token", Env: "GATEHOUSE_POSTMARK_SERVER_TOKEN", Reason: err.Error()}
+		}
+		return courier.Router{Email: p, SMS: sms}, nil
 	}
 	return courier.Router{Email: courier.NewLog(log), SMS: sms}, nil
 }
@@ -50,6 +58,19 @@ func newSMS(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (courie
 		p, err := courier.NewHTTPSMS(courier.HTTPSMSConfig{URL: cfg.SMS.HTTPURL, Token: cfg.SMS.Token, From: cfg.SMS.From})
 		if err != nil {
 			return nil, &config.SettingError{Key: "sms.http_url", Env: "GATEHOUSE_SMS_HTTP_URL", Reason: err.Error()}
+		}
+		return p, nil
+	case "twilio":
+		c := map[string]string{"account_sid": cfg.Twilio.AccountSID, "auth_token": cfg.Twilio.AuthToken}
+		if cfg.Twilio.MessagingServiceSID != "" {
+			c["messaging_service_sid"] = cfg.Twilio.MessagingServiceSID
+		}
+		if cfg.SMS.From != "" {
+			c["from"] = cfg.SMS.From
+		}
+		p, err := courier.FromSpec(courier.Spec{Type: "twilio", Config: c}, courier.Env{Log: log})
+		if err != nil {
+			return nil, &config.SettingError{Key: "twilio.account_sid", Env: "GATEHOUSE_TWILIO_ACCOUNT_SID", Reason: err.Error()}
 		}
 		return p, nil
 	}
