@@ -126,7 +126,7 @@ func isLoopbackHost(host string) bool {
 
 // checkEndpoint parses an endpoint URL an app admin chose: absolute https
 // (http only for a loopback host, for local gateways and tests), no user
-// info (credentials belong in the secret fields), no fragment.
+// info or query (credentials belong in the secret fields), no fragment.
 func checkEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
@@ -143,6 +143,11 @@ func checkEndpoint(raw string) (*url.URL, error) {
 	}
 	if u.Fragment != "" || u.RawFragment != "" {
 		return nil, errors.New("must not contain a fragment")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// Gateways often take a key in the query; URLs are shown in clear to
+		// whoever may read the app's settings, secrets never are.
+		return nil, errors.New("must not contain a query string: put credentials in the secret settings (token)")
 	}
 	return u, nil
 }

@@ -161,7 +161,9 @@ func TestCheckEndpoint(t *testing.T) {
 		ok bool
 	}{
 		{"https://sms.example.com/send", true},
-		{"https://sms.example.com:8443/send?x=1", true},
+		{"https://sms.example.com:8443/send", true},
+		{"https://sms.example.com/send?api_key=k", false},
+		{"https://sms.example.com/send?", false},
 		{"http://127.0.0.1:8080/send", true},
 		{"http://localhost/send", true},
 		{"http://[::1]:9/send", true},

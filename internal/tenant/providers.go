@@ -240,14 +240,16 @@ func (s *Service) MessageProviders(ctx context.Context, p access.Principal, appI
 func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal, appID string, in ProviderChange) (_ MessageProvider, err error) {
 	defer errs.Wrap(&err, "update message provider")
 	slug := strings.TrimSpace(in.Slug)
-	if slug == "" {
-		return MessageProvider{}, ErrProviderKeyMissing
-	}
 	var out MessageProvider
 	changed, disabled := []string{}, []string{}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		// Who may not change providers learns nothing more, and the denial
+		// is logged like any other.
 		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
 			return err
+		}
+		if slug == "" {
+			return ErrProviderKeyMissing
 		}
 		// Locked, so that two changes enabling providers of one channel
 		// run one after the other.
@@ -294,6 +296,9 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 			if _, err := courier.FromSpec(courier.Spec{Type: k.Type, Config: merged}, s.env()); err != nil {
 				return specError(err)
 			}
+		}
+		if err := secretsFollowDestination(k, settings, in.Config, merged); err != nil {
+			return err
 		}
 		if err := s.seal(&row, k, merged); err != nil {
 			return err
@@ -376,6 +381,36 @@ func mergeSettings(k courier.Kind, stored map[string]string, in map[string]*stri
 	}
 	slices.Sort(changed)
 	return out, changed, nil
+}
+
+// destinationFields say where a provider sends, and so where its secrets go.
+var destinationFields = []string{"url", "endpoint", "host", "port", "tls"}
+
+// secretsFollowDestination refuses a change of destination that would carry a
+// stored secret along: whoever may change the settings could otherwise point
+// the provider at a host of theirs and read the secret from the next send.
+// A new destination needs its secrets sent again in the same change.
+func secretsFollowDestination(k courier.Kind, stored map[string]string, in map[string]*string, out map[string]string) error {
+	moved := ""
+	for _, f := range destinationFields {
+		if out[f] != stored[f] {
+			moved = f
+			break
+		}
+	}
+	if moved == "" {
+		return nil
+	}
+	for _, f := range k.Fields {
+		old, had := stored[f.Name]
+		if !f.Secret || !had || out[f.Name] == "" {
+			continue
+		}
+		if v, sent := in[f.Name]; !sent || v == nil || *v == SecretHint(old) {
+			return errs.Invalidf("config."+f.Name, "must be sent again when config.%s changes: a stored secret never follows a provider to a new destination", moved)
+		}
+	}
+	return nil
 }
 
 // specError turns a courier.FromSpec refusal into the field it names.

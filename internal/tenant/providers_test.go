@@ -117,7 +117,40 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 		if !errors.As(err, &inv) || inv.Field != "config.port" {
 			t.Errorf("UpdateMessageProvider(port 99999) = %v; want invalid config.port", err)
 		}
+
+		// A stored secret never follows the provider to a new destination:
+		// moving the host (or port, or TLS) without sending the password again
+		// is refused, naming it, and the hint sent back does not count.
+		for _, change := range []map[string]*string{
+			{"host": ptr("smtp.attacker.example")},
+			{"port": ptr("2525")},
+			{"tls": ptr("none")},
+			{"host": ptr("smtp.attacker.example"), "password": ptr(tenant.SecretHint(secret))},
+		} {
+			_, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp", Config: change})
+			if !errors.As(err, &inv) || inv.Field != "config.password" {
+				t.Errorf("UpdateMessageProvider(%v) = %v; want invalid config.password", keys(change), err)
+			}
+		}
+		// With the secret sent again, the move is the caller's own.
+		if _, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp",
+			Config: map[string]*string{"host": ptr("smtp2.shop.example"), "password": ptr("another-password-0123")}}); err != nil {
+			t.Errorf("UpdateMessageProvider(host and password) = %v; want nil", err)
+		}
+		// Changing what is not a destination keeps the secret.
+		if _, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp",
+			Config: map[string]*string{"from": ptr("hello@shop.example")}}); err != nil {
+			t.Errorf("UpdateMessageProvider(from) = %v; want nil", err)
+		}
 	})
+}
+
+func keys(m map[string]*string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func TestSecretHint(t *testing.T) {
