@@ -61,7 +61,11 @@ func (c *checker) node(n parse.Node) {
 	case *parse.IfNode:
 		c.branch(&n.BranchNode)
 	case *parse.RangeNode:
-		c.branch(&n.BranchNode)
+		// Every variable is one string, so no message needs a loop, and a
+		// loop over a number ({{range 1000000}}) would multiply the output.
+		if c.err == "" {
+			c.err = "may not loop ({{range}}): every variable is a single value"
+		}
 	case *parse.WithNode:
 		c.branch(&n.BranchNode)
 	case *parse.TemplateNode:
@@ -90,8 +94,16 @@ func (c *checker) pipe(p *parse.PipeNode) {
 	}
 }
 
+// padding names the functions that can make output of any length from
+// nothing ({{printf "%0999999d" 0}}) or call out; templates do not need them.
+var padding = map[string]bool{"printf": true, "print": true, "println": true, "call": true}
+
 func (c *checker) arg(n parse.Node) {
 	switch n := n.(type) {
+	case *parse.IdentifierNode:
+		if padding[n.Ident] && c.err == "" {
+			c.err = "may not use " + n.Ident + ": write the text out and use the variables as they are"
+		}
 	case *parse.FieldNode:
 		c.field(n.Ident[0])
 	case *parse.VariableNode:

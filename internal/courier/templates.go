@@ -297,10 +297,37 @@ func RenderSource(name string, ch Channel, locale string, src TemplateSource, v 
 	return c.render(name, locale, v)
 }
 
+// Bounds on what one rendered part may be; checked templates stay far below
+// them, so reaching one means a template that should have been refused.
+const (
+	maxRenderedSMS   = 1600 // ten GSM-7 segments
+	maxRenderedEmail = 256 << 10
+	maxSavedSMS      = 640 // four GSM-7 segments; saved SMS templates must render within it
+)
+
+// errTooLong stops a render that passed its bound.
+var errTooLong = errors.New("the rendered message is too long")
+
+// boundedBuilder is a strings.Builder that refuses to grow past max.
+type boundedBuilder struct {
+	strings.Builder
+	max int
+}
+
+func (b *boundedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, errTooLong
+	}
+	return b.Builder.Write(p)
+}
+
 func (c *compiled) render(name, locale string, v Vars) (Rendered, error) {
 	d := v.data(c.info, locale)
 	out := Rendered{Locale: locale}
-	var b strings.Builder
+	b := boundedBuilder{max: maxRenderedEmail}
+	if c.subject == nil {
+		b.max = maxRenderedSMS
+	}
 	if c.subject != nil {
 		if err := c.subject.Execute(&b, d); err != nil {
 			return Rendered{}, fmt.Errorf("courier: render %s subject: %w", name, err)
@@ -479,6 +506,13 @@ func compile(info TemplateInfo, ch Channel, subject, text, html string) (*compil
 		for _, s := range steps {
 			if err := s.run(); err != nil {
 				return nil, &TemplateError{Field: s.field, Reason: "does not render: " + parseReason(err)}
+			}
+		}
+		if c.subject == nil { // SMS: each segment is paid for
+			b := boundedBuilder{max: maxSavedSMS}
+			if err := c.text.Execute(&b, d); errors.Is(err, errTooLong) {
+				return nil, &TemplateError{Field: "text", Reason: fmt.Sprintf(
+					"renders longer than %d bytes with sample values: an SMS must stay within a few segments", maxSavedSMS)}
 			}
 		}
 	}

@@ -211,6 +211,11 @@ func TestValidateOverride(t *testing.T) {
 		{"template call", Override{Name: TemplateLoginCode, Channel: ChannelSMS, Locale: "en", Text: `{{template "x"}}`}, "text", ""},
 		{"too long", Override{Name: TemplateLoginCode, Channel: ChannelSMS, Locale: "en", Text: strings.Repeat("x", MaxSMSSize+1)}, "text", "longer than"},
 		{"html breaks", Override{Name: TemplateLoginCode, Channel: ChannelEmail, Locale: "en", Subject: "s", Text: "x", HTML: "<a href=\"{{.Code}}>"}, "html", ""},
+		// Output that grows without bound: loops, padding, many copies.
+		{"range over a number", Override{Name: TemplateLoginCode, Channel: ChannelSMS, Locale: "en", Text: "{{.Code}}{{range 20}}x{{end}}"}, "text", "loop"},
+		{"printf padding", Override{Name: TemplateLoginCode, Channel: ChannelSMS, Locale: "en", Text: `{{.Code}}{{printf "%0999999d" 0}}`}, "text", "printf"},
+		{"print", Override{Name: TemplateLoginCode, Channel: ChannelEmail, Locale: "en", Subject: "s", Text: "x", HTML: `{{print .Code .Code}}`}, "html", "print"},
+		{"many copies", Override{Name: TemplateMagicLink, Channel: ChannelSMS, Locale: "en", Text: strings.Repeat("{{.Link}}", 60)}, "text", "segments"},
 	}
 	for _, tt := range tests {
 		err := ValidateOverride(tt.ov)
