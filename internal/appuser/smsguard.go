@@ -23,11 +23,11 @@ func (s *Service) GuardSMS(ctx context.Context, app store.App, number string) er
 // CheckSMS refuses a number app may never send SMS to (country, line type),
 // reading and counting nothing: for callers that must answer alike whether
 // or not the number has an account, before they look it up.
-func (s *Service) CheckSMS(app store.App, number string) error {
+func (s *Service) CheckSMS(ctx context.Context, app store.App, number string) error {
 	if s.sms == nil || s.tests.Of(app, number) {
 		return nil
 	}
-	return s.sms.Check(app, number)
+	return s.sms.Check(ctx, app, number)
 }
 
 // SMSGuard is the guard behind GuardSMS (nil when there is none), for the

@@ -865,7 +865,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		Tokens: Tokens{Issuer: "https://issuer.example.com", SessionLifetime: 48 * time.Hour, RefreshGrace: 5 * time.Second, AccessTokenAlg: "RS256"},
 		Webhooks: Webhooks{AllowPrivateTargets: "true", RetryBase: 50 * time.Millisecond, Workers: 8, RescueAfter: 20 * time.Second,
 			WorkersPerApp: 3, MaxEndpointsPerApp: 5},
-		SMS: SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
+		SMS:      SMS{Provider: "http", HTTPURL: "https://sms.example.com/send", Token: "smstok", From: "Acme"},
 		Postmark: Postmark{ServerToken: "pm-token", MessageStream: "signin"},
 		Twilio:   Twilio{AccountSID: "AC0123", AuthToken: "tw-token", MessagingServiceSID: "MG0123"},
 		SMSGuard: SMSGuard{AllowedCountries: []string{"us", "GB", "jm"}, AllowVoIP: true, PerNumberBurst: 5, PerNumberWindow: 15 * time.Minute,

@@ -161,6 +161,6 @@ func (s *Server) updateOwnApp(ctx context.Context, in *updateOwnAppInput) (*appF
 		return nil, err
 	}
 	out := &appFullOutput{}
-	out.Body.App = s.appFull(a)
+	out.Body.App = s.appFull(ctx, a)
 	return out, nil
 }

@@ -184,7 +184,7 @@ func (s *Server) listWorkspaceApps(ctx context.Context, in *workspaceIDInput) (*
 	out := &appsOutput{}
 	out.Body.Apps = make([]AppFull, 0, len(apps))
 	for _, a := range apps {
-		out.Body.Apps = append(out.Body.Apps, s.appFull(a))
+		out.Body.Apps = append(out.Body.Apps, s.appFull(ctx, a))
 	}
 	return out, nil
 }
@@ -206,7 +206,7 @@ func (s *Server) createWorkspaceApp(ctx context.Context, in *createWorkspaceAppI
 		return nil, err
 	}
 	out := &appFullOutput{}
-	out.Body.App = s.appFull(a)
+	out.Body.App = s.appFull(ctx, a)
 	return out, nil
 }
 
@@ -221,7 +221,7 @@ func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*a
 		return nil, err
 	}
 	out := &appFullOutput{}
-	out.Body.App = s.appFull(a)
+	out.Body.App = s.appFull(ctx, a)
 	return out, nil
 }
 
@@ -237,7 +237,7 @@ func (s *Server) updateWorkspaceApp(ctx context.Context, in *updateWorkspaceAppI
 		return nil, err
 	}
 	out := &appFullOutput{}
-	out.Body.App = s.appFull(a)
+	out.Body.App = s.appFull(ctx, a)
 	return out, nil
 }
 

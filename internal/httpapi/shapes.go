@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -126,13 +127,13 @@ func appPublic(a tenant.App) AppPublic {
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
-func (s *Server) appFull(a tenant.App) AppFull {
+func (s *Server) appFull(ctx context.Context, a tenant.App) AppFull {
 	out := AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
 		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
 		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection,
 		AccessTokenAlg: s.Tenants.AccessTokenAlg(a), AccessTokenAlgDefault: a.AccessTokenAlg == "",
 		TestIdentities: a.TestIdentities}
-	s.smsSettings(&out, a)
+	s.smsSettings(ctx, &out, a)
 	return out
 }
 

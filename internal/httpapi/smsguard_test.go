@@ -89,11 +89,23 @@ func TestSMSCountriesAndLineTypes(t *testing.T) {
 				t.Errorf("messages to +14155550163 = %d; want its code (a 555-01xx number is an ordinary one)", n)
 			}
 
-			// The app opens a country of its own: India goes, the default
-			// list no longer applies, and ["default"] brings it back.
+			// While the app sends through the server's provider, its own list
+			// only narrows the server's: India stays closed, the US too.
 			r := e.setApp(t, map[string]any{"sms_allowed_countries": []string{"in", "GB"}})
-			if app := r.obj("app"); !jsonEqual(app["sms_allowed_countries"], []any{"IN", "GB"}) || app["sms_allowed_countries_default"] != false {
-				t.Errorf("app after PATCH = %v; want sms_allowed_countries [IN GB], not the default", app)
+			if app := r.obj("app"); !jsonEqual(app["sms_allowed_countries"], []any{"GB"}) || app["sms_allowed_countries_default"] != false {
+				t.Errorf("app after PATCH = %v; want sms_allowed_countries [GB] (its list within the server's), not the default", app)
+			}
+			smsLogin(e, "+91 98123 45678", 400, "phone_country_not_allowed").run(t, e)
+			smsLogin(e, "+1 415 555 0165", 400, "phone_country_not_allowed").run(t, e)
+
+			// With an SMS provider of its own the app opens a country of its
+			// own: India goes, the default list no longer applies, and
+			// ["default"] brings it back.
+			scenario{method: "PATCH", path: "/v1/apps/" + e.app.ID + "/message_service_providers", headers: bearer(e.appSecret),
+				body: map[string]any{"slug": "log", "enabled": true}, wantStatus: 200}.run(t, e)
+			r = e.setApp(t, map[string]any{"sms_allowed_countries": []string{"in", "GB"}})
+			if app := r.obj("app"); !jsonEqual(app["sms_allowed_countries"], []any{"IN", "GB"}) {
+				t.Errorf("app with its own provider = %v; want sms_allowed_countries [IN GB]", app)
 			}
 			smsLogin(e, "+91 98123 45678", 200, "", newSMSUser...).run(t, e)
 			smsLogin(e, "+1 415 555 0164", 400, "phone_country_not_allowed").run(t, e)

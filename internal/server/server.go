@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Messages: s.Messages, Keyring: s.keyring,
 		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
-		SMS: smsGuard(cfg, s.DB, events, s.now, s.log)})
+		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Tenants)})
 	limits := opts.Limits
 	if limits == nil {
 		l, err := signinLimits(cfg)

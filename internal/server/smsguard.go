@@ -1,25 +1,31 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // smsGuard builds the SMS fraud guards from the sms.* settings (validated
 // by config).
-func smsGuard(cfg config.Config, db *store.DB, events *webhook.Emitter, now func() time.Time, log *slog.Logger) *smsguard.Guard {
+// Apps that send SMS through a provider of their own (tenants) may go past
+// the server's countries and daily cap; the others only narrow them.
+func smsGuard(cfg config.Config, db *store.DB, events *webhook.Emitter, now func() time.Time, log *slog.Logger, tenants *tenant.Service) *smsguard.Guard {
 	g := cfg.SMSGuard
 	countries := make([]string, 0, len(g.AllowedCountries))
 	for _, c := range g.AllowedCountries {
 		countries = append(countries, strings.ToUpper(strings.TrimSpace(c)))
 	}
-	return smsguard.New(smsguard.Deps{DB: db, Events: events, Now: now, Log: log, Settings: smsguard.Settings{
+	owns := func(ctx context.Context, appID string) bool { return tenants.SendsOwn(ctx, appID, courier.ChannelSMS) }
+	return smsguard.New(smsguard.Deps{DB: db, Events: events, Now: now, Log: log, OwnsSMS: owns, Settings: smsguard.Settings{
 		AllowedCountries: countries, AllowVoIP: g.AllowVoIP, Burst: g.PerNumberBurst, Window: g.PerNumberWindow,
 		FirstWait: time.Minute, MaxWait: g.PerNumberMaxWait, Quiet: g.PerNumberQuiet, DailyCap: g.DailyCap,
 		PrefixHourlyCap: g.PrefixHourlyCap}})

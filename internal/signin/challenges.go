@@ -582,7 +582,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		// /webauthn/login/initialize.
 		return ChallengeView{}, errs.Invalidf("method", "%s sign-in challenges are off with enumeration_protection: use /webauthn/login/initialize for passkeys", req.Method)
 	}
-	if err := s.checkSMS(app, id, req.Method); err != nil {
+	if err := s.checkSMS(ctx, app, id, req.Method); err != nil {
 		return ChallengeView{}, err
 	}
 	u, err := s.users.Lookup(ctx, app, id.Value)

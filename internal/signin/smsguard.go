@@ -39,9 +39,9 @@ func (s *Service) guardChallengeSMS(ctx context.Context, app store.App, ch store
 // number the app can never text (country, line type) when method would
 // text it: the answer is then the same whether or not the number has an
 // account, with enumeration_protection too.
-func (s *Service) checkSMS(app store.App, id appuser.Identifier, method string) error {
+func (s *Service) checkSMS(ctx context.Context, app store.App, id appuser.Identifier, method string) error {
 	if id.Kind != appuser.KindPhone || (method != MethodSMSOTP && method != MethodMagicLink) {
 		return nil
 	}
-	return s.users.CheckSMS(app, id.Value)
+	return s.users.CheckSMS(ctx, app, id.Value)
 }

@@ -93,6 +93,7 @@ type Guard struct {
 	now      func() time.Time
 	jitter   func(d time.Duration) time.Duration
 	log      *slog.Logger
+	ownSMS   func(ctx context.Context, appID string) bool
 }
 
 // Deps are the Guard's collaborators.
@@ -106,6 +107,10 @@ type Deps struct {
 	// (nil: random); tests fix it.
 	Jitter func(d time.Duration) time.Duration
 	Log    *slog.Logger
+	// OwnsSMS reports whether an app sends SMS through a provider of its own
+	// (nil: none does). Only such an app may go past the server's countries
+	// and daily cap: the others spend the operator's provider.
+	OwnsSMS func(ctx context.Context, appID string) bool
 }
 
 // New returns a Guard.
@@ -119,26 +124,52 @@ func New(d Deps) *Guard {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Guard{db: d.DB, events: d.Events, settings: d.Settings, now: d.Now, jitter: d.Jitter, log: d.Log}
+	return &Guard{db: d.DB, events: d.Events, settings: d.Settings, now: d.Now, jitter: d.Jitter, log: d.Log, ownSMS: d.OwnsSMS}
 }
 
 // Settings returns the server's guard settings.
 func (g *Guard) Settings() Settings { return g.settings }
 
-// AllowedCountries is the list app sends SMS to: its own, or the server's.
-func (g *Guard) AllowedCountries(app store.App) []string {
-	if app.SMSAllowedCountries != nil {
-		return app.SMSAllowedCountries
+// AllowedCountries is the list app sends SMS to: the server's, or the app's
+// own. An app that sends through the server's provider may only narrow the
+// server's list (its countries that the server allows too); one with its
+// own SMS provider may choose freely.
+func (g *Guard) AllowedCountries(ctx context.Context, app store.App) []string {
+	server := g.settings.AllowedCountries
+	own := app.SMSAllowedCountries
+	switch {
+	case own == nil:
+		return server
+	case g.ownsSMS(ctx, app.ID) || slices.Contains(server, "*"):
+		return own
+	case slices.Contains(own, "*"):
+		return server
 	}
-	return g.settings.AllowedCountries
+	out := []string{}
+	for _, c := range own {
+		if slices.Contains(server, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
-// DailyCap is app's cap on SMS per UTC day: its own, or the server's (0: none).
-func (g *Guard) DailyCap(app store.App) int {
-	if app.SMSDailyCap > 0 {
-		return app.SMSDailyCap
+// DailyCap is app's cap on SMS per UTC day (0: none): the server's, or the
+// app's own. An app that sends through the server's provider may only
+// lower the server's cap; one with its own SMS provider may raise it.
+func (g *Guard) DailyCap(ctx context.Context, app store.App) int {
+	server, own := g.settings.DailyCap, app.SMSDailyCap
+	switch {
+	case own <= 0:
+		return server
+	case server <= 0 || g.ownsSMS(ctx, app.ID):
+		return own
 	}
-	return g.settings.DailyCap
+	return min(own, server)
+}
+
+func (g *Guard) ownsSMS(ctx context.Context, appID string) bool {
+	return g.ownSMS != nil && g.ownSMS(ctx, appID)
 }
 
 // Check refuses a number app may not send SMS to at all: a country the app
@@ -146,13 +177,13 @@ func (g *Guard) DailyCap(app store.App) int {
 // (ErrLineTypeNotAllowed). number is in E.164 form. It reads and writes
 // nothing, so a caller that must answer the same for known and unknown
 // numbers may call it before looking anyone up.
-func (g *Guard) Check(app store.App, number string) error {
+func (g *Guard) Check(ctx context.Context, app store.App, number string) error {
 	p, err := phonenumbers.Parse(number, "")
 	if err != nil {
 		return ErrLineTypeNotAllowed // callers pass parsed numbers; nothing else can be sent to
 	}
 	region := phonenumbers.GetRegionCodeForNumber(p)
-	allowed := g.AllowedCountries(app)
+	allowed := g.AllowedCountries(ctx, app)
 	if !slices.Contains(allowed, "*") && !slices.Contains(allowed, region) {
 		return ErrCountryNotAllowed
 	}
@@ -205,7 +236,7 @@ func maskedPrefix(prefix string) string { return prefix + "****" }
 // by a cap in its window logs an alert and emits
 // verification.sms.delivery_failed.
 func (g *Guard) Take(ctx context.Context, app store.App, number string) error {
-	if err := g.Check(app, number); err != nil {
+	if err := g.Check(ctx, app, number); err != nil {
 		g.refused(ctx, app, number, err)
 		return err
 	}
@@ -228,7 +259,7 @@ func (g *Guard) Take(ctx context.Context, app store.App, number string) error {
 				return err
 			}
 		}
-		for _, c := range g.caps(app, prefix, now) {
+		for _, c := range g.caps(ctx, app, prefix, now) {
 			n, err := tx.CountSMS(ctx, c.key, c.window.UnixMilli())
 			if err != nil {
 				return err
@@ -290,13 +321,13 @@ type budget struct {
 
 // caps are the caps a send at now counts against: the prefix's hour first
 // (the narrower one), then the app's UTC day.
-func (g *Guard) caps(app store.App, prefix string, now time.Time) []budget {
+func (g *Guard) caps(ctx context.Context, app store.App, prefix string, now time.Time) []budget {
 	var out []budget
 	if n := g.settings.PrefixHourlyCap; n > 0 {
 		out = append(out, budget{kind: LimitPrefix, key: "sms:prefix:" + app.ID + ":" + prefix, limit: n,
 			window: now.Truncate(time.Hour), length: time.Hour, prefix: prefix})
 	}
-	if n := g.DailyCap(app); n > 0 {
+	if n := g.DailyCap(ctx, app); n > 0 {
 		day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 		out = append(out, budget{kind: LimitDaily, key: "sms:daily:" + app.ID, limit: n, window: day, length: 24 * time.Hour})
 	}

@@ -44,7 +44,11 @@ func app(t *testing.T, db *store.DB) store.App {
 }
 
 func TestCheck(t *testing.T) {
-	g := smsguard.New(smsguard.Deps{Settings: settings()})
+	ctx := t.Context()
+	// App "own" sends SMS through a provider of its own; the others through
+	// the server's.
+	owns := func(_ context.Context, appID string) bool { return appID == "own" }
+	g := smsguard.New(smsguard.Deps{Settings: settings(), OwnsSMS: owns})
 	tests := []struct {
 		number string
 		want   error
@@ -70,22 +74,51 @@ func TestCheck(t *testing.T) {
 		{"+881612345678", smsguard.ErrCountryNotAllowed},  // satellite (region 001)
 	}
 	for _, tt := range tests {
-		if got := g.Check(store.App{}, tt.number); !errors.Is(got, tt.want) {
+		if got := g.Check(ctx, store.App{}, tt.number); !errors.Is(got, tt.want) {
 			t.Errorf("Check(%s) = %v; want %v", tt.number, got, tt.want)
 		}
 	}
-	// The app's own list replaces the server's; * is every country.
-	if err := g.Check(store.App{SMSAllowedCountries: []string{"FR"}}, "+33612345678"); err != nil {
-		t.Errorf("Check(FR mobile, app allows FR) = %v", err)
+	// An app with its own SMS provider chooses its countries freely; * is
+	// every country.
+	own := func(c ...string) store.App { return store.App{ID: "own", SMSAllowedCountries: c} }
+	if err := g.Check(ctx, own("FR"), "+33612345678"); err != nil {
+		t.Errorf("Check(FR mobile, own provider, app allows FR) = %v", err)
 	}
-	if err := g.Check(store.App{SMSAllowedCountries: []string{"FR"}}, "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
-		t.Errorf("Check(US, app allows FR only) = %v; want country refused", err)
+	if err := g.Check(ctx, own("FR"), "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
+		t.Errorf("Check(US, own provider, app allows FR only) = %v; want country refused", err)
 	}
-	if err := g.Check(store.App{SMSAllowedCountries: []string{"*"}}, "+18765550100"); err != nil {
-		t.Errorf("Check(JM, app allows *) = %v", err)
+	if err := g.Check(ctx, own("*"), "+18765550100"); err != nil {
+		t.Errorf("Check(JM, own provider, app allows *) = %v", err)
 	}
-	if err := g.Check(store.App{SMSAllowedCountries: []string{}}, "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
-		t.Errorf("Check(app allows none) = %v; want country refused", err)
+	if err := g.Check(ctx, own([]string{}...), "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
+		t.Errorf("Check(own provider, app allows none) = %v; want country refused", err)
+	}
+	// An app on the server's provider may only narrow the server's list.
+	shared := func(c ...string) store.App { return store.App{ID: "shared", SMSAllowedCountries: c} }
+	for _, tt := range []struct {
+		app    store.App
+		number string
+		want   error
+	}{
+		{shared("FR"), "+33612345678", smsguard.ErrCountryNotAllowed},       // FR is not the server's
+		{shared("*"), "+18765550100", smsguard.ErrCountryNotAllowed},        // * is the server's list
+		{shared("GB", "FR"), "+447400123456", nil},                          // GB is the server's too
+		{shared("GB", "FR"), "+14155550163", smsguard.ErrCountryNotAllowed}, // narrowed away
+	} {
+		if err := g.Check(ctx, tt.app, tt.number); !errors.Is(err, tt.want) {
+			t.Errorf("Check(%s, server provider, app allows %v) = %v; want %v", tt.number, tt.app.SMSAllowedCountries, err, tt.want)
+		}
+	}
+	// Likewise the daily cap: raised only with an own provider.
+	server := settings().DailyCap
+	if got := g.DailyCap(ctx, store.App{ID: "shared", SMSDailyCap: server * 10}); got != server {
+		t.Errorf("DailyCap(server provider, app cap %d) = %d; want the server's %d", server*10, got, server)
+	}
+	if got := g.DailyCap(ctx, store.App{ID: "shared", SMSDailyCap: 1}); got != 1 {
+		t.Errorf("DailyCap(server provider, app cap 1) = %d; want 1", got)
+	}
+	if got := g.DailyCap(ctx, store.App{ID: "own", SMSDailyCap: server * 10}); got != server*10 {
+		t.Errorf("DailyCap(own provider, app cap %d) = %d; want it", server*10, got)
 	}
 	// VoIP only by setting.
 	if smsguard.MobileType(phonenumbers.VOIP, false) || !smsguard.MobileType(phonenumbers.VOIP, true) {

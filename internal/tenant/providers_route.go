@@ -163,3 +163,15 @@ func (c *providerCache) forget(appID string) {
 	c.gen++
 	c.mu.Unlock()
 }
+
+// SendsOwn reports whether the app sends on ch through an enabled provider
+// of its own (one that cannot be built counts: its messages fail rather
+// than fall back). The SMS guards let only such apps go past the server's
+// countries and cap. A read error counts as no.
+func (s *Service) SendsOwn(ctx context.Context, appID string, ch courier.Channel) bool {
+	set, err := s.appProviders(ctx, appID)
+	if err != nil {
+		return false
+	}
+	return set.by[ch] != nil || set.broken[ch] != ""
+}
