@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -67,7 +68,7 @@ type User struct {
 // authenticated the user.
 type Service struct {
 	db        *store.DB
-	courier   courier.Provider
+	messages  *sendqueue.Queue
 	templates *courier.Templates
 	keys      *token.Keyring
 	hasher    *token.Hasher
@@ -80,8 +81,9 @@ type Service struct {
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB        *store.DB
-	Courier   courier.Provider
+	DB *store.DB
+	// Messages is the send queue invitations are committed to.
+	Messages  *sendqueue.Queue
 	Templates *courier.Templates
 	Keyring   *token.Keyring
 	Hasher    *token.Hasher
@@ -103,7 +105,7 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, courier: d.Courier, templates: d.Templates, keys: d.Keyring, hasher: d.Hasher,
+	return &Service{db: d.DB, messages: d.Messages, templates: d.Templates, keys: d.Keyring, hasher: d.Hasher,
 		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, now: d.Now, log: d.Log}
 }
 
@@ -336,7 +338,6 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 	defer errs.Wrap(&err, "invite user")
 	var u store.AppUser
 	var metaErrs MetaErrors
-	var tok string
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
 			return err
@@ -354,13 +355,13 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 		if err != nil {
 			return err
 		}
-		tok, err = s.newInvitation(ctx, tx, app, u)
-		return err
+		tok, err := s.newInvitation(ctx, tx, app, u)
+		if err != nil {
+			return err
+		}
+		return s.sendInvitation(ctx, tx, app, u, tok)
 	})
 	if err != nil {
-		return User{}, nil, err
-	}
-	if err := s.sendInvitation(ctx, app, u, tok); err != nil {
 		return User{}, nil, err
 	}
 	return s.Decode(app, u), metaErrs, nil
@@ -399,9 +400,10 @@ func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App
 	return tok, tx.CreateInvitation(ctx, inv)
 }
 
-// sendInvitation sends the invitation's link to u, by e-mail when u has an
-// address, else by SMS.
-func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.AppUser, tok string) error {
+// sendInvitation commits the invitation's link for u to the send queue
+// inside tx, by e-mail when u has an address, else by SMS: a worker sends
+// it once tx commits, and retries while the provider fails.
+func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, tok string) error {
 	link := AppLink(app, "sct_magic", tok)
 	msg := courier.Message{Link: link, AppID: app.ID}
 	var err error
@@ -422,12 +424,7 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 		s.log.DebugContext(ctx, "invitation to a test identity not sent", "app_id", app.ID, "user_id", u.ID)
 		return nil
 	}
-	if _, err := s.courier.Send(ctx, msg); err != nil {
-		// The user and invitation are saved; the operator can invite again.
-		s.log.Error("invitation not delivered", "app_id", app.ID, "user_id", u.ID, "to", courier.MaskAddress(msg.To), "err", err)
-		return fmt.Errorf("send invitation: %w", err)
-	}
-	return nil
+	return s.messages.Enqueue(ctx, tx, msg, sendqueue.Ref{What: "invitation"})
 }
 
 // AcceptInvitation spends an invitation inside signin's transaction, which

@@ -32,6 +32,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -89,6 +90,9 @@ type Server struct {
 	keyring *token.Keyring
 	api     *httpapi.Server
 	workers *queue.Queue
+	// senders works the send queue; jobs only inserts.
+	senders *queue.Queue
+	jobs    *queue.Queue
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
 	pruneRates func(context.Context) error
 	current    atomic.Bool // the schema was found current
@@ -175,7 +179,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if err != nil {
 		return nil, err
 	}
-	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Templates: templates, Keyring: s.keyring,
+	// Messages: committed with their challenge or cause, sent by workers.
+	sends := sendqueue.New(jobs, sealer, cfg.Messages.MaxAttempts)
+	s.Users = appuser.New(appuser.Deps{DB: s.DB, Messages: sends, Templates: templates, Keyring: s.keyring,
 		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log})
 	limits := opts.Limits
 	if limits == nil {
@@ -190,7 +196,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		shared := ratelimit.NewSQL(s.DB, s.now)
 		limiter, s.pruneRates = shared, shared.Prune
 	}
-	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
+	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Messages: sends,
 		Templates: templates, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
@@ -212,6 +218,19 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		return nil, err
 	}
 
+	// The send queue's workers have a River client of their own, polling
+	// often (messages.poll_interval) so that a code arrives promptly: the
+	// tests run it without the other workers.
+	senders := river.NewWorkers()
+	river.AddWorker(senders, sendqueue.NewWorker(sendqueue.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
+		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log}))
+	s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
+		FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
+	if err != nil {
+		return nil, err
+	}
+	s.jobs = jobs
+
 	// Signing keys: the first one is made on the first start.
 	if err := s.Tenants.EnsureSigningKey(ctx); err != nil {
 		return nil, err
@@ -228,6 +247,22 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsApart: cfg.Metrics.Addr != "", BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
+}
+
+// StartSending runs the send queue's workers alone, without serving, until
+// the returned stop is called: for tests and commands that send messages.
+// Serve runs them itself.
+func (s *Server) StartSending(ctx context.Context) (stop func(context.Context) error, err error) {
+	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, fmt.Errorf("start send queue: %w", err)
+	}
+	return s.senders.Stop, nil
+}
+
+// MessagesUnfinished counts (up to limit) the messages still waiting, being
+// sent or due for a retry: the backlog of the send queue.
+func (s *Server) MessagesUnfinished(ctx context.Context, limit int) (int, error) {
+	return s.jobs.Unfinished(ctx, sendqueue.JobKind, limit)
 }
 
 // API is the HTTP API, for tests that look at its routes and description.
@@ -355,6 +390,9 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if err := s.workers.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
+	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start send queue: %w", err)
+	}
 	if cfg.PrivateTargetsAllowed() {
 		s.log.Warn("webhooks may target http:// and private or loopback addresses (webhooks.allow_private_targets); never in production")
 	}
@@ -388,6 +426,9 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.AttemptTimeout+2*time.Second)
 	if qerr := s.workers.Stop(qctx); qerr != nil {
 		s.log.Warn("job queue stop", "err", qerr)
+	}
+	if qerr := s.senders.Stop(qctx); qerr != nil {
+		s.log.Warn("send queue stop", "err", qerr)
 	}
 	qcancel()
 	if err == nil {

@@ -68,7 +68,7 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 		return SendResult{}, err
 	}
 	msg.Link = link
-	sent, err := s.issue(ctx, app, ch, []string{MethodMagicLink}, msg)
+	sent, err := s.issue(ctx, app, ch, []string{MethodMagicLink}, msg, "magic_link")
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -484,12 +484,11 @@ func (s *Service) securityNotice(ctx context.Context, app store.App, u store.App
 func (s *Service) notice(ctx context.Context, app store.App, to appuser.Identifier, what string) {
 	text := fmt.Sprintf("%s If this was not you, contact %s's support.", what, app.Name)
 	msg, err := s.message(app, to, "security_notice", courier.NoticeData{AppName: app.Name, Notice: what}, text)
-	if err == nil {
-		err = s.deliver(ctx, app, msg)
-	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "security notice not delivered", "app_id", app.ID, "to", courier.MaskAddress(to.Value), "err", err)
+		s.log.ErrorContext(ctx, "security notice not rendered", "app_id", app.ID, "err", err)
+		return
 	}
+	s.sendAlone(ctx, app, msg, "security_notice")
 }
 
 // noticeIdentifierChanged tells the old address that it no longer signs in

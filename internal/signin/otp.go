@@ -33,7 +33,11 @@ type SendResult struct {
 	ChallengeID string // one-time codes: the challenge id; magic links: the poll handle
 	SentAt      time.Time
 	UserID      string
-	Sent        bool // false when the provider failed to take the message
+	// Sent: the message was accepted for delivery (committed to the send
+	// queue, or nothing to send); it says nothing of the provider, which a
+	// worker calls afterwards. delivery_failed reports a message that never
+	// arrived.
+	Sent        bool
 	MetaErrors  appuser.MetaErrors
 	MatchNumber int // magic links: the number the consent page shows too
 }
@@ -117,7 +121,7 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 		return SendResult{}, err
 	}
 	msg.Code = code
-	sent, err := s.issue(ctx, app, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg)
+	sent, err := s.issue(ctx, app, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg, "login_code")
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -283,13 +287,11 @@ func (s *Service) noticeCodeLocked(ctx context.Context, app store.App, ch store.
 	msg, err := s.message(app, id, "code_locked", courier.CodeLockedData{AppName: app.Name},
 		fmt.Sprintf("Someone entered many wrong sign-in codes for your %s account, so sign-in by code is locked. "+
 			"Sign in another way, such as a magic link, to unlock it.", app.Name))
-	if err == nil {
-		err = s.deliver(ctx, app, msg)
-	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "code lock notice not delivered", "app_id", app.ID, "user_id", ch.AppUserID,
-			"to", courier.MaskAddress(ch.Recipient), "err", err)
+		s.log.ErrorContext(ctx, "code lock notice not rendered", "app_id", app.ID, "user_id", ch.AppUserID, "err", err)
+		return
 	}
+	s.sendAlone(ctx, app, msg, "code_locked")
 }
 
 func validCode(code string) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -88,24 +89,29 @@ func (s *Service) codeRight(app store.App, ch store.Challenge, code string) bool
 	return code != t.Code || t.Of(app, ch.Recipient)
 }
 
-// deliver hands msg to the courier, unless its recipient is a test identity
-// of app: nothing is ever sent to one (no provider call, no outbox entry, no
-// cost), and that counts as delivered. Every message of sign-in goes
-// through here.
-func (s *Service) deliver(ctx context.Context, app store.App, msg courier.Message) error {
+// enqueue commits msg to the send queue inside tx, unless its recipient is
+// a test identity of app: nothing is ever sent to one (no job, no provider
+// call, no outbox entry, no cost), and that counts as accepted. Every
+// message of sign-in goes through here; a worker sends it after commit.
+func (s *Service) enqueue(ctx context.Context, tx *store.Tx, app store.App, msg courier.Message, ref sendqueue.Ref) error {
 	if s.users.TestIdentities().Of(app, msg.To) {
 		s.log.DebugContext(ctx, "message to a test identity not sent", "app_id", app.ID, "channel", msg.Channel)
 		return nil
 	}
-	_, err := s.courier.Send(ctx, msg)
-	return err
+	return s.messages.Enqueue(ctx, tx, msg, ref)
+}
+
+// challengeRef ties a message to the challenge whose code or link it carries.
+func challengeRef(ch store.Challenge, what string) sendqueue.Ref {
+	return sendqueue.Ref{ChallengeID: ch.ID, Version: sendqueue.Fingerprint(ch.SecretHash), What: what}
 }
 
 // issue stores ch, killing the user's pending challenges of the same kinds,
-// with its requested event in the same transaction; then hands msg to the
-// courier (deliver). A refused message is logged and recorded as
-// delivery_failed; the answer to the caller is unchanged apart from sent=false.
-func (s *Service) issue(ctx context.Context, app store.App, ch store.Challenge, supersede []string, msg courier.Message) (sent bool, err error) {
+// with its requested event and its message (what names its template) in
+// the same transaction: the message is sent by the send queue's workers
+// once it commits, so the answer never waits for the provider. sent means
+// accepted for delivery.
+func (s *Service) issue(ctx context.Context, app store.App, ch store.Challenge, supersede []string, msg courier.Message, what string) (sent bool, err error) {
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := tx.SupersedeChallenges(ctx, ch.AppUserID, supersede); err != nil {
 			return err
@@ -113,18 +119,24 @@ func (s *Service) issue(ctx context.Context, app store.App, ch store.Challenge, 
 		if err := tx.CreateChallenge(ctx, ch); err != nil {
 			return err
 		}
-		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
+		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, what))
+	})
+	return err == nil, err
+}
+
+// sendAlone commits msg, which answers no challenge (a notice), to the
+// send queue in a transaction of its own; a failure is logged.
+func (s *Service) sendAlone(ctx context.Context, app store.App, msg courier.Message, what string) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		return s.enqueue(ctx, tx, app, msg, sendqueue.Ref{What: what})
 	})
 	if err != nil {
-		return false, err
+		s.log.ErrorContext(ctx, "message not queued", "app_id", app.ID, "message", what,
+			"to", courier.MaskAddress(msg.To), "err", err)
 	}
-	if err := s.deliver(ctx, app, msg); err != nil {
-		s.log.ErrorContext(ctx, "sign-in message not delivered", "app_id", ch.AppID, "challenge_id", ch.ID,
-			"method", ch.Method, "to", courier.MaskAddress(ch.Recipient), "err", err)
-		s.deliveryFailed(ctx, ch)
-		return false, nil
-	}
-	return true, nil
 }
 
 // message renders an e-mail from a template, or an SMS text, for id.

@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -129,7 +130,7 @@ type Service struct {
 	keys      *token.Keyring
 	sealer    *token.Sealer
 	hasher    *token.Hasher
-	courier   courier.Provider
+	messages  *sendqueue.Queue
 	templates *courier.Templates
 	users     *appuser.Service
 	limiter   Limiter
@@ -144,11 +145,13 @@ type Service struct {
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB        *store.DB
-	Keyring   *token.Keyring
-	Sealer    *token.Sealer
-	Hasher    *token.Hasher
-	Courier   courier.Provider
+	DB      *store.DB
+	Keyring *token.Keyring
+	Sealer  *token.Sealer
+	Hasher  *token.Hasher
+	// Messages is the send queue: every code, link and notice is committed
+	// to it with its challenge or cause, and workers send it.
+	Messages  *sendqueue.Queue
 	Templates *courier.Templates
 	Users     *appuser.Service
 	Limiter   Limiter
@@ -181,7 +184,7 @@ func New(d Deps) *Service {
 	if d.Settings.RefreshGrace < 0 {
 		d.Settings.RefreshGrace = 0
 	}
-	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, courier: d.Courier,
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, messages: d.Messages,
 		templates: d.Templates, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
 		push: d.Push, now: d.Now, log: d.Log}
 }
