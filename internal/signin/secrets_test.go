@@ -175,7 +175,7 @@ func TestSecretsNotStored(t *testing.T) {
 		ep := e.hook(t, e.app)
 		secrets := append(secretFlow(t, e, &fail), ep.Secret)
 		all := dump(t, e.DB)
-		for _, want := range []string{"alice@example.com", webhook.Verification("email", webhook.OutcomeVerified)} {
+		for _, want := range []string{"alice@example.com", webhook.Verification("email", webhook.OutcomeVerified), "login_code"} {
 			if !strings.Contains(all, want) {
 				t.Fatalf("the dump does not show %q; the dump is broken", want)
 			}
