@@ -79,9 +79,9 @@ type provider struct {
 func (p *provider) Send(ctx context.Context, m courier.Message) (string, error) {
 	p.mu.Lock()
 	p.calls++
-	n := p.calls
+	err := p.answer(p.calls, m)
 	p.mu.Unlock()
-	if err := p.answer(n, m); err != nil {
+	if err != nil {
 		return "", err
 	}
 	return p.next.Send(ctx, m)
@@ -256,10 +256,10 @@ func TestLastAttemptFiresOnce(t *testing.T) {
 // TestExpiredChallengeNotSent: a code whose challenge expired while its
 // message waited for a retry is dropped, not sent late.
 func TestExpiredChallengeNotSent(t *testing.T) {
-	var sys *servertest.System
+	var sys atomic.Pointer[servertest.System]
 	p := &provider{answer: func(call int, m courier.Message) error {
 		if call == 1 {
-			sys.Clock.Advance(11 * time.Minute) // past the code's lifetime
+			sys.Load().Clock.Advance(11 * time.Minute) // past the code's lifetime
 			return unavailable
 		}
 		return nil
@@ -269,12 +269,12 @@ func TestExpiredChallengeNotSent(t *testing.T) {
 			p.mu.Lock()
 			p.calls = 0
 			p.mu.Unlock()
-			sys = servertest.New(t, kind, withProvider(p, nil))
-			f := newFixture(t, sys)
-			if _, err := sys.SignIn.SendOTP(t.Context(), f.app, "late@example.com", nil, client); err != nil {
+			sys.Store(servertest.New(t, kind, withProvider(p, nil)))
+			f := newFixture(t, sys.Load())
+			if _, err := f.SignIn.SendOTP(t.Context(), f.app, "late@example.com", nil, client); err != nil {
 				t.Fatalf("SendOTP = %v", err)
 			}
-			if msgs := sys.Mail.Messages(); len(msgs) != 0 {
+			if msgs := f.Mail.Messages(); len(msgs) != 0 {
 				t.Fatalf("%d messages sent; want none after the challenge expired", len(msgs))
 			}
 			if p.count() != 1 {
@@ -283,7 +283,7 @@ func TestExpiredChallengeNotSent(t *testing.T) {
 			if ev := f.events(t); ev["verification.email.delivery_failed"] != 0 {
 				t.Errorf("events = %v; want no delivery_failed for an expired challenge", ev)
 			}
-			if lines := sys.Logs.Lines("message not sent: its challenge is no longer pending"); len(lines) != 1 {
+			if lines := f.Logs.Lines("message not sent: its challenge is no longer pending"); len(lines) != 1 {
 				t.Errorf("log lines = %q; want one", lines)
 			}
 		})
