@@ -58,8 +58,8 @@ type Options struct {
 	// `gatehouse serve` does, until the test ends.
 	Serve bool
 	// Peer, when set, builds another replica of Peer's system: the same
-	// database, master key, base URL and fake clock, its own process state
-	// (caches, keyring). Settings apply on top.
+	// database, master key, base URL, fake clock and mailbox, its own
+	// process state (caches, keyring). Settings apply on top.
 	Peer *System
 }
 
@@ -148,6 +148,11 @@ func New(t testing.TB, kind string, opts Options) *System {
 
 	sys := &System{Mail: &Mailbox{}, Logs: &LogBuffer{}}
 	if opts.Peer != nil {
+		// Replicas send through one provider: whichever replica's worker
+		// sends a message, the test finds it in the same mailbox.
+		sys.Mail = opts.Peer.Mail
+	}
+	if opts.Peer != nil {
 		sys.MasterKey = opts.Peer.MasterKey
 	} else {
 		sys.MasterKey = tokentest.MasterKey(t)
@@ -221,7 +226,9 @@ func New(t testing.TB, kind string, opts Options) *System {
 			_ = sys.Close()
 		})
 	}
-	sys.Mail.settle = sys.settleMessages
+	if opts.Peer == nil {
+		sys.Mail.settle = sys.settleMessages
+	}
 	sys.Config = cfg
 	return sys
 }
