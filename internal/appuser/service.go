@@ -269,22 +269,52 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in Cr
 	if err != nil {
 		return u, nil, err
 	}
+	u, err = s.insertRow(ctx, tx, app, u)
+	if err != nil {
+		return u, nil, err
+	}
+	return u, metaErrs, nil
+}
+
+// PrepareSignUp builds, without storing it, the active user that signing up
+// with identifier creates, with meta as a registrant writes it (cleaned by
+// RegistrationMeta first). SignUpTx stores it: signin does so in the
+// transaction of the first code or link, so that an unknown address costs
+// one transaction, as a known one does.
+func (s *Service) PrepareSignUp(app store.App, identifier string, meta map[string]any) (User, error) {
+	u, _, err := s.newUser(app, CreateInput{Identifier: identifier, Meta: meta}, store.StatusActive, WriterRegistration)
+	if err != nil {
+		return User{}, err
+	}
+	return s.Decode(app, u), nil
+}
+
+// SignUpTx stores u, made by PrepareSignUp, inside tx with its user.created
+// event. ErrUserExists: the app has a user with that contact (created
+// concurrently).
+func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) error {
+	_, err := s.insertRow(ctx, tx, app, u)
+	return err
+}
+
+// insertRow stores u, a row from newUser, in tx with its user.created event.
+func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (store.AppUser, error) {
 	email, phone, now := u.Email, u.Phone, u.CreatedAt
 	if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
-		return u, nil, ErrUserExists
+		return u, ErrUserExists
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return u, nil, err
+		return u, err
 	}
 	if email != "" && phone != "" {
 		if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
-			return u, nil, ErrUserExists
+			return u, ErrUserExists
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return u, nil, err
+			return u, err
 		}
 	}
 	base, err := tx.EnsureBaseUser(ctx, store.BaseUser{ID: newID(), WorkspaceID: app.WorkspaceID, Email: email, Phone: phone, CreatedAt: now})
 	if err != nil {
-		return u, nil, err
+		return u, err
 	}
 	// With both an e-mail and a phone, they may belong to two different
 	// people of the workspace; only give the person a contact that nobody
@@ -293,24 +323,24 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in Cr
 	if email != "" && phone != "" {
 		addEmail, err := unclaimed(ctx, tx, base, email, "")
 		if err != nil {
-			return u, nil, err
+			return u, err
 		}
 		addPhone, err := unclaimed(ctx, tx, base, "", phone)
 		if err != nil {
-			return u, nil, err
+			return u, err
 		}
 		if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
-			return u, nil, err
+			return u, err
 		}
 	}
 	u.UserID = base.ID
 	if err := tx.CreateAppUser(ctx, u); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return u, nil, ErrUserExists
+			return u, ErrUserExists
 		}
-		return u, nil, err
+		return u, err
 	}
-	return u, metaErrs, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
+	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
 }
 
 // unclaimed returns the one contact given (email or phone) when base may take

@@ -32,6 +32,9 @@ type Config struct {
 	Log      *slog.Logger
 	// Queues maps queue names to their worker counts; nil means insert-only.
 	Queues map[string]int
+	// PollIntervals sets, for some queues, how often they look for jobs
+	// (FetchPollInterval by default).
+	PollIntervals map[string]time.Duration
 	// FetchPollInterval bounds how late a job scheduled for a moment is picked up.
 	FetchPollInterval time.Duration
 	// RescueAfter is when a job left running by a crashed process is retried.
@@ -67,7 +70,11 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 	if len(cfg.Queues) > 0 {
 		rc.Queues = map[string]river.QueueConfig{}
 		for name, n := range cfg.Queues {
-			rc.Queues[name] = river.QueueConfig{MaxWorkers: n}
+			qc := river.QueueConfig{MaxWorkers: n}
+			if d := cfg.PollIntervals[name]; d > 0 {
+				qc.FetchPollInterval, qc.FetchCooldown = d, min(d, rc.FetchCooldown)
+			}
+			rc.Queues[name] = qc
 		}
 	}
 	q := &Queue{}

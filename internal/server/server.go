@@ -90,7 +90,7 @@ type Server struct {
 	keyring *token.Keyring
 	api     *httpapi.Server
 	workers *queue.Queue
-	// senders works the send queue; jobs only inserts.
+	// senders works the send queue alone (StartSending); jobs only inserts.
 	senders *queue.Queue
 	jobs    *queue.Queue
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
@@ -204,26 +204,29 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Machines = machine.New(machine.Deps{DB: s.DB, Keyring: s.keyring, Hasher: hasher, Issuer: cfg.Tokens.Issuer,
 		TokenTTL: cfg.M2M.TokenTTL, Alg: s.Tenants.AccessTokenAlg, Now: s.now, Log: s.log})
 
-	// Workers: webhook deliveries, the challenge-expiry sweep and the purge
-	// of expired M2M sessions.
+	// Workers: messages, webhook deliveries, the challenge-expiry sweep and
+	// the purge of expired M2M sessions. The messages queue polls often
+	// (messages.poll_interval), so that a code arrives promptly.
+	sender := sendqueue.NewWorker(sendqueue.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
+		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log})
+	senders := river.NewWorkers()
+	river.AddWorker(senders, sender)
 	workers := river.NewWorkers()
+	river.AddWorker(workers, sender)
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
 		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
 	river.AddWorker(workers, machine.NewPurgeWorker(s.Machines))
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
-		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
-		Queues:   map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2}})
+		Periodic:      []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
+		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, sendqueue.QueueName: cfg.Messages.Workers},
+		PollIntervals: map[string]time.Duration{sendqueue.QueueName: cfg.Messages.PollInterval}})
 	if err != nil {
 		return nil, err
 	}
 
-	// The send queue's workers have a River client of their own, polling
-	// often (messages.poll_interval) so that a code arrives promptly: the
-	// tests run it without the other workers.
-	senders := river.NewWorkers()
-	river.AddWorker(senders, sendqueue.NewWorker(sendqueue.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
-		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log}))
+	// Without Serve (tests, commands), the send queue's workers can run
+	// alone (StartSending) on a River client of their own.
 	s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
 		FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
 	if err != nil {
@@ -251,7 +254,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 // StartSending runs the send queue's workers alone, without serving, until
 // the returned stop is called: for tests and commands that send messages.
-// Serve runs them itself.
+// Serve runs them with the other workers instead; never call both.
 func (s *Server) StartSending(ctx context.Context) (stop func(context.Context) error, err error) {
 	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("start send queue: %w", err)
@@ -390,9 +393,6 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if err := s.workers.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("start send queue: %w", err)
-	}
 	if cfg.PrivateTargetsAllowed() {
 		s.log.Warn("webhooks may target http:// and private or loopback addresses (webhooks.allow_private_targets); never in production")
 	}
@@ -426,9 +426,6 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.AttemptTimeout+2*time.Second)
 	if qerr := s.workers.Stop(qctx); qerr != nil {
 		s.log.Warn("job queue stop", "err", qerr)
-	}
-	if qerr := s.senders.Stop(qctx); qerr != nil {
-		s.log.Warn("send queue stop", "err", qerr)
 	}
 	qcancel()
 	if err == nil {
