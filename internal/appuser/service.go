@@ -269,7 +269,7 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in Cr
 	if err != nil {
 		return u, nil, err
 	}
-	u, err = s.insertRow(ctx, tx, app, u)
+	u, err = s.insertRow(ctx, tx, app, u, true)
 	if err != nil {
 		return u, nil, err
 	}
@@ -289,26 +289,26 @@ func (s *Service) PrepareSignUp(app store.App, identifier string, meta map[strin
 	return s.Decode(app, u), nil
 }
 
-// SignUpTx stores u, made by PrepareSignUp, inside tx with its user.created
-// event. ErrUserExists: the app has a user with that contact (created
-// concurrently).
-func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) error {
-	_, err := s.insertRow(ctx, tx, app, u)
-	return err
+// SignUpTx stores u, made by PrepareSignUp, inside tx and returns its
+// user.created event for the caller to emit with the events of the same
+// change (one read of the app's endpoints for all). ErrUserExists: the app
+// has a user with that contact (created concurrently). The caller has just
+// looked the identifier up, so no second look is taken: the unique
+// constraints catch a race.
+func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (webhook.Event, error) {
+	u, err := s.insertRow(ctx, tx, app, u, false)
+	if err != nil {
+		return webhook.Event{}, err
+	}
+	return webhook.Event{Type: webhook.UserCreated, Build: func() any { return s.EventData(app, u) }}, nil
 }
 
-// insertRow stores u, a row from newUser, in tx with its user.created event.
-func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (store.AppUser, error) {
+// insertRow stores u, a row from newUser, in tx and, when full, checks its
+// contacts first and emits its user.created event.
+func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, full bool) (store.AppUser, error) {
 	email, phone, now := u.Email, u.Phone, u.CreatedAt
-	if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
-		return u, ErrUserExists
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return u, err
-	}
-	if email != "" && phone != "" {
-		if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
-			return u, ErrUserExists
-		} else if !errors.Is(err, store.ErrNotFound) {
+	if full { // else one contact, just looked up: the unique constraints suffice
+		if err := s.contactsFree(ctx, tx, app, email, phone); err != nil {
 			return u, err
 		}
 	}
@@ -340,7 +340,27 @@ func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u 
 		}
 		return u, err
 	}
+	if !full {
+		return u, nil
+	}
 	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
+}
+
+// contactsFree returns ErrUserExists when app has a user with email or phone.
+func (s *Service) contactsFree(ctx context.Context, tx *store.Tx, app store.App, email, phone string) error {
+	if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
+		return ErrUserExists
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if email != "" && phone != "" {
+		if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
+			return ErrUserExists
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // unclaimed returns the one contact given (email or phone) when base may take

@@ -65,6 +65,11 @@ func markTest(d map[string]any, ch store.Challenge) map[string]any {
 // link challenge, with the challenge event the outcome means (created,
 // completed or failed) in the same write.
 func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) error {
+	return s.events.EmitMany(ctx, tx, ch.AppID, verificationEvents(ch, outcome, confirmedAt, extra)...)
+}
+
+// verificationEvents are the events emitVerification emits.
+func verificationEvents(ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) []webhook.Event {
 	events := []webhook.Event{{Type: webhook.Verification(channelOf(ch), outcome),
 		Build: func() any { return verificationData(ch, confirmedAt, extra) }}}
 	switch outcome {
@@ -79,7 +84,7 @@ func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.C
 	case webhook.OutcomeDenied:
 		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeDenied, map[string]any{"reason": "denied"}))
 	}
-	return s.events.EmitMany(ctx, tx, ch.AppID, events...)
+	return events
 }
 
 // challengeEvent is a challenge.* event: what the challenge is, for whom,

@@ -158,10 +158,13 @@ func challengeRef(ch store.Challenge, what string) sendqueue.Ref {
 // accepted for delivery.
 func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch store.Challenge, supersede []string, msg courier.Message, what string) (sent bool, err error) {
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		var events []webhook.Event
 		if r.New {
-			if err := s.users.SignUpTx(ctx, tx, app, r.User.AppUser); err != nil {
+			created, err := s.users.SignUpTx(ctx, tx, app, r.User.AppUser)
+			if err != nil {
 				return err
 			}
+			events = append(events, created)
 		}
 		if err := tx.SupersedeChallenges(ctx, ch.AppUserID, supersede); err != nil {
 			return err
@@ -169,7 +172,8 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 		if err := tx.CreateChallenge(ctx, ch); err != nil {
 			return err
 		}
-		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil); err != nil {
+		events = append(events, verificationEvents(ch, webhook.OutcomeRequested, nil, nil)...)
+		if err := s.events.EmitMany(ctx, tx, ch.AppID, events...); err != nil {
 			return err
 		}
 		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, what))
