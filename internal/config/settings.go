@@ -330,7 +330,7 @@ func table() []setting {
 			check: func(c Config) error { return inRange(c.Messages.Workers, 1, 1000) },
 		},
 		{
-			Setting: Setting{Key: "messages.poll_interval", Default: "100ms",
+			Setting: Setting{Key: "messages.poll_interval", Default: "25ms",
 				Help: "How often a server looks for messages to send (on SQLite the only way it learns of them; PostgreSQL also notifies). The longest a new message waits before it is sent when workers are free. 10ms to 10s."},
 			bind: durationField(func(c *Config) *time.Duration { return &c.Messages.PollInterval }),
 			check: func(c Config) error {
