@@ -4,10 +4,13 @@
 //
 //	gatehouse-load -base http://127.0.0.1:8080 -app APP_ID -scenario refresh -c 16 -d 10s
 //
-// Scenarios: jwks, current_user, refresh, login (send a code, read it from
-// the dev outbox, verify it). current_user, refresh and login need a dev-mode
-// server whose sign-in rate limits are off (GATEHOUSE_RATELIMIT_SEND_PER_IP=off,
-// GATEHOUSE_RATELIMIT_SEND_PER_IDENTIFIER=off, GATEHOUSE_RATELIMIT_VERIFY_PER_IP=off).
+// Scenarios: jwks, current_user, refresh, login (send a code, wait for it in
+// the dev outbox, verify it), and oracle: the timing of sending a code to an
+// existing and to an unknown address (-n samples of each, one at a time,
+// alternating; medians compared, never asserted). current_user, refresh,
+// login and oracle need a dev-mode server whose sign-in rate limits are off
+// (GATEHOUSE_RATELIMIT_SEND_PER_IP=off, GATEHOUSE_RATELIMIT_SEND_PER_IDENTIFIER=off,
+// GATEHOUSE_RATELIMIT_VERIFY_PER_IP=off).
 package main
 
 import (
@@ -46,6 +49,7 @@ func run(args []string, out io.Writer) error {
 	scenario := fs.String("scenario", "jwks", "jwks, current_user, refresh or login")
 	conc := fs.Int("c", 16, "concurrent clients")
 	dur := fs.Duration("d", 10*time.Second, "how long to run")
+	samples := fs.Int("n", 1000, "oracle: samples of each kind")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +57,8 @@ func run(args []string, out io.Writer) error {
 		Transport: &http.Transport{MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc * 2}}}
 	var op func(ctx context.Context, worker int) error
 	switch *scenario {
+	case "oracle":
+		return oracle(c, *samples, out)
 	case "jwks":
 		op = func(ctx context.Context, _ int) error {
 			_, err := c.do(ctx, "GET", "/.well-known/jwks.json", nil, nil)
@@ -205,22 +211,112 @@ func (c *client) login(ctx context.Context, email string) (tokenSet, error) {
 	if err := json.Unmarshal(b, &sent); err != nil {
 		return tokenSet{}, err
 	}
-	b, err = c.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(email), nil, nil)
+	code, err := c.awaitCode(ctx, email)
 	if err != nil {
 		return tokenSet{}, err
 	}
-	var box struct {
-		Messages []struct {
-			Code string `json:"code"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(b, &box); err != nil || len(box.Messages) == 0 {
-		return tokenSet{}, errors.New("no code in the dev outbox (is the server in dev mode?)")
-	}
-	b, err = c.do(ctx, "POST", "/v1/auth/"+c.app+"/otps/verify", nil, map[string]any{"otp": box.Messages[0].Code, "user_id": sent.UserID})
+	b, err = c.do(ctx, "POST", "/v1/auth/"+c.app+"/otps/verify", nil, map[string]any{"otp": code, "user_id": sent.UserID})
 	if err != nil {
 		return tokenSet{}, err
 	}
 	var ts tokenSet
 	return ts, json.Unmarshal(b, &ts)
+}
+
+// awaitCode polls the dev outbox for the code sent to a new address: the
+// send queue's workers hand messages to the outbox after the send's answer.
+func (c *client) awaitCode(ctx context.Context, email string) (string, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; ; n++ {
+		// A message takes about messages.poll_interval (25 ms) to arrive:
+		// look then, and every 10 ms after, so that the polls cost the
+		// server little next to the login itself.
+		wait := 10 * time.Millisecond
+		if n == 0 {
+			wait = 25 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(wait):
+		}
+		b, err := c.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(email), nil, nil)
+		if err != nil {
+			return "", err
+		}
+		var box struct {
+			Messages []struct {
+				Code string `json:"code"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(b, &box); err != nil {
+			return "", err
+		}
+		if len(box.Messages) > 0 && box.Messages[0].Code != "" {
+			return box.Messages[0].Code, nil
+		}
+		if time.Now().After(deadline) {
+			return "", errors.New("no code in the dev outbox after 10 s (is the server in dev mode?)")
+		}
+	}
+}
+
+// oracle times sending a code to an existing address and to an unknown
+// one, n samples each, one request at a time, alternating so that drift in
+// the machine's load falls on both alike. The existing addresses (a pool of
+// 20, signed in once first) get a new code each time; every unknown address
+// is new. It reports the medians and their difference: an answer that
+// depends on whether the account exists is a timing oracle.
+func oracle(c *client, n int, out io.Writer) error {
+	ctx := context.Background()
+	stamp := time.Now().UnixNano()
+	known := make([]string, 20)
+	for i := range known {
+		known[i] = fmt.Sprintf("oracle-known-%d-%d@example.com", stamp, i)
+		if _, err := c.login(ctx, known[i]); err != nil {
+			return fmt.Errorf("setup sign-in: %w", err)
+		}
+	}
+	send := func(email string) (time.Duration, error) {
+		t := time.Now()
+		_, err := c.do(ctx, "POST", "/v1/auth/"+c.app+"/otps/login", nil, map[string]any{"identifier": email})
+		return time.Since(t), err
+	}
+	// Warm up both paths (connections, caches) before measuring.
+	for i := range 50 {
+		if _, err := send(known[i%len(known)]); err != nil {
+			return err
+		}
+		if _, err := send(fmt.Sprintf("oracle-warm-%d-%d@example.com", stamp, i)); err != nil {
+			return err
+		}
+	}
+	var kt, ut []time.Duration
+	for i := range n {
+		a, b := known[i%len(known)], fmt.Sprintf("oracle-new-%d-%d@example.com", stamp, i)
+		order := []string{a, b}
+		if i%2 == 1 {
+			order = []string{b, a}
+		}
+		for _, email := range order {
+			d, err := send(email)
+			if err != nil {
+				return err
+			}
+			if email == a {
+				kt = append(kt, d)
+			} else {
+				ut = append(ut, d)
+			}
+		}
+	}
+	slices.Sort(kt)
+	slices.Sort(ut)
+	q := func(ds []time.Duration, p int) time.Duration { return ds[(len(ds)-1)*p/100].Round(time.Microsecond) }
+	mk, mu := q(kt, 50), q(ut, 50)
+	fmt.Fprintf(out, "oracle: %d samples each, one at a time\n", n)
+	fmt.Fprintf(out, "  existing address: median %s  p10 %s  p90 %s\n", mk, q(kt, 10), q(kt, 90))
+	fmt.Fprintf(out, "  unknown address:  median %s  p10 %s  p90 %s\n", mu, q(ut, 10), q(ut, 90))
+	fmt.Fprintf(out, "  medians differ by %.1f %% (unknown vs existing)\n", 100*(float64(mu)-float64(mk))/float64(mk))
+	return nil
 }

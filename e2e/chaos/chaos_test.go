@@ -349,8 +349,16 @@ func setup(t *testing.T, c *cluster, dir string, env []string, rcv *receiver) fi
 	if st != http.StatusOK || fx.sentinelUser == "" {
 		t.Fatalf("send the sentinel magic link = %d %v", st, body)
 	}
-	st, body = call(t, "GET", base+"/dev/outbox?limit=1&to="+fx.sentinelIdent, "", nil)
-	msgs, _ := body["messages"].([]any)
+	// The send queue's workers send the link after the answer: wait for it.
+	var msgs []any
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, body = call(t, "GET", base+"/dev/outbox?limit=1&to="+fx.sentinelIdent, "", nil)
+		msgs, _ = body["messages"].([]any)
+		if st != http.StatusOK || len(msgs) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if st != http.StatusOK || len(msgs) != 1 {
 		t.Fatalf("outbox = %d %v", st, body)
 	}

@@ -424,9 +424,11 @@ func check(ck *checker, s *snapshot, l *ledger, receipts map[string]map[string][
 	bucket("sends from 127.0.0.1", "send:ip:127.0.0.1", &l.sendIP, ipInterval)
 	bucket("verifications from 127.0.0.1", "verify:ip:127.0.0.1", &l.verifyIP, ipInterval)
 
-	// Known gap, reported but not failed: a code or link is handed to the
-	// provider after its challenge commits, so a kill in between leaves a
-	// challenge whose message was never sent (its request got no answer).
+	// Reported, not failed: challenges with no message in the outbox. A
+	// message is a job committed with its challenge, so a kill loses none;
+	// what is left are messages the send queue dropped on purpose (their
+	// challenge was superseded, answered or expired before its turn) or
+	// still queued when the snapshot was taken.
 	links := map[string]bool{}
 	codes := map[string]int{}
 	for _, o := range s.outbox {
@@ -450,5 +452,5 @@ func check(ck *checker, s *snapshot, l *ledger, receipts map[string]map[string][
 	for r, n := range perRecipient {
 		orphans += max(n-codes[r], 0)
 	}
-	t.Logf("challenges whose message was never handed to the provider (a kill between commit and send): %d", orphans)
+	t.Logf("challenges whose message is not in the outbox (dropped as no longer pending, or still queued): %d", orphans)
 }

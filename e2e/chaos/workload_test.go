@@ -291,24 +291,43 @@ func (a *actor) ackUser(ident, id string) {
 	l.users[id] = ident
 }
 
-// outbox returns the newest message to ident (the dev outbox keeps codes and links).
-func (a *actor) outbox(ctx context.Context, ident string) (code, link string, err error) {
-	ans, err := a.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(ident), nil, nil, nil)
-	if err != nil {
-		return "", "", err
+// outbox returns the newest message to ident sent after since (the dev
+// outbox keeps codes and links). The send queue's workers send it after the
+// send's answer, so it polls, for up to 10 s.
+func (a *actor) outbox(ctx context.Context, ident string, since time.Time) (code, link string, err error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ans, err := a.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(ident), nil, nil, nil)
+		if err != nil {
+			return "", "", err
+		}
+		msgs, _ := ans.body["messages"].([]any)
+		if ans.status != http.StatusOK {
+			return "", "", fmt.Errorf("outbox for %s = %d %v", ident, ans.status, ans.body)
+		}
+		if len(msgs) > 0 {
+			m, _ := msgs[0].(map[string]any)
+			created, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(m["created_at"]))
+			if !created.Before(since) {
+				code, _ = m["code"].(string)
+				link, _ = m["link"].(string)
+				return code, link, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", "", fmt.Errorf("outbox for %s = %v; want the message just acknowledged (10 s)", ident, ans.body)
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	msgs, _ := ans.body["messages"].([]any)
-	if ans.status != http.StatusOK || len(msgs) == 0 {
-		return "", "", fmt.Errorf("outbox for %s = %d %v; want the message just acknowledged", ident, ans.status, ans.body)
-	}
-	m, _ := msgs[0].(map[string]any)
-	code, _ = m["code"].(string)
-	link, _ = m["link"].(string)
-	return code, link, nil
 }
 
 func (a *actor) otpFlow(ctx context.Context) error {
 	ident := a.pickIdent()
+	since := time.Now()
 	send, err := a.do(ctx, "POST", "/v1/auth/"+a.w.appID+"/otps/login", nil, map[string]any{"identifier": ident}, a.sendHook(ident))
 	if err != nil {
 		return err
@@ -324,7 +343,7 @@ func (a *actor) otpFlow(ctx context.Context) error {
 	l.mu.Lock()
 	l.otp[chID] = rec
 	l.mu.Unlock()
-	code, _, err := a.outbox(ctx, ident)
+	code, _, err := a.outbox(ctx, ident, since)
 	if err != nil {
 		return err
 	}
@@ -496,6 +515,7 @@ func (a *actor) updateMeta(ctx context.Context) error {
 
 func (a *actor) magicFlow(ctx context.Context) error {
 	ident := a.pickIdent()
+	since := time.Now()
 	send, err := a.do(ctx, "POST", "/v1/auth/"+a.w.appID+"/magic_links/login", nil, map[string]any{"identifier": ident}, a.sendHook(ident))
 	if err != nil {
 		return err
@@ -505,7 +525,7 @@ func (a *actor) magicFlow(ctx context.Context) error {
 		return fmt.Errorf("send magic link to %s = %d %v", ident, send.status, send.body)
 	}
 	a.ackUser(ident, userID)
-	_, link, err := a.outbox(ctx, ident)
+	_, link, err := a.outbox(ctx, ident, since)
 	if err != nil {
 		return err
 	}

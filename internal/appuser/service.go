@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -69,7 +70,7 @@ type User struct {
 // authenticated the user.
 type Service struct {
 	db       *store.DB
-	courier  courier.Provider
+	sends    *sendqueue.Queue
 	messages *messages.Service
 	keys     *token.Keyring
 	hasher   *token.Hasher
@@ -83,8 +84,10 @@ type Service struct {
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB       *store.DB
-	Courier  courier.Provider
+	DB *store.DB
+	// Sends is the send queue invitations are committed to.
+	Sends *sendqueue.Queue
+	// Messages renders them (templates, the app's overrides, languages).
 	Messages *messages.Service
 	Keyring  *token.Keyring
 	Hasher   *token.Hasher
@@ -108,7 +111,7 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, courier: d.Courier, messages: d.Messages, keys: d.Keyring, hasher: d.Hasher,
+	return &Service{db: d.DB, sends: d.Sends, messages: d.Messages, keys: d.Keyring, hasher: d.Hasher,
 		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
 }
 
@@ -272,22 +275,52 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in Cr
 	if err != nil {
 		return u, nil, err
 	}
-	email, phone, now := u.Email, u.Phone, u.CreatedAt
-	if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
-		return u, nil, ErrUserExists
-	} else if !errors.Is(err, store.ErrNotFound) {
+	u, err = s.insertRow(ctx, tx, app, u, true)
+	if err != nil {
 		return u, nil, err
 	}
-	if email != "" && phone != "" {
-		if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
-			return u, nil, ErrUserExists
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return u, nil, err
+	return u, metaErrs, nil
+}
+
+// PrepareSignUp builds, without storing it, the active user that signing up
+// with identifier creates, with meta as a registrant writes it (cleaned by
+// RegistrationMeta first). SignUpTx stores it: signin does so in the
+// transaction of the first code or link, so that an unknown address costs
+// one transaction, as a known one does.
+func (s *Service) PrepareSignUp(app store.App, identifier string, meta map[string]any) (User, error) {
+	u, _, err := s.newUser(app, CreateInput{Identifier: identifier, Meta: meta}, store.StatusActive, WriterRegistration)
+	if err != nil {
+		return User{}, err
+	}
+	return s.Decode(app, u), nil
+}
+
+// SignUpTx stores u, made by PrepareSignUp, inside tx and returns its
+// user.created event for the caller to emit with the events of the same
+// change (one read of the app's endpoints for all). ErrUserExists: the app
+// has a user with that contact (created concurrently). The caller has just
+// looked the identifier up, so no second look is taken: the unique
+// constraints catch a race.
+func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (webhook.Event, error) {
+	u, err := s.insertRow(ctx, tx, app, u, false)
+	if err != nil {
+		return webhook.Event{}, err
+	}
+	return webhook.Event{Type: webhook.UserCreated, Build: func() any { return s.EventData(app, u) }}, nil
+}
+
+// insertRow stores u, a row from newUser, in tx and, when full, checks its
+// contacts first and emits its user.created event.
+func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, full bool) (store.AppUser, error) {
+	email, phone, now := u.Email, u.Phone, u.CreatedAt
+	if full { // else one contact, just looked up: the unique constraints suffice
+		if err := s.contactsFree(ctx, tx, app, email, phone); err != nil {
+			return u, err
 		}
 	}
 	base, err := tx.EnsureBaseUser(ctx, store.BaseUser{ID: newID(), WorkspaceID: app.WorkspaceID, Email: email, Phone: phone, CreatedAt: now})
 	if err != nil {
-		return u, nil, err
+		return u, err
 	}
 	// With both an e-mail and a phone, they may belong to two different
 	// people of the workspace; only give the person a contact that nobody
@@ -296,24 +329,44 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, app store.App, in Cr
 	if email != "" && phone != "" {
 		addEmail, err := unclaimed(ctx, tx, base, email, "")
 		if err != nil {
-			return u, nil, err
+			return u, err
 		}
 		addPhone, err := unclaimed(ctx, tx, base, "", phone)
 		if err != nil {
-			return u, nil, err
+			return u, err
 		}
 		if err := tx.SetBaseUserContact(ctx, base.ID, addEmail, addPhone); err != nil {
-			return u, nil, err
+			return u, err
 		}
 	}
 	u.UserID = base.ID
 	if err := tx.CreateAppUser(ctx, u); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return u, nil, ErrUserExists
+			return u, ErrUserExists
 		}
-		return u, nil, err
+		return u, err
 	}
-	return u, metaErrs, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
+	if !full {
+		return u, nil
+	}
+	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
+}
+
+// contactsFree returns ErrUserExists when app has a user with email or phone.
+func (s *Service) contactsFree(ctx context.Context, tx *store.Tx, app store.App, email, phone string) error {
+	if _, err := tx.FindAppUser(ctx, app.ID, email, phone); err == nil {
+		return ErrUserExists
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if email != "" && phone != "" {
+		if _, err := tx.FindAppUser(ctx, app.ID, "", phone); err == nil {
+			return ErrUserExists
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // unclaimed returns the one contact given (email or phone) when base may take
@@ -344,7 +397,6 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 	}
 	var u store.AppUser
 	var metaErrs MetaErrors
-	var tok string
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
 			return err
@@ -362,13 +414,13 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 		if err != nil {
 			return err
 		}
-		tok, err = s.newInvitation(ctx, tx, app, u)
-		return err
+		tok, err := s.newInvitation(ctx, tx, app, u)
+		if err != nil {
+			return err
+		}
+		return s.sendInvitation(ctx, tx, app, u, tok)
 	})
 	if err != nil {
-		return User{}, nil, err
-	}
-	if err := s.sendInvitation(ctx, app, u, tok); err != nil {
 		return User{}, nil, err
 	}
 	return s.Decode(app, u), metaErrs, nil
@@ -407,9 +459,10 @@ func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App
 	return tok, tx.CreateInvitation(ctx, inv)
 }
 
-// sendInvitation sends the invitation's link to u, by e-mail when u has an
-// address, else by SMS.
-func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.AppUser, tok string) error {
+// sendInvitation commits the invitation's link for u to the send queue
+// inside tx, by e-mail when u has an address, else by SMS: a worker sends
+// it once tx commits, and retries while the provider fails.
+func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, tok string) error {
 	link := AppLink(app, "sct_magic", tok)
 	msg := courier.Message{Link: link, AppID: app.ID, Channel: courier.ChannelEmail, To: u.Email}
 	if u.Email == "" {
@@ -431,12 +484,7 @@ func (s *Service) sendInvitation(ctx context.Context, app store.App, u store.App
 		s.log.DebugContext(ctx, "invitation to a test identity not sent", "app_id", app.ID, "user_id", u.ID)
 		return nil
 	}
-	if _, err := s.courier.Send(ctx, msg); err != nil {
-		// The user and invitation are saved; the operator can invite again.
-		s.log.Error("invitation not delivered", "app_id", app.ID, "user_id", u.ID, "to", courier.MaskAddress(msg.To), "err", err)
-		return fmt.Errorf("send invitation: %w", err)
-	}
-	return nil
+	return s.sends.Enqueue(ctx, tx, msg, sendqueue.Ref{What: "invitation"})
 }
 
 // AcceptInvitation spends an invitation inside signin's transaction, which

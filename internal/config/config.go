@@ -55,6 +55,7 @@ type Config struct {
 	// other sms.* limits).
 	SMSGuard SMSGuard
 	Webhooks Webhooks
+	Messages Messages
 	// TestIdentities says which identifiers are test identities on the apps
 	// that accept them, and their code.
 	TestIdentities TestIdentities
@@ -126,6 +127,21 @@ func (c Config) PrivateTargetsAllowed() bool {
 		return c.Dev
 	}
 	return c.Webhooks.AllowPrivateTargets == "true"
+}
+
+// Messages holds the send queue's settings: how codes, links, invitations
+// and notices are retried while a provider is failing.
+type Messages struct {
+	// MaxAttempts is how many times one message is tried in all.
+	MaxAttempts int
+	// RetryBase is the wait before the first retry; retry n waits
+	// RetryBase x 2^(n-1), at most RetryMax.
+	RetryBase time.Duration
+	RetryMax  time.Duration
+	// Workers is how many messages one server sends at once.
+	Workers int
+	// PollInterval is how often a server looks for new messages.
+	PollInterval time.Duration
 }
 
 // SMS holds the SMS provider settings.

@@ -396,6 +396,43 @@ func table() []setting {
 			check: func(c Config) error { return inRange(c.Webhooks.MaxEndpointsPerApp, 1, 1000) },
 		},
 		{
+			Setting: Setting{Key: "messages.max_attempts", Default: "10",
+				Help: "How many times the send queue tries one message (code, link, invitation, notice) while its provider fails temporarily (timeouts, 429, 5xx); a permanent refusal is not retried. After the last, verification.{channel}.delivery_failed fires. 1 to 50."},
+			bind:  intField(func(c *Config) *int { return &c.Messages.MaxAttempts }),
+			check: func(c Config) error { return inRange(c.Messages.MaxAttempts, 1, 50) },
+		},
+		{
+			Setting: Setting{Key: "messages.retry_base", Default: "2s",
+				Help: "Wait before the first retry of a message; retry n waits retry_base x 2^(n-1), at most messages.retry_max, +-20% jitter, or longer when the provider asked (Retry-After). 1ms to 1h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.Messages.RetryBase }),
+			check: func(c Config) error { return durationRange(c.Messages.RetryBase, time.Millisecond, time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "messages.retry_max", Default: "1m",
+				Help: "Longest wait between two tries of a message. At least messages.retry_base, at most 1h."},
+			bind: durationField(func(c *Config) *time.Duration { return &c.Messages.RetryMax }),
+			check: func(c Config) error {
+				if c.Messages.RetryMax < c.Messages.RetryBase {
+					return errors.New("must be at least messages.retry_base")
+				}
+				return durationRange(c.Messages.RetryMax, time.Millisecond, time.Hour)
+			},
+		},
+		{
+			Setting: Setting{Key: "messages.workers", Default: "16",
+				Help: "Messages one server hands to providers at once. 1 to 1000."},
+			bind:  intField(func(c *Config) *int { return &c.Messages.Workers }),
+			check: func(c Config) error { return inRange(c.Messages.Workers, 1, 1000) },
+		},
+		{
+			Setting: Setting{Key: "messages.poll_interval", Default: "25ms",
+				Help: "How often a server looks for messages to send (on SQLite the only way it learns of them; PostgreSQL also notifies). The longest a new message waits before it is sent when workers are free. 10ms to 10s."},
+			bind: durationField(func(c *Config) *time.Duration { return &c.Messages.PollInterval }),
+			check: func(c Config) error {
+				return durationRange(c.Messages.PollInterval, 10*time.Millisecond, 10*time.Second)
+			},
+		},
+		{
 			Setting: Setting{Key: "tokens.session_lifetime", Default: "720h",
 				Help: "Absolute lifetime of a session, however often its refresh token is rotated. 1h to 8760h."},
 			bind: durationField(func(c *Config) *time.Duration { return &c.Tokens.SessionLifetime }),

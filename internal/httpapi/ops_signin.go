@@ -29,7 +29,7 @@ type sendOTPInput struct {
 }
 
 type otpSent struct {
-	Success bool      `json:"success" doc:"False when the message provider refused the message."`
+	Success bool      `json:"success" doc:"True when the code was accepted for delivery (queued with its challenge; a worker hands it to the provider right after, and verification.{channel}.delivery_failed fires if it never goes out). Also true, with nothing sent, for an identifier that gets no code, so the answer does not tell."`
 	SentAt  time.Time `json:"sent_at"`
 	ID      string    `json:"id"`
 }

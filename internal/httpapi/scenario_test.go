@@ -191,8 +191,11 @@ func (e *env) recordEvents(t *testing.T) {
 }
 
 // take returns the types of the events emitted since the last take, sorted.
+// It first waits for the send queue to settle: the events its workers emit
+// (delivery_failed) belong to the request that sent the message.
 func (l *eventLog) take(t *testing.T) []string {
 	t.Helper()
+	l.sys.Mail.Settle()
 	page, err := l.sys.Webhooks.Deliveries(context.Background(), servertest.Operator, l.appID, l.endpointID, 1, 100)
 	if err != nil {
 		t.Fatalf("read the recorded events: %v", err)

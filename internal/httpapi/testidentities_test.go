@@ -206,6 +206,7 @@ func TestTestIdentitiesDevOutbox(t *testing.T) {
 		e.optIn(t)
 		outbox := func(t *testing.T, to string) []any {
 			t.Helper()
+			e.Mail.Settle() // the send queue's workers write the outbox after the answer
 			r := scenario{method: "GET", path: "/dev/outbox?to=" + url.QueryEscape(to), wantStatus: 200}.run(t, e)
 			msgs, _ := r.body["messages"].([]any)
 			return msgs

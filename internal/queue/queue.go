@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
@@ -31,6 +32,9 @@ type Config struct {
 	Log      *slog.Logger
 	// Queues maps queue names to their worker counts; nil means insert-only.
 	Queues map[string]int
+	// PollIntervals sets, for some queues, how often they look for jobs
+	// (FetchPollInterval by default).
+	PollIntervals map[string]time.Duration
 	// FetchPollInterval bounds how late a job scheduled for a moment is picked up.
 	FetchPollInterval time.Duration
 	// RescueAfter is when a job left running by a crashed process is retried.
@@ -66,7 +70,11 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 	if len(cfg.Queues) > 0 {
 		rc.Queues = map[string]river.QueueConfig{}
 		for name, n := range cfg.Queues {
-			rc.Queues[name] = river.QueueConfig{MaxWorkers: n}
+			qc := river.QueueConfig{MaxWorkers: n}
+			if d := cfg.PollIntervals[name]; d > 0 {
+				qc.FetchPollInterval, qc.FetchCooldown = d, min(d, rc.FetchCooldown)
+			}
+			rc.Queues[name] = qc
 		}
 	}
 	q := &Queue{}
@@ -121,4 +129,35 @@ func (q *Queue) Stop(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// CompleteTx marks job, which the calling worker is running, completed inside
+// tx: the job's outcome and the worker's own writes commit together, so a
+// job whose outcome was recorded is never worked again.
+func CompleteTx[T river.JobArgs](ctx context.Context, tx *store.Tx, job *river.Job[T]) error {
+	var err error
+	if pg := tx.PgxTx(); pg != nil {
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, pg, job)
+	} else {
+		_, err = river.JobCompleteTx[*riversqlite.Driver](ctx, tx.SQLTx(), job)
+	}
+	return err
+}
+
+// Unfinished counts the jobs of kind that may still run: waiting, running,
+// or scheduled for a retry (at most limit of them are counted).
+func (q *Queue) Unfinished(ctx context.Context, kind string, limit int) (int, error) {
+	params := river.NewJobListParams().Kinds(kind).First(limit).States(rivertype.JobStateAvailable,
+		rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled)
+	var res *river.JobListResult
+	var err error
+	if q.pg != nil {
+		res, err = q.pg.JobList(ctx, params)
+	} else {
+		res, err = q.sq.JobList(ctx, params)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Jobs), nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -91,6 +92,9 @@ type Server struct {
 	keyring *token.Keyring
 	api     *httpapi.Server
 	workers *queue.Queue
+	// senders works the send queue alone (StartSending); jobs only inserts.
+	senders *queue.Queue
+	jobs    *queue.Queue
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
 	pruneRates func(context.Context) error
 	current    atomic.Bool // the schema was found current
@@ -187,7 +191,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if err != nil {
 		return nil, err
 	}
-	s.Users = appuser.New(appuser.Deps{DB: s.DB, Courier: mail, Messages: s.Messages, Keyring: s.keyring,
+	// Messages: committed with their challenge or cause, sent by workers.
+	sends := sendqueue.New(jobs, sealer, cfg.Messages.MaxAttempts)
+	s.Users = appuser.New(appuser.Deps{DB: s.DB, Sends: sends, Messages: s.Messages, Keyring: s.keyring,
 		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
 		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Tenants)})
 	limits := opts.Limits
@@ -198,7 +204,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		}
 		limits = &l
 	}
-	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Courier: mail,
+	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Sends: sends,
 		Messages: s.Messages, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
@@ -206,19 +212,35 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Machines = machine.New(machine.Deps{DB: s.DB, Keyring: s.keyring, Hasher: hasher, Issuer: cfg.Tokens.Issuer,
 		TokenTTL: cfg.M2M.TokenTTL, Alg: s.Tenants.AccessTokenAlg, Now: s.now, Log: s.log})
 
-	// Workers: webhook deliveries, the challenge-expiry sweep and the purge
-	// of expired M2M sessions.
+	// Workers: messages, webhook deliveries, the challenge-expiry sweep and
+	// the purge of expired M2M sessions. The messages queue polls often
+	// (messages.poll_interval), so that a code arrives promptly.
+	sender := sendqueue.NewWorker(sendqueue.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
+		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log})
+	senders := river.NewWorkers()
+	river.AddWorker(senders, sender)
 	workers := river.NewWorkers()
+	river.AddWorker(workers, sender)
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
 		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
 	river.AddWorker(workers, machine.NewPurgeWorker(s.Machines))
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
-		Periodic: []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
-		Queues:   map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2}})
+		Periodic:      []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
+		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, sendqueue.QueueName: cfg.Messages.Workers},
+		PollIntervals: map[string]time.Duration{sendqueue.QueueName: cfg.Messages.PollInterval}})
 	if err != nil {
 		return nil, err
 	}
+
+	// Without Serve (tests, commands), the send queue's workers can run
+	// alone (StartSending) on a River client of their own.
+	s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
+		FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
+	if err != nil {
+		return nil, err
+	}
+	s.jobs = jobs
 
 	// Signing keys: the first one is made on the first start.
 	if err := s.Tenants.EnsureSigningKey(ctx); err != nil {
@@ -236,6 +258,22 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsApart: cfg.Metrics.Addr != "", BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
+}
+
+// StartSending runs the send queue's workers alone, without serving, until
+// the returned stop is called: for tests and commands that send messages.
+// Serve runs them with the other workers instead; never call both.
+func (s *Server) StartSending(ctx context.Context) (stop func(context.Context) error, err error) {
+	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, fmt.Errorf("start send queue: %w", err)
+	}
+	return s.senders.Stop, nil
+}
+
+// MessagesUnfinished counts (up to limit) the messages still waiting, being
+// sent or due for a retry: the backlog of the send queue.
+func (s *Server) MessagesUnfinished(ctx context.Context, limit int) (int, error) {
+	return s.jobs.Unfinished(ctx, sendqueue.JobKind, limit)
 }
 
 // API is the HTTP API, for tests that look at its routes and description.

@@ -336,6 +336,13 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 // with its created event (and verification.{channel}.requested for a code)
 // in the same transaction; then sends its code, if it has one.
 func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Challenge, tok, code string, now time.Time, before func(tx *store.Tx) error) (ChallengeView, error) {
+	var msg courier.Message
+	if code != "" {
+		var err error
+		if msg, err = s.challengeCodeMessage(ctx, app, ch, code); err != nil {
+			return ChallengeView{}, err
+		}
+	}
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := before(tx); err != nil {
 			return err
@@ -343,16 +350,16 @@ func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Ch
 		if err := tx.CreateChallenge(ctx, ch); err != nil {
 			return err
 		}
-		if code != "" {
-			return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
+		if code == "" {
+			return s.emitChallenge(ctx, tx, ch, webhook.ChallengeCreated, store.ChallengePending, nil)
 		}
-		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeCreated, store.ChallengePending, nil)
+		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, "login_code"))
 	})
 	if err != nil {
 		return ChallengeView{}, err
-	}
-	if code != "" {
-		s.sendChallengeCode(ctx, app, ch, code)
 	}
 	if ch.Method == MethodPush {
 		s.notifyPush(ctx, app, ch)
@@ -670,24 +677,16 @@ func (s *Service) decoyView(req ChallengeRequest, now time.Time) ChallengeView {
 	return v
 }
 
-// sendChallengeCode hands a challenge's code to the courier. A refused
-// message is logged and recorded as delivery_failed.
-func (s *Service) sendChallengeCode(ctx context.Context, app store.App, ch store.Challenge, code string) {
+// challengeCodeMessage is the message carrying a challenge's code.
+func (s *Service) challengeCodeMessage(ctx context.Context, app store.App, ch store.Challenge, code string) (courier.Message, error) {
 	id := appuser.Identifier{Kind: appuser.KindEmail, Value: ch.Recipient}
 	if ch.Method == MethodSMSOTP {
 		id.Kind = appuser.KindPhone
 	}
 	msg, err := s.message(ctx, app, id, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: ch.ExpiresAt.Sub(ch.CreatedAt)},
 		decodeData(ch).Languages)
-	if err == nil {
-		msg.Code = code
-		err = s.deliver(ctx, app, msg)
-	}
-	if err != nil {
-		s.log.ErrorContext(ctx, "challenge code not delivered", "app_id", ch.AppID, "challenge_id", ch.ID,
-			"method", ch.Method, "to", courier.MaskAddress(ch.Recipient), "err", err)
-		s.deliveryFailed(ctx, ch)
-	}
+	msg.Code = code
+	return msg, err
 }
 
 // challengeByToken finds the challenge of app behind a bearer token.
@@ -788,6 +787,12 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 	d := decodeData(ch)
 	d.Undelivered = false
 	ch.Data = encodeData(d)
+	sent := ch
+	sent.CreatedAt = now // the message counts its lifetime from now
+	msg, err := s.challengeCodeMessage(ctx, app, sent, code)
+	if err != nil {
+		return ChallengeView{}, err
+	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		won, err := tx.ResendChallenge(ctx, ch.ID, ch.SecretHash, ch.ExpiresAt)
 		if err != nil {
@@ -799,14 +804,16 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 		if err := tx.SetChallengeData(ctx, ch.ID, ch.Data); err != nil {
 			return err
 		}
-		return s.events.Emit(ctx, tx, ch.AppID, webhook.Verification(channelOf(ch), webhook.OutcomeRequested),
-			verificationData(ch, nil, map[string]any{"resend": true}))
+		if err := s.events.Emit(ctx, tx, ch.AppID, webhook.Verification(channelOf(ch), webhook.OutcomeRequested),
+			verificationData(ch, nil, map[string]any{"resend": true})); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, "login_code"))
 	})
 	if err != nil {
 		return ChallengeView{}, err
 	}
 	ch.CreatedAt = now
-	s.sendChallengeCode(ctx, app, ch, code)
 	return s.View(ch, tok, now), nil
 }
 

@@ -2,11 +2,13 @@ package signin
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -63,6 +65,11 @@ func markTest(d map[string]any, ch store.Challenge) map[string]any {
 // link challenge, with the challenge event the outcome means (created,
 // completed or failed) in the same write.
 func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) error {
+	return s.events.EmitMany(ctx, tx, ch.AppID, verificationEvents(ch, outcome, confirmedAt, extra)...)
+}
+
+// verificationEvents are the events emitVerification emits.
+func verificationEvents(ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) []webhook.Event {
 	events := []webhook.Event{{Type: webhook.Verification(channelOf(ch), outcome),
 		Build: func() any { return verificationData(ch, confirmedAt, extra) }}}
 	switch outcome {
@@ -77,7 +84,7 @@ func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.C
 	case webhook.OutcomeDenied:
 		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeDenied, map[string]any{"reason": "denied"}))
 	}
-	return s.events.EmitMany(ctx, tx, ch.AppID, events...)
+	return events
 }
 
 // challengeEvent is a challenge.* event: what the challenge is, for whom,
@@ -153,15 +160,34 @@ func (s *Service) emitLoginFailed(ctx context.Context, tx *store.Tx, ch store.Ch
 	}, ch))
 }
 
-// deliveryFailed records that a code or link could not be handed to the provider.
-func (s *Service) deliveryFailed(ctx context.Context, ch store.Challenge) {
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		return s.emitVerification(ctx, tx, ch, webhook.OutcomeDeliveryFailed, nil,
-			map[string]any{"error": "the message provider did not accept the message", "channel": channelOf(ch)})
-	})
-	if err != nil {
-		s.log.ErrorContext(ctx, "record delivery failure", "challenge_id", ch.ID, "err", err)
+// Deliverable reports whether the send queue should still send the message
+// of a challenge: it is pending, unexpired and still has the secret the
+// message carries (a resend replaces it). Nothing else is worth sending.
+func (s *Service) Deliverable(ctx context.Context, appID, challengeID, version string) (bool, error) {
+	ch, err := s.db.GetChallenge(ctx, appID, challengeID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
 	}
+	if err != nil {
+		return false, err
+	}
+	return ch.Status == store.ChallengePending && s.clock().Before(ch.ExpiresAt) &&
+		(version == "" || sendqueue.Fingerprint(ch.SecretHash) == version), nil
+}
+
+// DeliveryFailed records, inside the send queue's tx, that a challenge's
+// code or link could not be handed to the provider: verification.{channel}.
+// delivery_failed, with a generic error (never the provider's text).
+func (s *Service) DeliveryFailed(ctx context.Context, tx *store.Tx, appID, challengeID string) error {
+	ch, err := tx.GetChallenge(ctx, appID, challengeID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.emitVerification(ctx, tx, ch, webhook.OutcomeDeliveryFailed, nil,
+		map[string]any{"error": "the message provider did not accept the message", "channel": channelOf(ch)})
 }
 
 // ExpireChallenges closes every pending challenge whose time ran out and

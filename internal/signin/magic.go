@@ -47,6 +47,11 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true,
 			MatchNumber: matchNumber(), MetaErrors: r.MetaErrors}, nil
 	}
+	return s.sendTo(ctx, app, &r, func() (SendResult, error) { return s.sendMagicLink(ctx, app, r, ttl, webauthn, c) })
+}
+
+// sendMagicLink issues a magic-link challenge for r, whose user is set.
+func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient, ttl time.Duration, webauthn bool, c Client) (SendResult, error) {
 	u := r.User
 	ch := s.newChallenge(app, r, MethodMagicLink, 1, ttl, c)
 	ch.WebauthnEnabled, ch.MatchNumber, ch.Location = webauthn, matchNumber(), truncate(c.Location, 120)
@@ -72,7 +77,7 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 		return SendResult{}, err
 	}
 	msg.Link = link
-	sent, err := s.issue(ctx, app, ch, []string{MethodMagicLink}, msg)
+	sent, err := s.issue(ctx, app, r, ch, []string{MethodMagicLink}, msg, "magic_link")
 	if err != nil {
 		return SendResult{}, err
 	}

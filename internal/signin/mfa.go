@@ -483,12 +483,11 @@ func (s *Service) securityNotice(ctx context.Context, app store.App, u store.App
 // notice sends a security notice about u to the address to, in u's own language.
 func (s *Service) notice(ctx context.Context, app store.App, u store.AppUser, to appuser.Identifier, what courier.Notice) {
 	msg, err := s.message(ctx, app, to, courier.TemplateSecurityNotice, courier.Vars{Notice: what}, userLanguages(u))
-	if err == nil {
-		err = s.deliver(ctx, app, msg)
-	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "security notice not delivered", "app_id", app.ID, "to", courier.MaskAddress(to.Value), "err", err)
+		s.log.ErrorContext(ctx, "security notice not rendered", "app_id", app.ID, "err", err)
+		return
 	}
+	s.sendAlone(ctx, app, msg, "security_notice")
 }
 
 // noticeIdentifierChanged tells the old address that it no longer signs in

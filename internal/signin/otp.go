@@ -33,7 +33,11 @@ type SendResult struct {
 	ChallengeID string // one-time codes: the challenge id; magic links: the poll handle
 	SentAt      time.Time
 	UserID      string
-	Sent        bool // false when the provider failed to take the message
+	// Sent: the message was accepted for delivery (committed to the send
+	// queue, or nothing to send); it says nothing of the provider, which a
+	// worker calls afterwards. delivery_failed reports a message that never
+	// arrived.
+	Sent        bool
 	MetaErrors  appuser.MetaErrors
 	MatchNumber int // magic links: the number the consent page shows too
 }
@@ -52,37 +56,6 @@ func parseIdentifier(app store.App, raw string) (appuser.Identifier, error) {
 	return id, appuser.ErrIdentifierNotAllowed
 }
 
-// findOrCreate returns the user behind id, creating it with meta (already
-// cleaned by RegistrationMeta) when the app allows public sign-up; nil when
-// nothing may be sent to it. A known user's metadata is left alone.
-func (s *Service) findOrCreate(ctx context.Context, app store.App, id appuser.Identifier, meta map[string]any) (*appuser.User, error) {
-	u, err := s.users.Lookup(ctx, app, id.Value)
-	if err != nil {
-		return nil, err
-	}
-	if u == nil {
-		if !app.PublicSignup {
-			return nil, nil
-		}
-		created, _, err := s.users.SignUp(ctx, app, id.Value, meta)
-		switch {
-		case errors.Is(err, appuser.ErrUserExists):
-			// Created concurrently: use that one.
-			if u, err = s.users.Lookup(ctx, app, id.Value); err != nil || u == nil {
-				return nil, err
-			}
-		case err != nil:
-			return nil, err
-		default:
-			u = &created
-		}
-	}
-	if u.Status == store.StatusInactive {
-		return nil, nil
-	}
-	return u, nil
-}
-
 func sendBuckets(app store.App, id appuser.Identifier, c Client, l Limits) []bucket {
 	return []bucket{
 		{key: "send:ip:" + c.IP, rule: l.SendPerIP},
@@ -99,10 +72,14 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 	if err != nil {
 		return SendResult{}, err
 	}
-	now := s.clock()
 	if r.User == nil {
-		return SendResult{ChallengeID: newID(), SentAt: now, UserID: newID(), Sent: true, MetaErrors: r.MetaErrors}, nil
+		return SendResult{ChallengeID: newID(), SentAt: s.clock(), UserID: newID(), Sent: true, MetaErrors: r.MetaErrors}, nil
 	}
+	return s.sendTo(ctx, app, &r, func() (SendResult, error) { return s.sendOTP(ctx, app, r, c) })
+}
+
+// sendOTP issues a code challenge for r, whose user is set.
+func (s *Service) sendOTP(ctx context.Context, app store.App, r recipient, c Client) (SendResult, error) {
 	method := MethodEmailOTP
 	if r.ID.Kind == appuser.KindPhone {
 		method = MethodSMSOTP
@@ -116,7 +93,7 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 		return SendResult{}, err
 	}
 	msg.Code = code
-	sent, err := s.issue(ctx, app, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg)
+	sent, err := s.issue(ctx, app, r, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg, "login_code")
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -285,13 +262,11 @@ func (s *Service) noticeCodeLocked(ctx context.Context, app store.App, ch store.
 		langs = userLanguages(u)
 	}
 	msg, err := s.message(ctx, app, id, courier.TemplateCodeLocked, courier.Vars{}, langs)
-	if err == nil {
-		err = s.deliver(ctx, app, msg)
-	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "code lock notice not delivered", "app_id", app.ID, "user_id", ch.AppUserID,
-			"to", courier.MaskAddress(ch.Recipient), "err", err)
+		s.log.ErrorContext(ctx, "code lock notice not rendered", "app_id", app.ID, "user_id", ch.AppUserID, "err", err)
+		return
 	}
+	s.sendAlone(ctx, app, msg, "code_locked")
 }
 
 func validCode(code string) bool {

@@ -7,10 +7,12 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -18,15 +20,19 @@ import (
 
 // recipient is who a code or link goes to, once resolved and rate-limited.
 // User is nil when nothing may be sent (unknown with sign-up closed, or
-// deactivated): the caller then answers exactly as if it had sent.
+// deactivated): the caller then answers exactly as if it had sent. New: User
+// is signing up and not stored yet; issue stores it in the transaction of
+// its first challenge.
 type recipient struct {
 	ID         appuser.Identifier
 	User       *appuser.User
+	New        bool
 	MetaErrors appuser.MetaErrors
+	meta       map[string]any // cleaned registration metadata, for a retry
 }
 
 // resolve parses the identifier, applies the send limits and finds (or,
-// when the app allows sign-up, creates) the user. The metadata is judged
+// when the app allows sign-up, prepares) the user. The metadata is judged
 // from the request alone, before anyone is looked up, so its errors (and a
 // meta too large) are the same whether the identifier is known, new or gets
 // nothing: the answer must not tell which (security R-RL-4). It is stored
@@ -46,8 +52,48 @@ func (s *Service) resolve(ctx context.Context, app store.App, identifier string,
 	if err != nil {
 		return recipient{}, err
 	}
-	u, err := s.findOrCreate(ctx, app, id, clean)
-	return recipient{ID: id, User: u, MetaErrors: metaErrs}, err
+	r := recipient{ID: id, MetaErrors: metaErrs, meta: clean}
+	return r, s.find(ctx, app, &r)
+}
+
+// find sets r.User: the user behind r.ID, or one prepared for sign-up (New)
+// when the app allows public sign-up, or nil when nothing may be sent.
+// Sign-up costs no transaction of its own: the user is stored with its
+// first challenge, so a new address answers as fast as a known one (no
+// timing oracle) and a known user's metadata is left alone.
+func (s *Service) find(ctx context.Context, app store.App, r *recipient) error {
+	r.User, r.New = nil, false
+	u, err := s.users.Lookup(ctx, app, r.ID.Value)
+	switch {
+	case err != nil:
+		return err
+	case u == nil && app.PublicSignup:
+		p, err := s.users.PrepareSignUp(app, r.ID.Value, r.meta)
+		if err != nil {
+			return err
+		}
+		r.User, r.New = &p, true
+	case u != nil && u.Status != store.StatusInactive:
+		r.User = u
+	}
+	return nil
+}
+
+// sendTo runs send (which builds a challenge for r and issues it) and, when
+// r was new and another request created the same user meanwhile, once more
+// for that user.
+func (s *Service) sendTo(ctx context.Context, app store.App, r *recipient, send func() (SendResult, error)) (SendResult, error) {
+	res, err := send()
+	if !r.New || !errors.Is(err, appuser.ErrUserExists) {
+		return res, err
+	}
+	if err := s.find(ctx, app, r); err != nil {
+		return SendResult{}, err
+	}
+	if r.New { // gone again: give up as any conflict would
+		return SendResult{}, err
+	}
+	return send()
 }
 
 // newChallenge starts a challenge for r with the request's device details.
@@ -90,43 +136,63 @@ func (s *Service) codeRight(app store.App, ch store.Challenge, code string) bool
 	return code != t.Code || t.Of(app, ch.Recipient)
 }
 
-// deliver hands msg to the courier, unless its recipient is a test identity
-// of app: nothing is ever sent to one (no provider call, no outbox entry, no
-// cost), and that counts as delivered. Every message of sign-in goes
-// through here.
-func (s *Service) deliver(ctx context.Context, app store.App, msg courier.Message) error {
+// enqueue commits msg to the send queue inside tx, unless its recipient is
+// a test identity of app: nothing is ever sent to one (no job, no provider
+// call, no outbox entry, no cost), and that counts as accepted. Every
+// message of sign-in goes through here; a worker sends it after commit.
+func (s *Service) enqueue(ctx context.Context, tx *store.Tx, app store.App, msg courier.Message, ref sendqueue.Ref) error {
 	if s.users.TestIdentities().Of(app, msg.To) {
 		s.log.DebugContext(ctx, "message to a test identity not sent", "app_id", app.ID, "channel", msg.Channel)
 		return nil
 	}
-	_, err := s.courier.Send(ctx, msg)
-	return err
+	return s.sends.Enqueue(ctx, tx, msg, ref)
 }
 
-// issue stores ch, killing the user's pending challenges of the same kinds,
-// with its requested event in the same transaction; then hands msg to the
-// courier (deliver). A refused message is logged and recorded as
-// delivery_failed; the answer to the caller is unchanged apart from sent=false.
-func (s *Service) issue(ctx context.Context, app store.App, ch store.Challenge, supersede []string, msg courier.Message) (sent bool, err error) {
+// challengeRef ties a message to the challenge whose code or link it carries.
+func challengeRef(ch store.Challenge, what string) sendqueue.Ref {
+	return sendqueue.Ref{ChallengeID: ch.ID, Version: sendqueue.Fingerprint(ch.SecretHash), What: what}
+}
+
+// issue stores ch (and r's user, when new), killing the user's pending challenges of the same kinds,
+// with its requested event and its message (what names its template) in
+// the same transaction: the message is sent by the send queue's workers
+// once it commits, so the answer never waits for the provider. sent means
+// accepted for delivery.
+func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch store.Challenge, supersede []string, msg courier.Message, what string) (sent bool, err error) {
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		var events []webhook.Event
+		if r.New {
+			created, err := s.users.SignUpTx(ctx, tx, app, r.User.AppUser)
+			if err != nil {
+				return err
+			}
+			events = append(events, created)
+		}
 		if err := tx.SupersedeChallenges(ctx, ch.AppUserID, supersede); err != nil {
 			return err
 		}
 		if err := tx.CreateChallenge(ctx, ch); err != nil {
 			return err
 		}
-		return s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil)
+		events = append(events, verificationEvents(ch, webhook.OutcomeRequested, nil, nil)...)
+		if err := s.events.EmitMany(ctx, tx, ch.AppID, events...); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, what))
+	})
+	return err == nil, err
+}
+
+// sendAlone commits msg, which answers no challenge (a notice), to the
+// send queue in a transaction of its own; a failure is logged.
+func (s *Service) sendAlone(ctx context.Context, app store.App, msg courier.Message, what string) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		return s.enqueue(ctx, tx, app, msg, sendqueue.Ref{What: what})
 	})
 	if err != nil {
-		return false, err
+		s.log.ErrorContext(ctx, "message not queued", "app_id", app.ID, "message", what,
+			"to", courier.MaskAddress(msg.To), "err", err)
 	}
-	if err := s.deliver(ctx, app, msg); err != nil {
-		s.log.ErrorContext(ctx, "sign-in message not delivered", "app_id", ch.AppID, "challenge_id", ch.ID,
-			"method", ch.Method, "to", courier.MaskAddress(ch.Recipient), "err", err)
-		s.deliveryFailed(ctx, ch)
-		return false, nil
-	}
-	return true, nil
 }
 
 // message renders the message name for id, by e-mail or SMS as id is, in

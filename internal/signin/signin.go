@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/messages"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -130,7 +130,7 @@ type Service struct {
 	keys     *token.Keyring
 	sealer   *token.Sealer
 	hasher   *token.Hasher
-	courier  courier.Provider
+	sends    *sendqueue.Queue
 	messages *messages.Service
 	users    *appuser.Service
 	limiter  Limiter
@@ -145,11 +145,14 @@ type Service struct {
 
 // Deps are the Service's collaborators.
 type Deps struct {
-	DB       *store.DB
-	Keyring  *token.Keyring
-	Sealer   *token.Sealer
-	Hasher   *token.Hasher
-	Courier  courier.Provider
+	DB      *store.DB
+	Keyring *token.Keyring
+	Sealer  *token.Sealer
+	Hasher  *token.Hasher
+	// Sends is the send queue: every code, link and notice is committed
+	// to it with its challenge or cause, and workers send it.
+	Sends *sendqueue.Queue
+	// Messages renders them (templates, the app's overrides, languages).
 	Messages *messages.Service
 	Users    *appuser.Service
 	Limiter  Limiter
@@ -182,7 +185,7 @@ func New(d Deps) *Service {
 	if d.Settings.RefreshGrace < 0 {
 		d.Settings.RefreshGrace = 0
 	}
-	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, courier: d.Courier,
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, sends: d.Sends,
 		messages: d.Messages, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
 		push: d.Push, now: d.Now, log: d.Log}
 }

@@ -29,8 +29,15 @@ func (q Queries) InsertOutboxMessage(ctx context.Context, m OutboxMessage) error
 
 // ListOutboxMessages returns the newest messages, for one recipient when to is set.
 func (q Queries) ListOutboxMessages(ctx context.Context, to string, limit int) ([]OutboxMessage, error) {
-	rs, err := q.r.query(ctx, `SELECT id, app_id, channel, recipient, subject, text_body, html_body, code, link, created_at
-		FROM outbox_messages WHERE ($1 = '' OR recipient = $1) ORDER BY created_at DESC, id DESC LIMIT $2`, to, limit)
+	// Two statements, not "$1 = '' OR recipient = $1": with the OR, SQLite
+	// scans and sorts the whole table on every read instead of using the
+	// recipient index (test tools poll this while waiting for a message).
+	const cols = `SELECT id, app_id, channel, recipient, subject, text_body, html_body, code, link, created_at FROM outbox_messages `
+	query, args := cols+`ORDER BY created_at DESC, id DESC LIMIT $1`, []any{limit}
+	if to != "" {
+		query, args = cols+`WHERE recipient = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, []any{to, limit}
+	}
+	rs, err := q.r.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,8 +39,16 @@ func (q Queries) CreateBaseUser(ctx context.Context, b BaseUser) error {
 // inserting b when there is none. It never fails on a concurrent insert of
 // the same person (which would abort a PostgreSQL transaction).
 func (q Queries) EnsureBaseUser(ctx context.Context, b BaseUser) (BaseUser, error) {
-	if _, err := q.w.exec(ctx, `INSERT INTO base_users (id, workspace_id, email, phone, created_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT DO NOTHING`, b.ID, b.WorkspaceID, nullString(b.Email), nullString(b.Phone), ts(b.CreatedAt)); err != nil {
+	// A new person (the usual case, at sign-up) costs one statement: the
+	// unique contacts mean no other row can match b once it is inserted.
+	var id string
+	err := q.w.queryRow(ctx, `INSERT INTO base_users (id, workspace_id, email, phone, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT DO NOTHING RETURNING id`, b.ID, b.WorkspaceID, nullString(b.Email), nullString(b.Phone), ts(b.CreatedAt)).Scan(&id)
+	switch {
+	case err == nil:
+		b.CreatedAt = b.CreatedAt.UTC()
+		return b, nil
+	case !errors.Is(err, ErrNotFound):
 		return BaseUser{}, err
 	}
 	return q.FindBaseUser(ctx, b.WorkspaceID, b.Email, b.Phone)

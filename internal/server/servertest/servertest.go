@@ -9,6 +9,7 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -20,7 +21,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/courier/couriertest"
 	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
@@ -58,8 +58,8 @@ type Options struct {
 	// `gatehouse serve` does, until the test ends.
 	Serve bool
 	// Peer, when set, builds another replica of Peer's system: the same
-	// database, master key, base URL and fake clock, its own process state
-	// (caches, keyring). Settings apply on top.
+	// database, master key, base URL, fake clock and mailbox, its own
+	// process state (caches, keyring). Settings apply on top.
 	Peer *System
 }
 
@@ -69,8 +69,8 @@ type System struct {
 	Config config.Config
 	// Clock is the fake clock every service reads (nil with RealClock).
 	Clock *fakeclock.Clock
-	// Mail records every message the services send.
-	Mail *couriertest.Recorder
+	// Mail records every message the send queue's workers send.
+	Mail *Mailbox
 	// Logs holds the server's log lines (JSON, debug level and up).
 	Logs *LogBuffer
 	// URL is where the API is served ("" unless Serve).
@@ -119,6 +119,12 @@ func New(t testing.TB, kind string, opts Options) *System {
 		// tests of them set their own (the countries and line types stay).
 		"GATEHOUSE_SMS_PER_NUMBER_BURST":  "100",
 		"GATEHOUSE_SMS_PREFIX_HOURLY_CAP": "0",
+		// Messages are sent at once and retried quickly: a failing one ends
+		// within a fraction of a second.
+		"GATEHOUSE_MESSAGES_POLL_INTERVAL": "10ms",
+		"GATEHOUSE_MESSAGES_RETRY_BASE":    "5ms",
+		"GATEHOUSE_MESSAGES_RETRY_MAX":     "20ms",
+		"GATEHOUSE_MESSAGES_MAX_ATTEMPTS":  "3",
 	}
 	switch {
 	case opts.Peer != nil:
@@ -144,7 +150,12 @@ func New(t testing.TB, kind string, opts Options) *System {
 		t.Fatalf("servertest: settings: %v", err)
 	}
 
-	sys := &System{Mail: &couriertest.Recorder{}, Logs: &LogBuffer{}}
+	sys := &System{Mail: &Mailbox{}, Logs: &LogBuffer{}}
+	if opts.Peer != nil {
+		// Replicas send through one provider: whichever replica's worker
+		// sends a message, the test finds it in the same mailbox.
+		sys.Mail = opts.Peer.Mail
+	}
 	if opts.Peer != nil {
 		sys.MasterKey = opts.Peer.MasterKey
 	} else {
@@ -205,10 +216,41 @@ func New(t testing.TB, kind string, opts Options) *System {
 		if err != nil {
 			t.Fatalf("servertest: server.New: %v", err)
 		}
-		t.Cleanup(func() { _ = sys.Close() })
+		// Without Serve no worker runs but the send queue's: messages
+		// arrive as they would, webhook deliveries stay queued.
+		stopSending, err := sys.StartSending(ctx)
+		if err != nil {
+			_ = sys.Close()
+			t.Fatalf("servertest: %v", err)
+		}
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_ = stopSending(sctx)
+			_ = sys.Close()
+		})
+	}
+	if opts.Peer == nil {
+		sys.Mail.settle = sys.settleMessages
 	}
 	sys.Config = cfg
 	return sys
+}
+
+// settleMessages waits until the send queue has nothing left to send or
+// retry, polling (in real time: the workers run in real time).
+func (s *System) settleMessages(ctx context.Context) error {
+	for {
+		n, err := s.MessagesUnfinished(ctx, 1)
+		if err == nil && n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d unfinished (%v): %w", n, err, ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }
 
 // waitReady returns once the served system answers /readyz (so its workers
