@@ -240,18 +240,20 @@ func (g *Guard) Take(ctx context.Context, app store.App, number string) error {
 		g.refused(ctx, app, number, err)
 		return err
 	}
-	now := g.now().UTC()
-	nowMs := now.UnixMilli()
 	prefix := Prefix(number)
 	var trip *budget
 	err := g.db.Tx(ctx, func(tx *store.Tx) error {
+		now := g.now().UTC()
 		if g.settings.Burst > 0 {
 			key := "sms:number:" + app.ID + ":" + number
 			st, err := tx.LockSMSNumber(ctx, key)
 			if err != nil {
 				return err
 			}
-			next, wait := g.step(st, nowMs)
+			// The clock is read once the row is ours: a send that waited for
+			// the lock must not come "before" the one that held it.
+			now = g.now().UTC()
+			next, wait := g.step(st, now.UnixMilli())
 			if wait > 0 {
 				return &LimitError{Limit: LimitNumber, RetryAfter: wait}
 			}
