@@ -48,8 +48,9 @@ type cluster struct {
 	env  []string
 
 	mu      sync.Mutex
-	cur     *proc // the process that serves, nil while none does
-	gen     int   // counts processes that reached "started"
+	cur     *proc     // the process that serves, nil while none does
+	gen     int       // counts processes that reached "started"
+	started time.Time // when the current process reached "started"
 	changed chan struct{}
 	all     []*proc
 }
@@ -99,6 +100,7 @@ func (c *cluster) spawn() *proc {
 				if !p.killed {
 					c.cur = p
 					c.gen++
+					c.started = time.Now()
 					c.broadcast()
 				}
 				c.mu.Unlock()
@@ -202,6 +204,14 @@ func (c *cluster) await(ctx context.Context, after int) (base string, gen int, e
 			return "", 0, ctx.Err()
 		}
 	}
+}
+
+// restartedSince tells whether a process started serving after t, so a
+// kill may have cut off work begun before it.
+func (c *cluster) restartedSince(t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started.After(t)
 }
 
 // shutdown kills whatever still runs when the test ends.

@@ -123,7 +123,8 @@ type actor struct {
 type answer struct {
 	status int // 0: never answered (the workload stopped)
 	body   map[string]any
-	cutOff int // attempts a kill cut off (their effect is unknown)
+	cutOff int    // attempts a kill cut off (their effect is unknown)
+	where  string // Location of a redirect
 }
 
 // tries is how many attempts may have reached the server.
@@ -189,7 +190,10 @@ func (a *actor) do(ctx context.Context, method, path string, header map[string]s
 		if hook != nil {
 			hook(start, time.Now(), true)
 		}
-		out.status, out.body = resp.StatusCode, nil
+		out.status, out.body, out.where = resp.StatusCode, nil, resp.Header.Get("Location")
+		if resp.StatusCode/100 == 3 {
+			return out, nil
+		}
 		if err := json.Unmarshal(b, &out.body); err != nil && len(b) > 0 {
 			a.w.ledger.odd("%s %s answered %d with a body that is not a JSON object: %.200q", method, path, resp.StatusCode, b)
 		}
@@ -291,11 +295,19 @@ func (a *actor) ackUser(ident, id string) {
 	l.users[id] = ident
 }
 
+// outboxAfterKill is how long a message may take when a kill came after its
+// send: the attempt cut off is rescued after webhooks.rescue_after (30 s) by
+// the rescuer, which looks every 30 s once the new process leads.
+const outboxAfterKill = 2 * time.Minute
+
 // outbox returns the newest message to ident sent after since (the dev
 // outbox keeps codes and links). The send queue's workers send it after the
-// send's answer, so it polls, for up to 10 s.
+// send's answer, so it polls, for up to 10 s; or, when a kill came since,
+// for up to outboxAfterKill, as a kill may have cut off the message's
+// attempt, which is tried again once the queue rescues it.
 func (a *actor) outbox(ctx context.Context, ident string, since time.Time) (code, link string, err error) {
 	deadline := time.Now().Add(10 * time.Second)
+	extended := false
 	for {
 		ans, err := a.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(ident), nil, nil, nil)
 		if err != nil {
@@ -314,13 +326,21 @@ func (a *actor) outbox(ctx context.Context, ident string, since time.Time) (code
 				return code, link, nil
 			}
 		}
+		if time.Now().After(deadline) && !extended && a.w.c.restartedSince(since) {
+			deadline, extended = since.Add(outboxAfterKill), true
+		}
 		if time.Now().After(deadline) {
-			return "", "", fmt.Errorf("outbox for %s = %v; want the message just acknowledged (10 s)", ident, ans.body)
+			return "", "", fmt.Errorf("outbox for %s = %v; want the message acknowledged %s ago (a restart since: %v)",
+				ident, ans.body, time.Since(since).Round(time.Millisecond), extended)
+		}
+		wait := 10 * time.Millisecond
+		if extended {
+			wait = 250 * time.Millisecond // waiting for a rescue
 		}
 		select {
 		case <-ctx.Done():
 			return "", "", ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -529,6 +549,9 @@ func (a *actor) magicFlow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if link, err = a.expand(ctx, link); err != nil {
+		return err
+	}
 	u, err := url.Parse(link)
 	tok := ""
 	if err == nil {
@@ -544,8 +567,11 @@ func (a *actor) magicFlow(ctx context.Context) error {
 	l.magic[chID] = rec
 	l.mu.Unlock()
 
-	if a.rng.IntN(5) == 0 {
-		return nil // never opened: it expires, or a newer link supersedes it
+	if a.rng.IntN(5) == 0 || time.Since(since) > (magicTTL-10)*time.Second {
+		// Never opened: it expires, or a newer link supersedes it. (A link
+		// that arrived late, its attempt cut off by a kill and rescued,
+		// may expire before it is opened.)
+		return nil
 	}
 	if a.rng.IntN(3) == 0 {
 		if _, err := a.poll(ctx, handle, chID, rec); err != nil {
@@ -568,7 +594,7 @@ func (a *actor) magicFlow(ctx context.Context) error {
 	case ans.status == http.StatusNotFound && ans.cutOff > 0:
 		// A cut-off attempt opened it; the poll below tells.
 	default:
-		return fmt.Errorf("open magic link %s = %d %v", chID, ans.status, ans.body)
+		return fmt.Errorf("open magic link %s to %s, %s after its send = %d %v", chID, ident, time.Since(since).Round(time.Millisecond), ans.status, ans.body)
 	}
 	for range 20 {
 		done, err := a.poll(ctx, handle, chID, rec)
@@ -578,6 +604,23 @@ func (a *actor) magicFlow(ctx context.Context) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return nil
+}
+
+// expand opens a short link (sent by SMS: {base_url}/m/{code}) and returns
+// the consent link it redirects to; any other link is returned as it is.
+func (a *actor) expand(ctx context.Context, link string) (string, error) {
+	u, err := url.Parse(link)
+	if err != nil || !strings.HasPrefix(u.Path, "/m/") {
+		return link, nil
+	}
+	ans, err := a.do(ctx, "GET", u.Path, nil, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	if ans.status != http.StatusSeeOther || ans.where == "" {
+		return "", fmt.Errorf("open short link %q = %d, Location %q", link, ans.status, ans.where)
+	}
+	return ans.where, nil
 }
 
 // poll asks once for the link's tokens; done when they came or never will.
