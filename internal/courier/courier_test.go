@@ -180,3 +180,37 @@ func TestMaskAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxChanged: a reader waiting on Changed wakes when a message is
+// kept, and not when a save fails.
+func TestOutboxChanged(t *testing.T) {
+	fail := false
+	o := NewOutbox(saveFunc(func(context.Context, Message) (string, error) {
+		if fail {
+			return "", errors.New("disk full")
+		}
+		return "outbox-1", nil
+	}))
+	ch := o.Changed()
+	fail = true
+	if _, err := o.Send(context.Background(), Message{Channel: ChannelEmail, To: "a@example.com"}); err == nil {
+		t.Fatal("Send() with a failing store = nil error")
+	}
+	select {
+	case <-ch:
+		t.Fatal("Changed closed by a message that was not kept")
+	default:
+	}
+	fail = false
+	if _, err := o.Send(context.Background(), Message{Channel: ChannelEmail, To: "a@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed not closed after a message was kept")
+	}
+	if next := o.Changed(); next == ch {
+		t.Error("Changed returned the closed channel again")
+	}
+}

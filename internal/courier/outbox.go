@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -12,6 +13,9 @@ import (
 // anything. It is the only provider that keeps Code and Link.
 type Outbox struct {
 	keep OutboxStore
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced after each kept message
 }
 
 // OutboxStore is where the Outbox keeps messages.
@@ -32,7 +36,16 @@ type Kept struct {
 // NewOutbox returns an Outbox that keeps messages in keep; the id Save
 // returns becomes the provider id.
 func NewOutbox(keep OutboxStore) *Outbox {
-	return &Outbox{keep: keep}
+	return &Outbox{keep: keep, changed: make(chan struct{})}
+}
+
+// Changed returns a channel closed when this process next keeps a message,
+// so a reader can wait for one instead of polling. (Messages kept by
+// another replica do not close it.)
+func (o *Outbox) Changed() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.changed
 }
 
 // Send keeps m.
@@ -50,6 +63,10 @@ func (o *Outbox) Send(ctx context.Context, m Message) (string, error) {
 		}
 		return "", fmt.Errorf("%w: outbox save: %w", ErrDelivery, err)
 	}
+	o.mu.Lock()
+	close(o.changed)
+	o.changed = make(chan struct{})
+	o.mu.Unlock()
 	return id, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -1206,7 +1207,36 @@ func testDevOutbox(t *testing.T, e *env) {
 		{name: "limit", method: "GET", path: "/dev/outbox?limit=1", wantStatus: 200, check: ids("out-3")},
 		{name: "nobody", method: "GET", path: "/dev/outbox?to=nobody%40example.com", wantStatus: 200,
 			wantBody: map[string]any{"messages": []any{}}},
+		{name: "since", method: "GET", path: "/dev/outbox?to=dev%40example.com&since=" + url.QueryEscape(t0.Add(time.Second).Format(time.RFC3339)),
+			wantStatus: 200, check: ids("out-3")},
+		{name: "since, none yet", method: "GET", path: "/dev/outbox?since=" + url.QueryEscape(t0.Add(time.Hour).Format(time.RFC3339)),
+			wantStatus: 200, wantBody: map[string]any{"messages": []any{}}},
+		{name: "bad since", method: "GET", path: "/dev/outbox?since=yesterday", wantStatus: 400, wantCode: "invalid_request"},
+		{name: "wait too long", method: "GET", path: "/dev/outbox?wait_ms=60000", wantStatus: 400, wantCode: "invalid_request"},
+		{name: "wait, nothing comes", method: "GET", path: "/dev/outbox?to=nobody%40example.com&wait_ms=50", wantStatus: 200,
+			wantBody: map[string]any{"messages": []any{}}},
 	})
+
+	// A reader waiting for a message gets it when it is kept, not an empty list.
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(150 * time.Millisecond) // the request below is waiting by then
+		_, err := e.API().Outbox.Send(ctx, courier.Message{AppID: e.app.ID, Channel: courier.ChannelEmail, To: "waiter@example.com",
+			Subject: "late", Code: "424242"})
+		done <- err
+	}()
+	runScenarios(t, e, []scenario{
+		{name: "wait for a message", method: "GET", path: "/dev/outbox?to=waiter%40example.com&wait_ms=5000", wantStatus: 200,
+			check: func(t *testing.T, r response) {
+				msgs, _ := r.body["messages"].([]any)
+				if len(msgs) != 1 || msgs[0].(map[string]any)["code"] != "424242" {
+					t.Errorf("messages = %v; want the one kept while waiting", msgs)
+				}
+			}},
+	})
+	if err := <-done; err != nil {
+		t.Fatalf("Outbox.Send: %v", err)
+	}
 }
 
 // testLogScan runs last: no credential, API key or invitation issued during

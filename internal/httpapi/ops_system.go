@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gatehouse-auth/gatehouse/internal/apidocs"
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
 )
 
 func plainOp(id, method, path, summary, tag, contentType, desc string) huma.Operation {
@@ -108,8 +109,10 @@ func (w *jsonNotFound) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // devOutbox
 
 type devOutboxInput struct {
-	To    string `query:"to" doc:"Only messages to this address or phone number (as normalised)."`
-	Limit int    `query:"limit" minimum:"1" maximum:"200" default:"50"`
+	To     string    `query:"to" doc:"Only messages to this address or phone number (as normalised)."`
+	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50"`
+	Since  time.Time `query:"since" doc:"Only messages kept at or after this moment (RFC 3339)." example:"2026-11-26T12:00:00Z"`
+	WaitMS int       `query:"wait_ms" minimum:"0" maximum:"10000" default:"0" doc:"When no message matches, wait up to this many milliseconds for one (messages are sent by the send queue's workers just after the request that causes them answers) instead of answering an empty list at once."`
 }
 
 // OutboxMessage is a message the development outbox kept instead of sending.
@@ -141,9 +144,35 @@ func (s *Server) devOutbox(ctx context.Context, in *devOutboxInput) (*devOutboxO
 	if strings.Contains(to, "@") {
 		to = strings.ToLower(to)
 	}
-	msgs, err := s.Outbox.List(ctx, to, in.Limit)
-	if err != nil {
-		return nil, err
+	var msgs []courier.Kept
+	deadline := time.Now().Add(time.Duration(in.WaitMS) * time.Millisecond)
+	for {
+		changed := s.Outbox.Changed() // before the read, so no message slips between
+		all, err := s.Outbox.List(ctx, to, in.Limit)
+		if err != nil {
+			return nil, err
+		}
+		msgs = all[:0]
+		for _, m := range all {
+			if !m.CreatedAt.Before(in.Since) {
+				msgs = append(msgs, m)
+			}
+		}
+		left := time.Until(deadline)
+		if len(msgs) > 0 || left <= 0 {
+			break
+		}
+		// Another replica's messages close no channel here: look again
+		// at least every 100 ms.
+		t := time.NewTimer(min(left, 100*time.Millisecond))
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		t.Stop()
 	}
 	out := &devOutboxOutput{}
 	out.Body.Messages = make([]OutboxMessage, 0, len(msgs))
