@@ -74,6 +74,8 @@ type Service struct {
 	messages *messages.Service
 	keys     *token.Keyring
 	hasher   *token.Hasher
+	sealer   *token.Sealer
+	baseURL  string
 	issuer   string
 	events   *webhook.Emitter
 	tests    TestIdentities
@@ -91,7 +93,12 @@ type Deps struct {
 	Messages *messages.Service
 	Keyring  *token.Keyring
 	Hasher   *token.Hasher
-	Issuer   string
+	// Sealer seals the token of an invitation's short link (invitations by
+	// SMS); nil sends those with the full link.
+	Sealer *token.Sealer
+	// BaseURL is the server's public URL, which short links start with.
+	BaseURL string
+	Issuer  string
 	// Events receives user.created, user.updated and user.identifier_changed
 	// inside the transaction of the change; nil emits nothing.
 	Events *webhook.Emitter
@@ -111,7 +118,7 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, sends: d.Sends, messages: d.Messages, keys: d.Keyring, hasher: d.Hasher,
+	return &Service{db: d.DB, sends: d.Sends, messages: d.Messages, keys: d.Keyring, hasher: d.Hasher, sealer: d.Sealer, baseURL: d.BaseURL,
 		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
 }
 
@@ -414,11 +421,11 @@ func (s *Service) Invite(ctx context.Context, p access.Principal, app store.App,
 		if err != nil {
 			return err
 		}
-		tok, err := s.newInvitation(ctx, tx, app, u)
+		tok, short, err := s.newInvitation(ctx, tx, app, u)
 		if err != nil {
 			return err
 		}
-		return s.sendInvitation(ctx, tx, app, u, tok)
+		return s.sendInvitation(ctx, tx, app, u, tok, short)
 	})
 	if err != nil {
 		return User{}, nil, err
@@ -441,32 +448,45 @@ type invitationClaims struct {
 
 // newInvitation stores, in tx, a single-use invitation for u and returns its
 // token. It replaces u's earlier invitations: only the newest link works.
-func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (string, error) {
+// An invitation that goes by SMS (u has no e-mail address) also gets a short
+// link, returned as short.
+func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (tok, short string, err error) {
 	if err := tx.DeleteOpenInvitations(ctx, u.ID); err != nil {
-		return "", err
+		return "", "", err
 	}
 	now := s.clock()
 	inv := store.Invitation{ID: newID(), AppID: app.ID, AppUserID: u.ID, ExpiresAt: now.Add(InvitationTTL), CreatedAt: now}
-	tok, err := s.keys.Sign(token.TypeMagic, invitationClaims{
+	tok, err = s.keys.Sign(token.TypeMagic, invitationClaims{
 		Claims: token.Claims{Issuer: s.issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
 			Expiry: inv.ExpiresAt.Unix(), ID: inv.ID},
 		UUID: u.ID, UserStatus: store.StatusPending, Email: u.Email, Phone: u.Phone, Purpose: "invitation",
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	inv.TokenHash = s.hasher.Hash("invitation", tok)
-	return tok, tx.CreateInvitation(ctx, inv)
+	if u.Email == "" && s.sealer != nil {
+		sl, err := NewShortLink(s.sealer, s.hasher, s.baseURL, "invite-short:"+inv.ID, tok)
+		if err != nil {
+			return "", "", err
+		}
+		inv.ShortHash, inv.ShortTokenSealed, short = sl.Hash, sl.Sealed, sl.Link
+	}
+	return tok, short, tx.CreateInvitation(ctx, inv)
 }
 
 // sendInvitation commits the invitation's link for u to the send queue
-// inside tx, by e-mail when u has an address, else by SMS: a worker sends
-// it once tx commits, and retries while the provider fails.
-func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, tok string) error {
+// inside tx, by e-mail when u has an address, else by SMS (as its short
+// link, when it has one): a worker sends it once tx commits, and retries
+// while the provider fails.
+func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, tok, short string) error {
 	link := AppLink(app, "sct_magic", tok)
 	msg := courier.Message{Link: link, AppID: app.ID, Channel: courier.ChannelEmail, To: u.Email}
 	if u.Email == "" {
 		msg.Channel, msg.To = courier.ChannelSMS, u.Phone
+		if short != "" {
+			link, msg.Link = short, short
+		}
 	}
 	// In the invitee's language when the invitation's metadata names one
 	// (the "locale" key), else English.
@@ -485,6 +505,34 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.Ap
 		return nil
 	}
 	return s.sends.Enqueue(ctx, tx, msg, sendqueue.Ref{What: "invitation"})
+}
+
+// ResolveInvitationShortLink returns the app link an invitation's short
+// link (by the keyed hash of its code) stands for. An invitation that was
+// used, replaced by a newer one or has expired is ErrInvitationNotFound,
+// with its app's id when it is known.
+func (s *Service) ResolveInvitationShortLink(ctx context.Context, hash string) (appID, link string, err error) {
+	inv, err := s.db.GetInvitationByShortLink(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", "", ErrInvitationNotFound
+	} else if err != nil {
+		return "", "", err
+	}
+	if inv.UsedAt != nil || !s.clock().Before(inv.ExpiresAt) {
+		return inv.AppID, "", ErrInvitationNotFound
+	}
+	if s.sealer == nil {
+		return "", "", errors.New("short links need the master key")
+	}
+	tok, err := OpenShortLink(s.sealer, inv.ShortTokenSealed, "invite-short:"+inv.ID)
+	if err != nil {
+		return "", "", err
+	}
+	app, err := s.db.GetApp(ctx, inv.AppID)
+	if err != nil {
+		return "", "", err
+	}
+	return app.ID, AppLink(app, "sct_magic", tok), nil
 }
 
 // AcceptInvitation spends an invitation inside signin's transaction, which

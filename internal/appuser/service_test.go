@@ -438,7 +438,15 @@ func invite(t *testing.T, sys *servertest.System, app store.App, in appuser.Crea
 	if !ok {
 		t.Fatalf("no invitation sent to %s", to)
 	}
-	return u, invitationToken(t, m.Link)
+	link := m.Link
+	if code, short := strings.CutPrefix(link, sys.Config.BaseURL+appuser.ShortLinkPath); short {
+		// By SMS: the short link stands for the invitation link.
+		var err error
+		if _, link, err = sys.SignIn.ResolveShortLink(context.Background(), code); err != nil {
+			t.Fatalf("ResolveShortLink(%s): %v", m.Link, err)
+		}
+	}
+	return u, invitationToken(t, link)
 }
 
 func TestInvite(t *testing.T) {
@@ -541,17 +549,23 @@ func TestInvite(t *testing.T) {
 			t.Errorf("Invite(bad identifier) = %v; want ErrInvalidIdentifier", err)
 		}
 
-		// A phone-only invitee gets an SMS with the link.
+		// A phone-only invitee gets an SMS with the link: a short link to
+		// the invitation link.
 		p, _, err := sys.Users.Invite(ctx, op, app, appuser.CreateInput{Identifier: "+1 415 555 2671"})
 		if err != nil {
 			t.Fatalf("Invite(phone): %v", err)
 		}
 		sms, ok := sys.Mail.Last("+14155552671")
-		if !ok || sms.Channel != courier.ChannelSMS || !strings.Contains(sms.Text, sms.Link) {
-			t.Fatalf("SMS invitation = %+v, %v; want an SMS carrying the link", sms.Channel, ok)
+		prefix := sys.Config.BaseURL + appuser.ShortLinkPath
+		if !ok || sms.Channel != courier.ChannelSMS || !strings.Contains(sms.Text, sms.Link) || !strings.HasPrefix(sms.Link, prefix) {
+			t.Fatalf("SMS invitation = %+v %q, %v; want an SMS carrying a short link", sms.Channel, sms.Link, ok)
+		}
+		appID, long, err := sys.SignIn.ResolveShortLink(ctx, strings.TrimPrefix(sms.Link, prefix))
+		if err != nil || appID != app.ID {
+			t.Fatalf("ResolveShortLink(invitation) = %q, %q, %v", appID, long, err)
 		}
 		claims = nil
-		if _, err := sys.Keyring().Verify(invitationToken(t, sms.Link), token.TypeMagic, &claims); err != nil || claims["uuid"] != p.ID || claims["phone"] != "+14155552671" {
+		if _, err := sys.Keyring().Verify(invitationToken(t, long), token.TypeMagic, &claims); err != nil || claims["uuid"] != p.ID || claims["phone"] != "+14155552671" {
 			t.Errorf("SMS invitation claims = %v, %v; want uuid %s and the phone", claims, err, p.ID)
 		}
 	})

@@ -577,11 +577,15 @@ func testInvite(t *testing.T, e *env) {
 			body: map[string]any{"identifier": "+1 415 555 2673"}, wantStatus: 200,
 			check: func(t *testing.T, r response) {
 				m, ok := e.Mail.Last("+14155552673")
-				if !ok || m.Channel != "sms" || !strings.Contains(m.Link, "sct_magic=") || !strings.Contains(m.Text, m.Link) {
-					t.Fatalf("SMS invitation = %+v, %v; want an SMS carrying the link", m, ok)
+				if !ok || m.Channel != "sms" || !strings.HasPrefix(m.Link, e.URL+"/m/") || !strings.Contains(m.Text, m.Link) {
+					t.Fatalf("SMS invitation = %+v, %v; want an SMS carrying a short link", m, ok)
 				}
 				e.remember(m.Link)
-				u, _ := url.Parse(m.Link)
+				_, long, err := e.SignIn.ResolveShortLink(t.Context(), strings.TrimPrefix(m.Link, e.URL+"/m/"))
+				if err != nil {
+					t.Fatalf("ResolveShortLink(%s): %v", m.Link, err)
+				}
+				u, _ := url.Parse(long)
 				tok := u.Query().Get("sct_magic")
 				e.remember(tok)
 				if c := tokentest.Payload(t, tok); c["uuid"] != userOf(t, r)["id"] || c["phone"] != "+14155552673" || c["user_status"] != "pending" {

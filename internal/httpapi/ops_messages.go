@@ -180,8 +180,9 @@ func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageT
 	return out, nil
 }
 
-// openShortLink resolves a magic link sent by SMS ({base_url}/m/{code}) to
-// its consent link. Unknown, used or expired: a 404 page.
+// openShortLink resolves a magic link or invitation sent by SMS
+// ({base_url}/m/{code}) to its consent or invitation link. Unknown, used
+// or expired: a 404 page.
 func (s *Server) openShortLink(w http.ResponseWriter, r *http.Request) {
 	appID, link, err := s.SignIn.ResolveShortLink(r.Context(), r.PathValue("code"))
 	if err == nil {

@@ -120,9 +120,9 @@ func (s *Server) registerRoutes() {
 	register(s, described(op("previewMessageTemplate", "POST", "/v1/apps/{app_id}/message_templates/preview", "Render a message with sample values", "Messages"),
 		"Renders a draft (`template`) or what the app sends now for `locale` (its override or the built-in template, with fallback to the base language and English), with sample values and the app's name. Answers subject, text and html; for SMS also its length, encoding (GSM-7 or UCS-2) and segments. A draft is checked as when saved (400 naming the field and variable). "+templatesDoc),
 		authApp, s.previewMessageTemplate)
-	s.plain(pageOp(plainOp("openShortLink", "GET", "/m/{code}", "Open a magic link sent by SMS", "Sign-in", "text/html",
-		"A magic link sent by SMS is this short link. It redirects (303) to the consent link the e-mail would carry (GET /v1/auth/{app_id}/magic_links/open), which works as usual (single use). 404 page: unknown code, or a link that was used or has expired."),
-		map[int]string{http.StatusSeeOther: "On to the consent link", http.StatusNotFound: "Unknown code, or a used or expired link"}), s.openShortLink)
+	s.plain(pageOp(plainOp("openShortLink", "GET", "/m/{code}", "Open a magic link or invitation sent by SMS", "Sign-in", "text/html",
+		"A magic link or an invitation sent by SMS is this short link. A magic link's redirects (303) to the consent link the e-mail would carry (GET /v1/auth/{app_id}/magic_links/open), which works as usual (single use); an invitation's to the invitation link on the app's login page (?sct_magic=...). 404 page: unknown code, or a link that was used, replaced or has expired."),
+		map[int]string{http.StatusSeeOther: "On to the consent link or the invitation link", http.StatusNotFound: "Unknown code, or a used, replaced or expired link"}), s.openShortLink)
 
 	register(s, op("createWebhook", "POST", "/v1/apps/{app_id}/webhooks", "Create a webhook endpoint", "Webhooks"), authApp, s.createWebhook)
 	register(s, op("listWebhooks", "GET", "/v1/apps/{app_id}/webhooks", "List webhook endpoints", "Webhooks"), authApp, s.listWebhooks)

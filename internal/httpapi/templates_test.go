@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,69 @@ func TestShortMagicLinkBySMS(t *testing.T) {
 		e.Clock.Advance(time.Duration(e.app.MagicLinkExpiration)*time.Second + time.Second)
 		if res := get(short); res.StatusCode != http.StatusNotFound || res.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 			t.Errorf("GET expired short link = %d %s; want the 404 page", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	})
+}
+
+// TestShortInvitationBySMS: an invitation to a phone-only user is a short
+// link in one SMS segment; it redirects to the app's invitation link,
+// which accepts the invitation, and dies once the invitation is used or
+// replaced.
+func TestShortInvitationBySMS(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "shortinvites")
+		phone := "+14155552672"
+		noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		get := func(url string) *http.Response {
+			t.Helper()
+			res, err := noFollow.Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res
+		}
+		invite := func() string {
+			t.Helper()
+			if r := e.do(t, "POST", "/v1/"+e.app.ID+"/users/invite", bearer(e.appSecret), map[string]any{"identifier": phone}); r.status != 200 {
+				t.Fatalf("POST users/invite = %d %s", r.status, r.raw)
+			}
+			m, _ := e.Mail.Last(phone)
+			info := courier.MeasureSMS(m.Text)
+			i := strings.Index(m.Text, e.URL+"/m/")
+			if i < 0 || info.Segments != 1 || info.Encoding != courier.EncodingGSM7 {
+				t.Fatalf("invitation SMS = %q (%+v); want a short link in one GSM-7 segment", m.Text, info)
+			}
+			short := m.Text[i:]
+			if j := strings.IndexAny(short, " \n"); j >= 0 {
+				short = short[:j]
+			}
+			if strings.Contains(m.Text, "sct_magic") {
+				t.Errorf("invitation SMS %q holds the long link", m.Text)
+			}
+			return short
+		}
+
+		first := invite()
+		second := invite()
+		if res := get(first); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET replaced invitation's short link = %d; want 404", res.StatusCode)
+		}
+		res := get(second)
+		loc := res.Header.Get("Location")
+		i := strings.Index(loc, "sct_magic=")
+		if res.StatusCode != http.StatusSeeOther || i < 0 {
+			t.Fatalf("GET short invitation link = %d, Location %q; want 303 to the app with sct_magic", res.StatusCode, loc)
+		}
+		u, err := url.Parse(loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.do(t, "POST", e.authPath("/magic_links/confirm_invite"), nil, map[string]any{"token": u.Query().Get("sct_magic")}); r.status != 200 || r.str("access") == "" {
+			t.Fatalf("confirm_invite with the short link's token = %d %s; want tokens", r.status, r.raw)
+		}
+		if res := get(second); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET used invitation's short link = %d; want 404", res.StatusCode)
 		}
 	})
 }

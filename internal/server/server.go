@@ -194,7 +194,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// Messages: committed with their challenge or cause, sent by workers.
 	sends := sendqueue.New(jobs, sealer, cfg.Messages.MaxAttempts)
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Sends: sends, Messages: s.Messages, Keyring: s.keyring,
-		Hasher: hasher, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
+		Hasher: hasher, Sealer: sealer, BaseURL: cfg.BaseURL, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
 		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Tenants)})
 	limits := opts.Limits
 	if limits == nil {

@@ -35,12 +35,14 @@ var released = map[string]string{
 	"postgres/00008_backends.sql": "00ffbb327c487c92cfc7ebbb1dba9edd2124f7447616dfccee2df9570c463277",
 	"sqlite/00008_backends.sql":   "ceb5b23fc219fbb179e834ca548fcff660cc2746e7c3df350e2728890a46b15d",
 
-	"postgres/00009_message_providers.sql": "5cb975e4f79d2f459bebbb900445652ca747aefdabca0aea06722f869eb7ad47",
-	"sqlite/00009_message_providers.sql":   "6b95cf673d1329f865767ac1330e160e0af6cec2420e6d5515aea068b62f7e68",
-	"postgres/00010_sms_guards.sql":        "4766ff34a2658580f78b9a060f917deec64b3815dc7fb95e4881ae00f8ee34d2",
-	"sqlite/00010_sms_guards.sql":          "cae6ddbbcf5cff339bd5c7a5662cb80d4fbe6ea80d6d47586690fd9327f0d0ff",
-	"postgres/00011_message_templates.sql": "39ee30627fafc64a886a36b91d6ae7ea2b9cf4e7225268411e3a54d5235ce167",
-	"sqlite/00011_message_templates.sql":   "4e1c54bb36c5e2191cfcd3038731b878274adfe3be1eba50cfc336fb99fd3aab",
+	"postgres/00009_message_providers.sql":      "5cb975e4f79d2f459bebbb900445652ca747aefdabca0aea06722f869eb7ad47",
+	"sqlite/00009_message_providers.sql":        "6b95cf673d1329f865767ac1330e160e0af6cec2420e6d5515aea068b62f7e68",
+	"postgres/00010_sms_guards.sql":             "4766ff34a2658580f78b9a060f917deec64b3815dc7fb95e4881ae00f8ee34d2",
+	"sqlite/00010_sms_guards.sql":               "cae6ddbbcf5cff339bd5c7a5662cb80d4fbe6ea80d6d47586690fd9327f0d0ff",
+	"postgres/00011_message_templates.sql":      "39ee30627fafc64a886a36b91d6ae7ea2b9cf4e7225268411e3a54d5235ce167",
+	"sqlite/00011_message_templates.sql":        "4e1c54bb36c5e2191cfcd3038731b878274adfe3be1eba50cfc336fb99fd3aab",
+	"postgres/00012_invitation_short_links.sql": "cc19b116686fe8cfe1a2410dc4c840e507b951f87fd42536524d924bf210b8a6",
+	"sqlite/00012_invitation_short_links.sql":   "cc19b116686fe8cfe1a2410dc4c840e507b951f87fd42536524d924bf210b8a6",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

@@ -263,14 +263,29 @@ type Invitation struct {
 	ExpiresAt time.Time
 	UsedAt    *time.Time
 	CreatedAt time.Time
+	// ShortHash and ShortTokenSealed are set for an invitation sent by SMS:
+	// the keyed hash of its short link's code, and its token sealed.
+	ShortHash        string
+	ShortTokenSealed string
 }
 
 // CreateInvitation inserts inv.
 func (q Queries) CreateInvitation(ctx context.Context, inv Invitation) error {
-	_, err := q.w.exec(ctx, `INSERT INTO invitations (id, app_id, app_user_id, token_hash, expires_at, used_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, inv.ID, inv.AppID, inv.AppUserID, inv.TokenHash, ts(inv.ExpiresAt),
-		nullTime(inv.UsedAt), ts(inv.CreatedAt))
+	_, err := q.w.exec(ctx, `INSERT INTO invitations (id, app_id, app_user_id, token_hash, expires_at, used_at, created_at,
+		short_hash, short_token_sealed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, inv.ID, inv.AppID, inv.AppUserID,
+		inv.TokenHash, ts(inv.ExpiresAt), nullTime(inv.UsedAt), ts(inv.CreatedAt), nullString(inv.ShortHash), inv.ShortTokenSealed)
 	return err
+}
+
+// GetInvitationByShortLink finds an invitation by the keyed hash of its
+// short link's code, with the sealed token the link stands for.
+func (q Queries) GetInvitationByShortLink(ctx context.Context, hash string) (Invitation, error) {
+	var inv Invitation
+	err := q.r.queryRow(ctx, `SELECT id, app_id, app_user_id, token_hash, expires_at, used_at, created_at, short_token_sealed
+		FROM invitations WHERE short_hash = $1`, hash).Scan(&inv.ID, &inv.AppID, &inv.AppUserID, &inv.TokenHash,
+		&inv.ExpiresAt, &inv.UsedAt, &inv.CreatedAt, &inv.ShortTokenSealed)
+	inv.ExpiresAt, inv.UsedAt, inv.CreatedAt, inv.ShortHash = inv.ExpiresAt.UTC(), utcPtr(inv.UsedAt), inv.CreatedAt.UTC(), hash
+	return inv, err
 }
 
 // DeleteOpenInvitations removes a user's unspent invitations, so that no
