@@ -432,3 +432,48 @@ func TestAppOutboxInDevelopment(t *testing.T) {
 		})
 	}
 }
+
+// TestProviderDestinationCheckedWhenSaved: with private targets refused (as
+// in production), a provider URL, endpoint or SMTP host that names a local
+// or non-public address is refused when saved, naming the setting, not
+// only when a message is dialled; a public one is saved.
+func TestProviderDestinationCheckedWhenSaved(t *testing.T) {
+	opts := servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "false"}}
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "Acme")
+		path := "/v1/apps/" + e.app.ID + "/message_service_providers"
+		names := func(field, reason string) func(t *testing.T, r response) {
+			return func(t *testing.T, r response) {
+				if msg := r.str("error"); !strings.HasPrefix(msg, field+" ") || !strings.Contains(msg, reason) {
+					t.Errorf("error = %q; want it to name %s and say %q", msg, field, reason)
+				}
+			}
+		}
+		patch := func(name string, body map[string]any, status int, check func(*testing.T, response)) scenario {
+			s := scenario{name: name, method: "PATCH", path: path, headers: bearer(e.appSecret), body: body, wantStatus: status, check: check}
+			if status == 400 {
+				s.wantCode = "invalid_request"
+			}
+			return s
+		}
+		runScenarios(t, e, []scenario{
+			patch("http url on a private address", map[string]any{"slug": "http", "config": map[string]any{"url": "https://10.1.2.3/sms", "token": "t-0123456789abcdef"}},
+				400, names("config.url", "non-public address")),
+			patch("http url on the metadata address", map[string]any{"slug": "http", "config": map[string]any{"url": "https://169.254.169.254/latest"}},
+				400, names("config.url", "non-public address")),
+			patch("twilio endpoint on an internal name", map[string]any{"slug": "twilio", "config": map[string]any{"endpoint": "https://twilio.corp.internal", "account_sid": "AC0123456789abcdef0123456789abcdef", "auth_token": "tok-0123456789abcdef", "from": "+14155550100"}},
+				400, names("config.endpoint", "not allowed")),
+			patch("smtp host on loopback", map[string]any{"slug": "smtp", "config": map[string]any{"host": "127.0.0.1", "port": "587", "from": "a@example.com"}},
+				400, names("config.host", "non-public address")),
+			patch("smtp host on an IPv6 loopback", map[string]any{"slug": "smtp", "config": map[string]any{"host": "::1", "port": "587", "from": "a@example.com"}},
+				400, names("config.host", "non-public address")),
+			patch("smtp host localhost", map[string]any{"slug": "smtp", "config": map[string]any{"host": "localhost", "port": "587", "from": "a@example.com"}},
+				400, names("config.host", "not allowed")),
+			patch("a public address is saved", map[string]any{"slug": "http", "config": map[string]any{"url": "https://93.184.216.34/sms"}}, 200, nil),
+		})
+		r := e.do(t, "GET", path, bearer(e.appSecret), nil)
+		if cfg, _ := providerOf(t, r, "smtp")["config"].(map[string]any); cfg["host"] != nil && cfg["host"] != "" {
+			t.Errorf("smtp config after refusals = %v; want no host stored", cfg)
+		}
+	})
+}

@@ -94,7 +94,8 @@ func provider(set string, dev bool) string {
 // webhooks may not reach (apps choose their providers' URLs), under the same
 // setting (webhooks.allow_private_targets).
 func appMessages(cfg config.Config, outbox *courier.Outbox, policy webhook.Policy, limiter ratelimit.Limiter) tenant.MessageDeps {
-	d := tenant.MessageDeps{Client: policy.Client(providerTimeout), DialControl: policy.DialControl(), Limiter: limiter, TestRule: tenant.DefaultProviderTestRule}
+	d := tenant.MessageDeps{Client: policy.Client(providerTimeout), DialControl: policy.DialControl(), CheckHost: policy.CheckHost,
+		Limiter: limiter, TestRule: tenant.DefaultProviderTestRule}
 	if cfg.Dev {
 		d.Outbox = outbox
 	}

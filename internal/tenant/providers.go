@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
@@ -58,6 +59,10 @@ type MessageDeps struct {
 	Client *http.Client
 	// DialControl vets the addresses SMTP providers dial, for the same reason.
 	DialControl func(network, address string, c syscall.RawConn) error
+	// CheckHost, when set, vets the host of a provider's url, endpoint or
+	// (SMTP) host when it is saved, so an address the dial-time checks
+	// would refuse is refused at once (webhook.Policy.CheckHost).
+	CheckHost func(host string) error
 	// Limiter and TestRule bound the test messages of an app.
 	Limiter  ratelimit.Limiter
 	TestRule ratelimit.Rule
@@ -300,6 +305,9 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 		if err := secretsFollowDestination(k, settings, in.Config, merged); err != nil {
 			return err
 		}
+		if err := s.checkDestination(in.Config, merged); err != nil {
+			return err
+		}
 		if err := s.seal(&row, k, merged); err != nil {
 			return err
 		}
@@ -408,6 +416,35 @@ func secretsFollowDestination(k courier.Kind, stored map[string]string, in map[s
 		}
 		if v, sent := in[f.Name]; !sent || v == nil || *v == SecretHint(old) {
 			return errs.Invalidf("config."+f.Name, "must be sent again when config.%s changes: a stored secret never follows a provider to a new destination", moved)
+		}
+	}
+	return nil
+}
+
+// checkDestination refuses, when it is saved, a url, endpoint or host
+// setting that points to a host the dial-time checks would refuse.
+func (s *Service) checkDestination(in map[string]*string, merged map[string]string) error {
+	if s.msg.CheckHost == nil {
+		return nil
+	}
+	for _, key := range []string{"url", "endpoint", "host"} {
+		if v, ok := in[key]; !ok || v == nil || merged[key] == "" {
+			continue
+		}
+		host := merged[key]
+		if key != "host" {
+			u, err := url.Parse(merged[key])
+			if err != nil {
+				continue // FromSpec refused it already when it matters
+			}
+			host = u.Host
+		}
+		if err := s.msg.CheckHost(host); err != nil {
+			var inv *errs.Invalid
+			if errors.As(err, &inv) {
+				return errs.Invalidf("config."+key, "%s", inv.Reason)
+			}
+			return errs.Invalidf("config."+key, "is not allowed")
 		}
 	}
 	return nil

@@ -126,6 +126,26 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 	return out, nil
 }
 
+// CheckHost vets a host (a name or an address, with or without a port)
+// as CheckURL does before resolving it: a forbidden name, a local name or
+// a non-public address literal is refused. Names are not resolved here;
+// the dial-time check (DialControl, Client) refuses what they resolve to.
+// Its refusal is ErrUnsafeURL with an invalid "url" field, whose reason
+// the caller may show.
+func (p Policy) CheckHost(host string) error {
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+		host = "[" + host + "]" // a bare IPv6 literal, as an SMTP host may be
+	}
+	_, addr, err := p.checkHost(&url.URL{Host: host})
+	if err != nil {
+		return err
+	}
+	if addr.IsValid() && p.Denied(addr) {
+		return egressUnsafe(egressRefusal)
+	}
+	return nil
+}
+
 // checkPort returns the URL's explicit port, which must be 443 (or absent)
 // unless AllowPrivate.
 func (p Policy) checkPort(u *url.URL) (string, error) {

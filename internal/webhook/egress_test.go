@@ -659,3 +659,38 @@ func FuzzCheckURL(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckHost: the save-time check of a message provider's host refuses
+// what CheckURL refuses of a host before resolving it, and resolves nothing.
+func TestCheckHost(t *testing.T) {
+	for _, tc := range []struct {
+		host         string
+		allowPrivate bool
+		ok           bool
+	}{
+		{"api.twilio.com", false, true},
+		{"smtp.example.com:587", false, true},
+		{"93.184.216.34", false, true},
+		{"[2606:2800:220:1:248:1893:25c8:1946]:443", false, true},
+		{"10.0.0.1", false, false},
+		{"127.0.0.1:25", false, false},
+		{"::1", false, false},
+		{"[::1]:25", false, false},
+		{"169.254.169.254", false, false},
+		{"localhost", false, false},
+		{"mail.corp.internal", false, false},
+		{"intranet", false, false},
+		{"0x7f.1", false, false},
+		{"10.0.0.1", true, true},
+		{"localhost:2525", true, true},
+		{"metadata.google.internal", true, false},
+	} {
+		err := Policy{AllowPrivate: tc.allowPrivate}.CheckHost(tc.host)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckHost(%q, allowPrivate %v) = %v; want ok %v", tc.host, tc.allowPrivate, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrUnsafeURL) {
+			t.Errorf("CheckHost(%q) = %v; want ErrUnsafeURL", tc.host, err)
+		}
+	}
+}
