@@ -9,13 +9,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
 // CacheTTL is how long Render may use an app's overrides without reading
@@ -33,7 +33,7 @@ type Service struct {
 	baseURL   string
 	now       func() time.Time
 	log       *slog.Logger
-	cache     *cache
+	cache     *ttlcache.Cache[*courier.Overrides]
 }
 
 // Deps are the Service's collaborators.
@@ -55,7 +55,7 @@ func New(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{db: d.DB, templates: d.Templates, baseURL: d.BaseURL, now: d.Now, log: d.Log,
-		cache: &cache{ttl: CacheTTL, now: d.Now, m: map[string]cached{}}}
+		cache: ttlcache.New[*courier.Overrides](CacheTTL, d.Now)}
 }
 
 // Render builds message name for channel ch of app appID in the first of
@@ -86,8 +86,8 @@ const MetaLocaleKey = "locale"
 
 // overrides returns app's compiled overrides, from the cache when fresh.
 func (s *Service) overrides(ctx context.Context, appID string) (*courier.Overrides, error) {
-	o, ok, gen := s.cache.get(appID)
-	if ok {
+	o, _, fresh, gen := s.cache.Get(appID)
+	if fresh {
 		return o, nil
 	}
 	rows, err := s.db.ListMessageTemplates(ctx, appID)
@@ -100,7 +100,7 @@ func (s *Service) overrides(ctx context.Context, appID string) (*courier.Overrid
 		// built-in one is sent instead.
 		s.log.WarnContext(ctx, "message template override skipped", "app_id", appID, "err", err)
 	}
-	s.cache.put(appID, o, gen)
+	s.cache.Put(appID, o, gen)
 	return o, nil
 }
 
@@ -190,7 +190,7 @@ func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov 
 	if err != nil {
 		return Template{}, err
 	}
-	s.cache.forget(appID)
+	s.cache.Forget(appID)
 	s.log.InfoContext(ctx, "message template saved", "app_id", appID, "name", ov.Name, "channel", ov.Channel, "locale", ov.Locale,
 		"principal", string(p.Kind), "credential_id", p.CredentialID)
 	return templateOf(saved), nil
@@ -215,7 +215,7 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, appID, name st
 	if err != nil {
 		return err
 	}
-	s.cache.forget(appID)
+	s.cache.Forget(appID)
 	s.log.InfoContext(ctx, "message template deleted", "app_id", appID, "name", name, "channel", ch, "locale", locale,
 		"principal", string(p.Kind), "credential_id", p.CredentialID)
 	return nil
@@ -303,49 +303,4 @@ func validate(ov courier.Override) error {
 		return errs.Invalidf(te.Field, "%s", te.Reason)
 	}
 	return err
-}
-
-// cache keeps apps' compiled overrides for a moment.
-type cache struct {
-	ttl time.Duration
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]cached
-	// gen counts forgets: overrides read while one happened may be older
-	// than the change that caused it, so they are not kept.
-	gen uint64
-}
-
-type cached struct {
-	o  *courier.Overrides
-	at time.Time
-}
-
-func (c *cache) get(appID string) (*courier.Overrides, bool, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[appID]
-	if ok && c.now().Sub(e.at) < c.ttl {
-		return e.o, true, c.gen
-	}
-	return nil, false, c.gen
-}
-
-func (c *cache) put(appID string, o *courier.Overrides, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
-	if len(c.m) > 10000 {
-		clear(c.m)
-	}
-	c.m[appID] = cached{o: o, at: c.now()}
-}
-
-func (c *cache) forget(appID string) {
-	c.mu.Lock()
-	delete(c.m, appID)
-	c.gen++
-	c.mu.Unlock()
 }

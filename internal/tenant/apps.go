@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -140,15 +138,15 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 // replica or the command line, within the TTL. Anyone may read an app's
 // public settings, so no principal is asked for.
 func (s *Service) App(ctx context.Context, id string) (App, error) {
-	a, ok, gen := s.apps.get(id)
-	if ok {
+	a, _, fresh, gen := s.apps.Get(id)
+	if fresh {
 		return a, nil
 	}
 	a, err := s.GetApp(ctx, id)
 	if err != nil {
 		return a, err
 	}
-	s.apps.put(a, gen)
+	s.apps.Put(a.ID, a, gen)
 	return a, nil
 }
 
@@ -244,7 +242,7 @@ func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allo
 	if err != nil {
 		return App{}, err
 	}
-	s.apps.forget(id)
+	s.apps.Forget(id)
 	s.reloadIf(ctx, madeKey, a)
 	return a, nil
 }
@@ -274,8 +272,8 @@ func (s *Service) DeleteApp(ctx context.Context, p access.Principal, workspaceID
 		}
 		return notFound(tx.DeleteApp(ctx, workspaceID, id), ErrAppNotFound)
 	})
-	s.apps.forget(id)
-	s.providers.forget(id)
+	s.apps.Forget(id)
+	s.providers.Forget(id)
 	return err
 }
 
@@ -469,57 +467,6 @@ func checkURL(field, v string) (string, error) {
 // AllowsOrigin reports whether a browser origin may call the app's endpoints with credentials.
 func AllowsOrigin(a App, origin string) bool {
 	return origin != "" && (origin == a.Origin || slices.Contains(a.AllowedOrigins, origin))
-}
-
-// appCache keeps apps for a moment, for the requests that name one.
-type appCache struct {
-	ttl time.Duration
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]cachedApp
-	// gen counts forgets: an app read from the database while one happened
-	// may be older than the change that caused it, so it is not kept.
-	gen uint64
-}
-
-type cachedApp struct {
-	app App
-	at  time.Time
-}
-
-func newAppCache(ttl time.Duration, now func() time.Time) *appCache {
-	return &appCache{ttl: ttl, now: now, m: map[string]cachedApp{}}
-}
-
-// get returns the cached app, if fresh, and the generation to put a fresh read with.
-func (c *appCache) get(id string) (App, bool, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[id]
-	if ok && c.now().Sub(e.at) < c.ttl {
-		return e.app, true, c.gen
-	}
-	return App{}, false, c.gen
-}
-
-// put keeps a, read at generation gen, unless an app was forgotten since.
-func (c *appCache) put(a App, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
-	if len(c.m) > 10000 {
-		clear(c.m)
-	}
-	c.m[a.ID] = cachedApp{app: a, at: c.now()}
-}
-
-func (c *appCache) forget(id string) {
-	c.mu.Lock()
-	delete(c.m, id)
-	c.gen++
-	c.mu.Unlock()
 }
 
 // applyAccessTokenAlg validates and copies the access-token algorithm.

@@ -334,7 +334,7 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 	if err != nil {
 		return MessageProvider{}, err
 	}
-	s.providers.forget(appID)
+	s.providers.Forget(appID)
 	s.log.InfoContext(ctx, "message provider changed", "app_id", appID, "slug", slug, "provider_type", out.Type,
 		"enabled", out.Enabled, "changed", changed, "disabled", disabled, "by", string(p.Kind), "credential_id", p.CredentialID)
 	return out, nil

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -57,7 +55,6 @@ func (r *messageRouter) Send(ctx context.Context, m courier.Message) (string, er
 
 // providerSet is the providers an app sends through, by channel.
 type providerSet struct {
-	at     time.Time
 	stamp  string // what the set was built from: enabled slugs and their update times
 	by     map[courier.Channel]courier.Provider
 	broken map[courier.Channel]string // channels whose enabled provider cannot be built, with its slug
@@ -65,7 +62,7 @@ type providerSet struct {
 
 // appProviders returns the app's provider set, from the cache while fresh.
 func (s *Service) appProviders(ctx context.Context, appID string) (*providerSet, error) {
-	set, fresh, gen := s.providers.get(appID)
+	set, _, fresh, gen := s.providers.Get(appID)
 	if fresh {
 		return set, nil
 	}
@@ -81,7 +78,7 @@ func (s *Service) appProviders(ctx context.Context, appID string) (*providerSet,
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%s@%d;", r.Slug, r.UpdatedAt.UnixMicro())
 	}
-	next := &providerSet{at: s.now(), stamp: b.String()}
+	next := &providerSet{stamp: b.String()}
 	if set != nil && set.stamp == next.stamp {
 		next.by, next.broken = set.by, set.broken // nothing changed: keep what was built
 	} else {
@@ -108,7 +105,7 @@ func (s *Service) appProviders(ctx context.Context, appID string) (*providerSet,
 			}
 		}
 	}
-	s.providers.put(appID, next, gen)
+	s.providers.Put(appID, next, gen)
 	return next, nil
 }
 
@@ -119,49 +116,6 @@ func (s *Service) build(r store.MessageProvider) (courier.Provider, error) {
 		return nil, err
 	}
 	return courier.FromSpec(courier.Spec{Type: r.Type, Config: settings}, s.env())
-}
-
-// providerCache keeps each app's provider set for a moment.
-type providerCache struct {
-	ttl time.Duration
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*providerSet
-	// gen counts forgets: a set read while one happened may be older than
-	// the change that caused it, so it is not kept.
-	gen uint64
-}
-
-func newProviderCache(ttl time.Duration, now func() time.Time) *providerCache {
-	return &providerCache{ttl: ttl, now: now, m: map[string]*providerSet{}}
-}
-
-// get returns the app's cached set (nil if none), whether it is fresh, and
-// the generation to put a new one with.
-func (c *providerCache) get(appID string) (*providerSet, bool, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	set := c.m[appID]
-	return set, set != nil && c.now().Sub(set.at) < c.ttl, c.gen
-}
-
-func (c *providerCache) put(appID string, set *providerSet, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
-	if len(c.m) > 10000 {
-		clear(c.m)
-	}
-	c.m[appID] = set
-}
-
-func (c *providerCache) forget(appID string) {
-	c.mu.Lock()
-	delete(c.m, appID)
-	c.gen++
-	c.mu.Unlock()
 }
 
 // SendsOwn reports whether the app sends on ch through an enabled provider

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
 // Errors returned by the service; httpapi maps each to a response.
@@ -45,10 +46,10 @@ type Service struct {
 	accessAlg string
 	now       func() time.Time
 	log       *slog.Logger
-	apps      *appCache
+	apps      *ttlcache.Cache[App]
 	// msg and providers: the apps' own message providers (providers.go).
 	msg       MessageDeps
-	providers *providerCache
+	providers *ttlcache.Cache[*providerSet]
 	// spare holds a key made for an app change that was not stored (see
 	// preparedKey), by algorithm.
 	spareMu sync.Mutex
@@ -82,8 +83,8 @@ func New(d Deps) *Service {
 		d.AccessTokenAlg = token.Algorithm
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, accessAlg: d.AccessTokenAlg, now: d.Now, log: d.Log,
-		apps: newAppCache(AppCacheTTL, d.Now), spare: map[string]store.SigningKey{},
-		msg: d.Messages, providers: newProviderCache(ProviderCacheTTL, d.Now)}
+		apps: ttlcache.New[App](AppCacheTTL, d.Now), spare: map[string]store.SigningKey{},
+		msg: d.Messages, providers: ttlcache.New[*providerSet](ProviderCacheTTL, d.Now)}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
