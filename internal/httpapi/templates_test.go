@@ -123,16 +123,7 @@ func TestShortMagicLinkBySMS(t *testing.T) {
 	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "shortlinks")
 		phone := "+14155552671"
-		noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		get := func(url string) *http.Response {
-			t.Helper()
-			res, err := noFollow.Get(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			return res
-		}
+		get := noFollowGet(t)
 
 		if r := e.do(t, "POST", e.authPath("/magic_links/login"), nil, map[string]any{"identifier": phone}); r.status != 200 {
 			t.Fatalf("POST magic_links/login = %d %s", r.status, r.raw)
@@ -179,16 +170,7 @@ func TestShortInvitationBySMS(t *testing.T) {
 	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "shortinvites")
 		phone := "+14155552672"
-		noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		get := func(url string) *http.Response {
-			t.Helper()
-			res, err := noFollow.Get(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			return res
-		}
+		get := noFollowGet(t)
 		invite := func() string {
 			t.Helper()
 			if r := e.do(t, "POST", "/v1/"+e.app.ID+"/users/invite", bearer(e.appSecret), map[string]any{"identifier": phone}); r.status != 200 {
@@ -232,4 +214,18 @@ func TestShortInvitationBySMS(t *testing.T) {
 			t.Errorf("GET used invitation's short link = %d; want 404", res.StatusCode)
 		}
 	})
+}
+
+// noFollowGet returns a GET that answers redirects instead of following them.
+func noFollowGet(t *testing.T) func(url string) *http.Response {
+	noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return func(url string) *http.Response {
+		t.Helper()
+		res, err := noFollow.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
 }
