@@ -254,6 +254,9 @@ type RateLimit struct {
 	CodeFailuresPerHour int
 	CodeLockAfter       int
 	PollInterval        time.Duration
+	// SendMinTime is the shortest time a request that sends a code or a
+	// magic link takes to answer (ratelimit.send_min_time).
+	SendMinTime time.Duration
 }
 
 // SettingError reports an invalid value of one setting.

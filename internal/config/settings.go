@@ -524,6 +524,12 @@ func table() []setting {
 			check: func(c Config) error { return durationRange(c.RateLimit.PollInterval, 0, time.Minute) },
 		},
 		{
+			Setting: Setting{Key: "ratelimit.send_min_time", Default: "10ms",
+				Help: "Shortest time a request that sends a code or a magic link takes to answer, so that its timing does not tell whether the address has an account (signing a new address up does more work). Keep it above the time such a request usually takes. 0s (off) to 1s."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.RateLimit.SendMinTime }),
+			check: func(c Config) error { return durationRange(c.RateLimit.SendMinTime, 0, time.Second) },
+		},
+		{
 			Setting: Setting{Key: "test_identities.email_suffix", Default: "+scute_test",
 				Help: "Test identities (apps opt in with test_identities): e-mail addresses whose local part ends with this suffix, in any case. It starts with + (a sub-address tag), so that no ordinary address is one. off: no e-mail address is a test identity."},
 			bind:  enumField(func(c *Config) *string { return &c.TestIdentities.EmailSuffix }),

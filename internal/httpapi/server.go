@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -53,6 +54,9 @@ type Deps struct {
 	// MetricsApart leaves /metrics out of the API: MetricsHandler serves it
 	// on a listener of its own (metrics.addr).
 	MetricsApart bool
+	// SendMinTime is the shortest time a request that sends a code or a
+	// magic link to an identifier takes to answer (ratelimit.send_min_time).
+	SendMinTime time.Duration
 }
 
 // Server is the HTTP API.
