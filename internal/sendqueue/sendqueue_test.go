@@ -435,3 +435,50 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// TestSupersededBeforeFirstTry: a code sent again at once (a double click,
+// a retried request) supersedes the first challenge before its message is
+// tried; that message is dropped, so the one code that arrives works.
+func TestSupersededBeforeFirstTry(t *testing.T) {
+	picked, release := make(chan struct{}, 1), make(chan struct{})
+	p := &provider{answer: func(_ int, m courier.Message) error {
+		if m.To == "blocker@example.com" {
+			picked <- struct{}{}
+			<-release // holds the only worker
+		}
+		return nil
+	}}
+	opts := withProvider(p, map[string]string{"GATEHOUSE_MESSAGES_WORKERS": "1"})
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		f := newFixture(t, sys)
+		if _, err := sys.SignIn.SendOTP(t.Context(), f.app, "blocker@example.com", nil, client); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-picked:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the worker did not pick the first message up in 10 s")
+		}
+		first, err := sys.SignIn.SendOTP(t.Context(), f.app, "ann@example.com", nil, client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := sys.SignIn.SendOTP(t.Context(), f.app, "ann@example.com", nil, client)
+		if err != nil || second.ChallengeID == first.ChallengeID {
+			t.Fatalf("second SendOTP = %+v, %v; want a new challenge", second, err)
+		}
+		release <- struct{}{}
+		var got []courier.Message
+		for _, m := range sys.Mail.Messages() {
+			if m.To == "ann@example.com" {
+				got = append(got, m)
+			}
+		}
+		if len(got) != 1 {
+			t.Fatalf("ann got %d messages; want 1 (the superseded one dropped)", len(got))
+		}
+		if _, err := sys.SignIn.VerifyOTP(t.Context(), f.app, second.UserID, got[0].Code, client); err != nil {
+			t.Errorf("VerifyOTP(the code that arrived) = %v; want it to work", err)
+		}
+	})
+}

@@ -24,10 +24,6 @@ import (
 // at least 16 s), so a message still being tried is never tried twice.
 const AttemptTimeout = 15 * time.Second
 
-// freshFor is how young a message's first try must be to skip the check
-// of its challenge (Work).
-const freshFor = time.Second
-
 // maxRetryAfter bounds how long a provider's Retry-After is honoured.
 const maxRetryAfter = time.Hour
 
@@ -121,13 +117,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
 	attrs := []any{"app_id", a.AppID, "message", a.What, "channel", a.Channel, "to", a.To, "job_id", job.ID, "attempt", job.Attempt}
 	if a.ChallengeID != "" {
+		// Every try, the first included, reads the challenge: a send
+		// retried by the client (a double click, a cut connection) makes a
+		// new challenge within milliseconds, and the older message, if it
+		// went out last, would carry a code that no longer works.
 		attrs = append(attrs, "challenge_id", a.ChallengeID)
-	}
-	// A first try within a second of the send is not checked: its challenge
-	// was pending when the job committed and nobody has its code yet, and the
-	// read would be one statement more on every sign-in. Later tries (after
-	// a failure or a backlog) skip messages no longer worth sending.
-	if a.ChallengeID != "" && (job.Attempt > 1 || time.Since(job.CreatedAt) > freshFor) {
 		ok, err := w.challenges.Deliverable(ctx, a.AppID, a.ChallengeID, a.Version)
 		if err != nil {
 			return err
