@@ -191,7 +191,7 @@ func TestOutboxChanged(t *testing.T) {
 		}
 		return "outbox-1", nil
 	}))
-	ch := o.Changed()
+	ch, mine, others := o.Changed(""), o.Changed("a@example.com"), o.Changed("b@example.com")
 	fail = true
 	if _, err := o.Send(context.Background(), Message{Channel: ChannelEmail, To: "a@example.com"}); err == nil {
 		t.Fatal("Send() with a failing store = nil error")
@@ -205,12 +205,22 @@ func TestOutboxChanged(t *testing.T) {
 	if _, err := o.Send(context.Background(), Message{Channel: ChannelEmail, To: "a@example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ch:
-	default:
-		t.Fatal("Changed not closed after a message was kept")
+	for name, c := range map[string]<-chan struct{}{"any": ch, "the recipient's": mine} {
+		select {
+		case <-c:
+		default:
+			t.Errorf("Changed (%s) not closed after a message was kept", name)
+		}
 	}
-	if next := o.Changed(); next == ch {
+	select {
+	case <-others:
+		t.Error("Changed of another recipient closed")
+	default:
+	}
+	if next := o.Changed(""); next == ch {
 		t.Error("Changed returned the closed channel again")
+	}
+	if next := o.Changed("a@example.com"); next == mine {
+		t.Error("Changed(recipient) returned the closed channel again")
 	}
 }

@@ -15,7 +15,8 @@ type Outbox struct {
 	keep OutboxStore
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced after each kept message
+	changed chan struct{}            // closed and replaced after each kept message
+	waiting map[string]chan struct{} // by recipient: closed when one is kept for them
 }
 
 // OutboxStore is where the Outbox keeps messages.
@@ -36,16 +37,34 @@ type Kept struct {
 // NewOutbox returns an Outbox that keeps messages in keep; the id Save
 // returns becomes the provider id.
 func NewOutbox(keep OutboxStore) *Outbox {
-	return &Outbox{keep: keep, changed: make(chan struct{})}
+	return &Outbox{keep: keep, changed: make(chan struct{}), waiting: map[string]chan struct{}{}}
 }
 
-// Changed returns a channel closed when this process next keeps a message,
-// so a reader can wait for one instead of polling. (Messages kept by
-// another replica do not close it.)
-func (o *Outbox) Changed() <-chan struct{} {
+// Changed returns a channel closed when this process next keeps a message
+// to the recipient to (any message when to is ""), so a reader can wait
+// for one instead of polling. Waiting for one recipient is woken by its
+// messages only, not by everyone's. (Messages kept by another replica do
+// not close it.)
+func (o *Outbox) Changed(to string) <-chan struct{} {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.changed
+	if to == "" {
+		return o.changed
+	}
+	ch := o.waiting[to]
+	if ch == nil && len(o.waiting) >= 10000 {
+		// Readers who gave up leave their recipients here: wake everyone
+		// (each looks again and waits anew) rather than grow without end.
+		for r, c := range o.waiting {
+			close(c)
+			delete(o.waiting, r)
+		}
+	}
+	if ch == nil {
+		ch = make(chan struct{})
+		o.waiting[to] = ch
+	}
+	return ch
 }
 
 // Send keeps m.
@@ -66,6 +85,10 @@ func (o *Outbox) Send(ctx context.Context, m Message) (string, error) {
 	o.mu.Lock()
 	close(o.changed)
 	o.changed = make(chan struct{})
+	if ch := o.waiting[m.To]; ch != nil {
+		close(ch)
+		delete(o.waiting, m.To)
+	}
 	o.mu.Unlock()
 	return id, nil
 }

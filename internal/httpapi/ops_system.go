@@ -147,7 +147,7 @@ func (s *Server) devOutbox(ctx context.Context, in *devOutboxInput) (*devOutboxO
 	var msgs []courier.Kept
 	deadline := time.Now().Add(time.Duration(in.WaitMS) * time.Millisecond)
 	for {
-		changed := s.Outbox.Changed() // before the read, so no message slips between
+		changed := s.Outbox.Changed(to) // before the read, so no message slips between
 		all, err := s.Outbox.List(ctx, to, in.Limit)
 		if err != nil {
 			return nil, err
