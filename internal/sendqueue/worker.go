@@ -156,8 +156,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 }
 
 // fail ends the job for good: delivery_failed for its challenge and the
-// job's completion commit together.
+// job's completion commit together. The log line comes first, so that
+// whoever sees the job completed finds it (if the commit fails, River
+// tries the job again, and it may be logged again).
 func (w *Worker) fail(ctx context.Context, job *river.Job[Args], attrs []any, reason string) error {
+	w.log.ErrorContext(ctx, "message not delivered", attrs...)
 	dbCtx := context.WithoutCancel(ctx)
 	err := w.db.Tx(dbCtx, func(tx *store.Tx) error {
 		if job.Args.ChallengeID != "" {
@@ -170,7 +173,6 @@ func (w *Worker) fail(ctx context.Context, job *river.Job[Args], attrs []any, re
 	if err != nil {
 		return fmt.Errorf("record failed message: %w", err)
 	}
-	w.log.ErrorContext(ctx, "message not delivered", attrs...)
 	return nil
 }
 

@@ -162,8 +162,6 @@ type VerifyResult struct {
 	RemainingBackupCodes *int
 	// User after change_identifier.
 	User *store.AppUser
-	// notice: the old address to tell of a changed identifier, after commit.
-	notice *identifierNotice
 }
 
 // challengeData is what a challenge's data column holds.

@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -291,13 +292,13 @@ func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Ca
 		if e.Verified {
 			return nil
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_added", MethodTOTP, e.ID))
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_added", MethodTOTP, e.ID)); err != nil {
+			return err
+		}
+		return s.securityNotice(ctx, tx, app, caller.User, courier.Notice{Kind: courier.NoticeTOTPAdded})
 	})
 	if err != nil {
 		return Enrollment{}, err
-	}
-	if !e.Verified {
-		s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticeTOTPAdded})
 	}
 	return enrollmentOut(out), nil
 }
@@ -345,12 +346,14 @@ func (s *Service) NewBackupCodes(ctx context.Context, app store.App, caller Call
 		if err := tx.ReplaceBackupCodes(ctx, app.ID, caller.User.ID, ids, hashes, s.clock()); err != nil {
 			return err
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "backup_codes_generated", MethodBackupCode, ""))
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "backup_codes_generated", MethodBackupCode, "")); err != nil {
+			return err
+		}
+		return s.securityNotice(ctx, tx, app, caller.User, courier.Notice{Kind: courier.NoticeBackupCodesCreated})
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticeBackupCodesCreated})
 	return codes, nil
 }
 
@@ -447,11 +450,14 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		if err := tx.DeleteTOTP(ctx, caller.User.ID, e.ID); err != nil {
 			return notFoundAs(err, ErrMFAMethodNotFound)
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_removed", MethodTOTP, e.ID))
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_removed", MethodTOTP, e.ID)); err != nil {
+			return err
+		}
+		if !e.Verified {
+			return nil
+		}
+		return s.securityNotice(ctx, tx, app, caller.User, courier.Notice{Kind: courier.NoticeTOTPRemoved})
 	})
-	if err == nil && e.Verified {
-		s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticeTOTPRemoved})
-	}
 	return err
 }
 
@@ -466,41 +472,51 @@ func (s *Service) mfaEventData(app store.App, u store.AppUser, change, method, i
 	return d
 }
 
-// securityNotice tells a user, at their e-mail address (or phone), of a
-// change to how they sign in (security R-MFA-3). It holds no secret; a
-// refused message is logged.
-func (s *Service) securityNotice(ctx context.Context, app store.App, u store.AppUser, what courier.Notice) {
+// securityNotice queues, inside tx, a notice telling a user at their e-mail
+// address (or phone) of a change to how they sign in (security R-MFA-3):
+// it commits with the change or not at all. It holds no secret. A notice
+// that cannot be rendered (a broken override) is logged and left out; the
+// change goes on.
+func (s *Service) securityNotice(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, what courier.Notice) error {
 	to := appuser.Identifier{Kind: appuser.KindEmail, Value: u.Email}
 	if u.Email == "" {
 		to = appuser.Identifier{Kind: appuser.KindPhone, Value: u.Phone}
 	}
 	if to.Value == "" {
-		return
+		return nil
 	}
-	s.notice(ctx, app, u, to, what)
+	return s.notice(ctx, tx, app, u, to, what)
 }
 
-// notice sends a security notice about u to the address to, in u's own language.
-func (s *Service) notice(ctx context.Context, app store.App, u store.AppUser, to appuser.Identifier, what courier.Notice) {
-	msg, err := s.message(ctx, app, to, courier.TemplateSecurityNotice, courier.Vars{Notice: what}, userLanguages(u))
+// notice queues inside tx a security notice about u to the address to, in
+// u's own language.
+func (s *Service) notice(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, to appuser.Identifier, what courier.Notice) error {
+	return s.queueNotice(ctx, tx, app, to, courier.TemplateSecurityNotice, courier.Vars{Notice: what}, userLanguages(u), "security_notice")
+}
+
+// queueNotice renders the notice name (no challenge, no secret) and queues
+// it inside tx. A rendering failure is logged and sends nothing.
+func (s *Service) queueNotice(ctx context.Context, tx *store.Tx, app store.App, to appuser.Identifier, name string, v courier.Vars, langs []string, what string) error {
+	msg, err := s.message(ctx, app, to, name, v, langs)
 	if err != nil {
-		s.log.ErrorContext(ctx, "security notice not rendered", "app_id", app.ID, "err", err)
-		return
+		s.log.ErrorContext(ctx, "notice not rendered", "app_id", app.ID, "message", what, "err", err)
+		return nil
 	}
-	s.sendAlone(ctx, app, msg, "security_notice")
+	return s.enqueue(ctx, tx, app, msg, sendqueue.Ref{What: what})
 }
 
-// noticeIdentifierChanged tells the old address that it no longer signs in
-// to the account (security R-MFA-3).
-func (s *Service) noticeIdentifierChanged(ctx context.Context, app store.App, old, now store.AppUser) {
+// noticeIdentifierChanged queues inside tx a notice telling the old address
+// that it no longer signs in to the account (security R-MFA-3).
+func (s *Service) noticeIdentifierChanged(ctx context.Context, tx *store.Tx, app store.App, old, now store.AppUser) error {
 	switch {
 	case old.Email != "" && old.Email != now.Email:
-		s.notice(ctx, app, old, appuser.Identifier{Kind: appuser.KindEmail, Value: old.Email},
+		return s.notice(ctx, tx, app, old, appuser.Identifier{Kind: appuser.KindEmail, Value: old.Email},
 			courier.Notice{Kind: courier.NoticeEmailChanged, Detail: courier.MaskAddress(now.Email)})
 	case old.Phone != "" && old.Phone != now.Phone:
-		s.notice(ctx, app, old, appuser.Identifier{Kind: appuser.KindPhone, Value: old.Phone},
+		return s.notice(ctx, tx, app, old, appuser.Identifier{Kind: appuser.KindPhone, Value: old.Phone},
 			courier.Notice{Kind: courier.NoticePhoneChanged, Detail: courier.MaskAddress(now.Phone)})
 	}
+	return nil
 }
 
 func base32NoPad(b []byte) string {

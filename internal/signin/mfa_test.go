@@ -3,6 +3,7 @@ package signin_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -440,6 +441,22 @@ func TestStepUpCannotRemoveItsOwnFactor(t *testing.T) {
 		}
 		if err := e.SignIn.DeleteMFAMethod(ctx, e.app, e.caller(t, res.Tokens.Access), id, ""); err != nil {
 			t.Errorf("removing the app after a step-up by a backup code = %v; want nil", err)
+		}
+		// Each change of how the user signs in was told to their address,
+		// queued with the change itself (security R-MFA-3).
+		var told []string
+		for _, m := range e.Mail.Messages() {
+			if m.To == "own@example.com" && strings.HasPrefix(m.Subject, "A change to how you sign in") {
+				if m.Code != "" || m.Link != "" {
+					t.Errorf("notice %q carries a code or link", m.Text)
+				}
+				told = append(told, m.Text)
+			}
+		}
+		for _, want := range []string{"An authenticator app was added", "New backup codes were made", "A backup code was used", "An authenticator app was removed"} {
+			if !slices.ContainsFunc(told, func(text string) bool { return strings.Contains(text, want) }) {
+				t.Errorf("notices = %q; want one saying %q", told, want)
+			}
 		}
 	})
 }

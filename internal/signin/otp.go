@@ -205,7 +205,13 @@ func (s *Service) wrongCode(ctx context.Context, app store.App, ch store.Challen
 			return err
 		}
 		locks = s.limits.CodeLockAfter > 0 && streak == s.limits.CodeLockAfter
-		return s.afterWrongAnswer(ctx, tx, ch, status, "invalid_code", now)
+		if err := s.afterWrongAnswer(ctx, tx, ch, status, "invalid_code", now); err != nil {
+			return err
+		}
+		if locks {
+			return s.noticeCodeLocked(ctx, tx, app, ch)
+		}
+		return nil
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -215,7 +221,6 @@ func (s *Service) wrongCode(ctx context.Context, app store.App, ch store.Challen
 	case locks:
 		s.log.WarnContext(ctx, "sign-in by code locked after consecutive wrong codes", "app_id", app.ID,
 			"user_id", ch.AppUserID, "failures", s.limits.CodeLockAfter)
-		s.noticeCodeLocked(ctx, app, ch)
 		return ErrCodeEntryLocked
 	case status == store.ChallengeFailed:
 		s.log.WarnContext(ctx, "code challenge failed", "app_id", app.ID, "challenge_id", ch.ID, "purpose", ch.Purpose)
@@ -248,25 +253,20 @@ func (s *Service) codeLimits(ctx context.Context, tx *store.Tx, userID, source s
 	return nil
 }
 
-// noticeCodeLocked tells the user, at the address the codes went to, that
-// code entry is locked and how to lift the lock. It holds no code or link;
-// a refused message is logged.
-func (s *Service) noticeCodeLocked(ctx context.Context, app store.App, ch store.Challenge) {
+// noticeCodeLocked queues inside tx, the lock's, a notice telling the user
+// at the address the codes went to that code entry is locked and how to
+// lift the lock. It holds no code or link.
+func (s *Service) noticeCodeLocked(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge) error {
 	id := appuser.Identifier{Kind: appuser.KindEmail, Value: ch.Recipient}
 	if channelOf(ch) == "sms" {
 		id.Kind = appuser.KindPhone
 	}
 	// In the user's own language: whoever typed the codes may not be them.
 	var langs []string
-	if u, err := s.db.GetAppUser(ctx, app.ID, ch.AppUserID); err == nil {
+	if u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID); err == nil {
 		langs = userLanguages(u)
 	}
-	msg, err := s.message(ctx, app, id, courier.TemplateCodeLocked, courier.Vars{}, langs)
-	if err != nil {
-		s.log.ErrorContext(ctx, "code lock notice not rendered", "app_id", app.ID, "user_id", ch.AppUserID, "err", err)
-		return
-	}
-	s.sendAlone(ctx, app, msg, "code_locked")
+	return s.queueNotice(ctx, tx, app, id, courier.TemplateCodeLocked, courier.Vars{}, langs, "code_locked")
 }
 
 func validCode(code string) bool {

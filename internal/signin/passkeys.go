@@ -152,11 +152,10 @@ func (s *Service) BeginDeviceRegistration(ctx context.Context, app store.App, ca
 // registration ceremony and stores the passkey.
 func (s *Service) FinishDeviceRegistration(ctx context.Context, app store.App, caller Caller, body []byte, c Client) (_ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey registration")
-	pk, err := s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c, nil)
-	if err == nil {
-		s.securityNotice(ctx, app, caller.User, courier.Notice{Kind: courier.NoticePasskeyAdded, Detail: pk.Name})
-	}
-	return pk, err
+	return s.finishRegistration(ctx, app, caller.User.ID, store.CeremonyRegister, body, c,
+		func(tx *store.Tx, u store.AppUser, pk store.Passkey) error {
+			return s.securityNotice(ctx, tx, app, u, courier.Notice{Kind: courier.NoticePasskeyAdded, Detail: pk.Name})
+		})
 }
 
 // BeginSignupRegistration is the seed's register/initialize (interface
@@ -603,11 +602,11 @@ func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id s
 		if updated, err = s.users.SyncPasskeys(ctx, tx, app, userID); err != nil {
 			return err
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_removed", pk))
+		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_removed", pk)); err != nil {
+			return err
+		}
+		return s.securityNotice(ctx, tx, app, updated, courier.Notice{Kind: courier.NoticePasskeyRemoved, Detail: pk.Name})
 	})
-	if err == nil {
-		s.securityNotice(ctx, app, updated, courier.Notice{Kind: courier.NoticePasskeyRemoved, Detail: pk.Name})
-	}
 	return err
 }
 

@@ -183,18 +183,6 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 	return err == nil, err
 }
 
-// sendAlone commits msg, which answers no challenge (a notice), to the
-// send queue in a transaction of its own; a failure is logged.
-func (s *Service) sendAlone(ctx context.Context, app store.App, msg courier.Message, what string) {
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		return s.enqueue(ctx, tx, app, msg, sendqueue.Ref{What: what})
-	})
-	if err != nil {
-		s.log.ErrorContext(ctx, "message not queued", "app_id", app.ID, "message", what,
-			"to", courier.MaskAddress(msg.To), "err", err)
-	}
-}
-
 // message renders the message name for id, by e-mail or SMS as id is, in
 // the first of langs that has it (then its base language, then English),
 // from the app's override or the built-in template (messages.Service.Render).

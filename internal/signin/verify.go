@@ -71,9 +71,6 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 	case MethodPasskey:
 		out, err = s.verifyPasskey(ctx, app, ch, tok, in, c, now)
 	}
-	if err == nil && out.notice != nil {
-		s.noticeIdentifierChanged(ctx, app, out.notice.old, out.notice.new)
-	}
 	return out, err
 }
 
@@ -143,7 +140,14 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 		left := out.RemainingBackupCodes
 		out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", true)
 		out.RemainingBackupCodes = left
-		return err
+		if err != nil || left == nil {
+			return err
+		}
+		u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID)
+		if err != nil {
+			return err
+		}
+		return s.securityNotice(ctx, tx, app, u, courier.Notice{Kind: courier.NoticeBackupCodeUsed, Detail: strconv.Itoa(*left)})
 	})
 	if errors.Is(err, errWrongFactor) {
 		if ch.Method == MethodTOTP {
@@ -154,9 +158,6 @@ func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.
 	}
 	if err == nil && out.RemainingBackupCodes != nil {
 		s.log.InfoContext(ctx, "backup code used", "app_id", app.ID, "user_id", ch.AppUserID, "remaining", *out.RemainingBackupCodes)
-		if u, gerr := s.db.GetAppUser(ctx, app.ID, ch.AppUserID); gerr == nil {
-			s.securityNotice(ctx, app, u, courier.Notice{Kind: courier.NoticeBackupCodeUsed, Detail: strconv.Itoa(*out.RemainingBackupCodes)})
-		}
 	}
 	return out, err
 }
@@ -340,7 +341,6 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 			return out, err
 		}
 	}
-	var notice *identifierNotice
 	switch ch.Purpose {
 	case PurposeAuthenticate:
 		f := factor{Session: ch.Method, AMR: ch.Method, Kind: ch.Method, Since: since}
@@ -419,9 +419,10 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 			return out, err
 		}
 		out.User = &changed
-		notice = &identifierNotice{old: before, new: changed}
+		if err := s.noticeIdentifierChanged(ctx, tx, app, before, changed); err != nil {
+			return out, err
+		}
 	}
-	out.notice = notice // sent by the caller once the change is committed
 	switch {
 	case code:
 		return out, s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil)
@@ -430,8 +431,6 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 	}
 	return out, s.emitChallenge(ctx, tx, ch, webhook.ChallengeCompleted, store.ChallengeCompleted, map[string]any{"completed_at": now})
 }
-
-type identifierNotice struct{ old, new store.AppUser }
 
 // liveSession reads a session of app that is neither revoked nor expired.
 func liveSession(ctx context.Context, tx *store.Tx, app store.App, id string, now time.Time) (store.Session, error) {
