@@ -1221,6 +1221,16 @@ func testDevOutbox(t *testing.T, e *env) {
 			wantBody: map[string]any{"messages": []any{}}},
 	})
 
+	// Phone numbers are found however they are written, even with the "+"
+	// left unescaped (it arrives as a space).
+	if err := e.DB.InsertOutboxMessage(ctx, store.OutboxMessage{ID: "out-sms", AppID: e.app.ID, Channel: "sms",
+		Recipient: "+14155550999", Text: "123456 is your code", Code: "123456", CreatedAt: t0}); err != nil {
+		t.Fatalf("InsertOutboxMessage(sms) error = %v", err)
+	}
+	for _, q := range []string{"+14155550999", "%2B14155550999", "%2B1%20415-555-0999", "%2B1+(415)+555.0999"} {
+		runScenarios(t, e, []scenario{{name: "phone " + q, method: "GET", path: "/dev/outbox?to=" + q, wantStatus: 200, check: ids("out-sms")}})
+	}
+
 	// A reader waiting for a message gets it when it is kept, not an empty list.
 	done := make(chan error, 1)
 	go func() {

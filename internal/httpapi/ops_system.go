@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gatehouse-auth/gatehouse/internal/apidocs"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 )
 
@@ -109,7 +110,7 @@ func (w *jsonNotFound) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // devOutbox
 
 type devOutboxInput struct {
-	To     string    `query:"to" doc:"Only messages to this address or phone number (as normalised)."`
+	To     string    `query:"to" doc:"Only messages to this address or phone number, read as sign-in reads an identifier (case, spaces, dashes and parentheses do not matter; a leading + left unescaped, which arrives as a space, is read as +)." example:"+14155552671"`
 	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50"`
 	Since  time.Time `query:"since" doc:"Only messages kept at or after this moment (RFC 3339)." example:"2026-11-26T12:00:00Z"`
 	WaitMS int       `query:"wait_ms" minimum:"0" maximum:"10000" default:"0" doc:"When no message matches, wait up to this many milliseconds for one (messages are sent by the send queue's workers just after the request that causes them answers) instead of answering an empty list at once."`
@@ -134,16 +135,33 @@ type devOutboxOutput struct {
 	}
 }
 
+// outboxRecipient reads the to filter as sign-in reads an identifier, so
+// that "Ada@Example.com", "+1 415-555-2671" and "+14155552671" all find
+// the messages stored under the normalised form. A "+" left unescaped in a
+// query string arrives as a space: " 14155552671" is read as
+// "+14155552671". What is neither an address nor a number is compared as
+// it is.
+func outboxRecipient(raw string) string {
+	to := strings.TrimSpace(raw)
+	if to != "" && !strings.Contains(to, "@") && strings.HasPrefix(raw, " ") {
+		to = "+" + to
+	}
+	if id, err := appuser.ParseIdentifier(to); err == nil {
+		return id.Value
+	}
+	if strings.Contains(to, "@") {
+		return strings.ToLower(to)
+	}
+	return to
+}
+
 // devOutbox exists only in development mode: it hands codes and links to
 // tests and to a developer without a mail server.
 func (s *Server) devOutbox(ctx context.Context, in *devOutboxInput) (*devOutboxOutput, error) {
 	if !s.Dev || s.Outbox == nil {
 		return nil, errDevOnly
 	}
-	to := strings.TrimSpace(in.To)
-	if strings.Contains(to, "@") {
-		to = strings.ToLower(to)
-	}
+	to := outboxRecipient(in.To)
 	var msgs []courier.Kept
 	deadline := time.Now().Add(time.Duration(in.WaitMS) * time.Millisecond)
 	for {
