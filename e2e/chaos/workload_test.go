@@ -295,6 +295,20 @@ func (a *actor) ackUser(ident, id string) {
 	l.users[id] = ident
 }
 
+// settle waits for a message of kind want to ident since, and a moment
+// more for a second one, as after a send that was sent twice.
+func (a *actor) settle(ctx context.Context, ident string, since time.Time, want string) error {
+	if _, _, err := a.outbox(ctx, ident, since, want); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(300 * time.Millisecond):
+	}
+	return nil
+}
+
 // outboxAfterKill is how long a message may take when a kill came after its
 // send: the attempt cut off is rescued after webhooks.rescue_after (30 s) by
 // the rescuer, which looks every 30 s once the new process leads.
@@ -305,11 +319,11 @@ const outboxAfterKill = 2 * time.Minute
 // send's answer, so it polls, for up to 10 s; or, when a kill came since,
 // for up to outboxAfterKill, as a kill may have cut off the message's
 // attempt, which is tried again once the queue rescues it.
-func (a *actor) outbox(ctx context.Context, ident string, since time.Time) (code, link string, err error) {
+func (a *actor) outbox(ctx context.Context, ident string, since time.Time, want string) (code, link string, err error) {
 	deadline := time.Now().Add(10 * time.Second)
 	extended := false
 	for {
-		ans, err := a.do(ctx, "GET", "/dev/outbox?limit=1&to="+url.QueryEscape(ident), nil, nil, nil)
+		ans, err := a.do(ctx, "GET", "/dev/outbox?limit=5&to="+url.QueryEscape(ident)+"&since="+url.QueryEscape(since.UTC().Format(time.RFC3339Nano)), nil, nil, nil)
 		if err != nil {
 			return "", "", err
 		}
@@ -317,12 +331,12 @@ func (a *actor) outbox(ctx context.Context, ident string, since time.Time) (code
 		if ans.status != http.StatusOK {
 			return "", "", fmt.Errorf("outbox for %s = %d %v", ident, ans.status, ans.body)
 		}
-		if len(msgs) > 0 {
-			m, _ := msgs[0].(map[string]any)
-			created, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(m["created_at"]))
-			if !created.Before(since) {
-				code, _ = m["code"].(string)
-				link, _ = m["link"].(string)
+		// Newest first; a notice (no code, no link) is not the message.
+		for _, v := range msgs {
+			m, _ := v.(map[string]any)
+			code, _ = m["code"].(string)
+			link, _ = m["link"].(string)
+			if (want == "code" && code != "") || (want == "link" && link != "") {
 				return code, link, nil
 			}
 		}
@@ -345,6 +359,16 @@ func (a *actor) outbox(ctx context.Context, ident string, since time.Time) (code
 	}
 }
 
+// retriedSend: a send that a kill cut off and that was sent again may have
+// made two challenges, the first committed before the kill and superseded
+// by the second. Both messages go out (the first passed its check before
+// the second committed, or its worker was faster), in either order, and
+// the outbox cannot say which code or link is the current one: a user who
+// double-clicked would not know either. So the actor takes the answer (the
+// send's ledger entries stand) and leaves that flow there, once its
+// messages have arrived (settle), so that they do not pass for a later
+// flow's.
+
 func (a *actor) otpFlow(ctx context.Context) error {
 	ident := a.pickIdent()
 	since := time.Now()
@@ -363,7 +387,10 @@ func (a *actor) otpFlow(ctx context.Context) error {
 	l.mu.Lock()
 	l.otp[chID] = rec
 	l.mu.Unlock()
-	code, _, err := a.outbox(ctx, ident, since)
+	if send.cutOff > 0 {
+		return a.settle(ctx, ident, since, "code") // ambiguous: see retriedSend
+	}
+	code, _, err := a.outbox(ctx, ident, since, "code")
 	if err != nil {
 		return err
 	}
@@ -423,7 +450,8 @@ func (a *actor) otpFlow(ctx context.Context) error {
 	case ans.status == http.StatusUnprocessableEntity && ans.code() == "invalid_code" && ans.cutOff > 0:
 		// A cut-off attempt may have won the challenge; the check decides.
 	default:
-		return fmt.Errorf("right code for challenge %s (after %d wrong) = %d %v", chID, rec.wrongTried, ans.status, ans.body)
+		return fmt.Errorf("right code for challenge %s to %s (after %d wrong), %s after its send = %d %v", chID, ident, rec.wrongTried,
+			time.Since(since).Round(time.Millisecond), ans.status, ans.body)
 	}
 	return nil
 }
@@ -545,7 +573,10 @@ func (a *actor) magicFlow(ctx context.Context) error {
 		return fmt.Errorf("send magic link to %s = %d %v", ident, send.status, send.body)
 	}
 	a.ackUser(ident, userID)
-	_, link, err := a.outbox(ctx, ident, since)
+	if send.cutOff > 0 {
+		return a.settle(ctx, ident, since, "link") // ambiguous: see retriedSend
+	}
+	_, link, err := a.outbox(ctx, ident, since, "link")
 	if err != nil {
 		return err
 	}
