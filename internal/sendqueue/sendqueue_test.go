@@ -395,36 +395,33 @@ func storeKinds(t *testing.T) []string { return storetest.Kinds(t) }
 func jobRows(t *testing.T, db *store.DB) []string {
 	t.Helper()
 	const q = `SELECT CAST(args AS TEXT), CAST(errors AS TEXT), CAST(metadata AS TEXT) FROM river_job WHERE kind = 'message' ORDER BY id`
-	var out []string
-	add := func(args, errs, meta *string) {
-		out = append(out, deref(args)+"\t"+deref(errs)+"\t"+deref(meta))
+	// pgx's rows and database/sql's both iterate with Next and Scan.
+	var rows interface {
+		Next() bool
+		Scan(dest ...any) error
 	}
 	if pool := db.Pool(); pool != nil {
-		rows, err := pool.Query(t.Context(), q)
+		r, err := pool.Query(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var a, e, m *string
-			if err := rows.Scan(&a, &e, &m); err != nil {
-				t.Fatal(err)
-			}
-			add(a, e, m)
+		defer r.Close()
+		rows = r
+	} else {
+		r, err := db.Writer().QueryContext(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return out
+		defer r.Close()
+		rows = r
 	}
-	rows, err := db.Writer().QueryContext(t.Context(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
+	var out []string
 	for rows.Next() {
 		var a, e, m *string
 		if err := rows.Scan(&a, &e, &m); err != nil {
 			t.Fatal(err)
 		}
-		add(a, e, m)
+		out = append(out, deref(a)+"\t"+deref(e)+"\t"+deref(m))
 	}
 	return out
 }
