@@ -60,6 +60,11 @@ directory (as it does whenever ` + "`database.url`" + ` is empty), generates a m
 keeps outgoing e-mail in an outbox (the default ` + "`mail.provider`" + ` in development mode) and
 shows it at ` + "`/dev/outbox`" + `. Do not use it in production.
 
+Outside development mode that key is never read on its own: a command that finds
+` + "`DATA_DIR/master.key`" + ` with neither setting refuses to start and names the file. Run operator
+commands on a development data directory with ` + "`--dev`" + ` too, or set ` + "`master_key_file`" + ` to the file
+to keep using its key.
+
 ## Settings
 
 Settings marked secret are never printed with their value; prefer the ` + "`_file`" + ` variant where
