@@ -19,7 +19,7 @@ func TestStartupSummary(t *testing.T) {
 		return config.Config{DataDir: "/srv/gh", BaseURL: "https://auth.example.com", BaseURLFrom: "base_url",
 			Database: config.Database{URL: "postgres://gh:" + secret + "@db.internal:5433/gatehouse?sslmode=require&password=" + secret},
 			Mail:     config.Mail{Provider: "smtp"}, SMS: config.SMS{Provider: "twilio"},
-			Tokens:   config.Tokens{Issuer: "https://auth.example.com", AccessTokenAlg: "ES256"}}
+			Tokens: config.Tokens{Issuer: "https://auth.example.com", AccessTokenAlg: "ES256"}}
 	}
 	tests := []struct {
 		name   string
