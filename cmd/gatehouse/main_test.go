@@ -172,8 +172,10 @@ func TestDevQuickstart(t *testing.T) {
 		t.Errorf("after restart, list users = %d %v; want the one user", status, body)
 	}
 	stop2()
+	// Outside --dev, the data directory's key is refused unless configured
+	// (TestDataDirMasterKey); the operator commands take --dev as serve did.
 	var out bytes.Buffer
-	if code := run(context.Background(), []string{"apps", "list", "--data-dir", dir}, nil, &out, io.Discard); code != 0 {
+	if code := run(context.Background(), []string{"apps", "list", "--dev", "--data-dir", dir}, nil, &out, io.Discard); code != 0 {
 		t.Fatalf("apps list exit %d", code)
 	}
 	var apps struct{ Apps []map[string]any }

@@ -132,8 +132,22 @@ func required(cmd *cobra.Command, names ...string) error {
 }
 
 // load reads the configuration for a command; a bad setting is status 2.
+// First of all it warns about each GATEHOUSE_* variable that names no
+// setting, even when the settings are then refused: a misspelt variable may
+// be why.
 func (e *env) load(cmd *cobra.Command) (config.Config, error) {
 	cfg, err := config.Load(cmd.Flags(), e.configFile, e.environ)
+	if unknown := config.UnknownVariables(e.environ); len(unknown) > 0 {
+		// Without valid settings (err != nil) cfg is zero: JSON at info.
+		log := newLogger(cfg, e.stderr)
+		for _, u := range unknown {
+			attrs := []any{"variable", u.Name}
+			if u.Suggestion != "" {
+				attrs = append(attrs, "did_you_mean", u.Suggestion)
+			}
+			log.Warn(u.Message(), attrs...)
+		}
+	}
 	if err != nil {
 		return cfg, usageError(err)
 	}

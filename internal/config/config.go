@@ -37,8 +37,11 @@ type Config struct {
 	Metrics Metrics
 	// BaseURL is the public URL of this server without a trailing slash, used
 	// in links and as the default token issuer.
-	BaseURL  string
-	Database Database
+	BaseURL string
+	// BaseURLFrom says where BaseURL came from: "base_url" when it was set,
+	// "http.addr" when Load derived it from the listen address.
+	BaseURLFrom string
+	Database    Database
 	// MasterKey is the base64-encoded 32-byte master key. It is secret.
 	MasterKey string
 	// MasterKeyFile is the path of a file holding the master key.
@@ -290,7 +293,8 @@ func envName(key string) string {
 // result of Validate.
 //
 // Environment variables with an empty value are ignored, as are GATEHOUSE_*
-// variables that name no setting. An invalid value yields a *SettingError; a
+// variables that name no setting (UnknownVariables lists those, for the
+// caller to warn about; an unknown key in the file is an error). An invalid value yields a *SettingError; a
 // missing or malformed file yields an error naming the file.
 func Load(flags *pflag.FlagSet, configFile string, environ []string) (Config, error) {
 	t := table()
@@ -341,8 +345,9 @@ func Load(flags *pflag.FlagSet, configFile string, environ []string) (Config, er
 	}
 
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	c.BaseURLFrom = "base_url"
 	if c.BaseURL == "" {
-		c.BaseURL = defaultBaseURL(c.HTTP.Addr)
+		c.BaseURL, c.BaseURLFrom = defaultBaseURL(c.HTTP.Addr), "http.addr"
 	}
 	if c.Tokens.Issuer == "" {
 		c.Tokens.Issuer = c.BaseURL

@@ -70,7 +70,7 @@ func parsedFlags(t *testing.T, args ...string) *pflag.FlagSet {
 }
 
 func defaultConfig() Config {
-	return Config{
+	c := Config{
 		Dev:     false,
 		DataDir: "./gatehouse-data",
 		HTTP: HTTP{
@@ -95,6 +95,8 @@ func defaultConfig() Config {
 		TestIdentities: TestIdentities{EmailSuffix: "+scute_test", PhonePattern: `^\+1\d{3}55501\d{2}$`, Code: "424242"},
 		M2M:            M2M{TokenTTL: 10 * time.Minute},
 	}
+	c.BaseURLFrom = "http.addr"
+	return c
 }
 
 func TestLoadDefaults(t *testing.T) {
@@ -381,7 +383,7 @@ smtp:
 	want.HTTP.Addr = "[::1]:9443"
 	want.HTTP.TrustedProxies = []string{"10.0.0.0/8", "fd00::/8"}
 	want.HTTP.ShutdownTimeout = time.Minute
-	want.BaseURL = "https://auth.example.com"
+	want.BaseURL, want.BaseURLFrom = "https://auth.example.com", "base_url"
 	want.Tokens.Issuer = "https://auth.example.com"
 	want.Database = Database{URL: "postgres://gh@db/gh", MaxConns: 40}
 	want.Log = Log{Level: "debug", Format: "text"}
@@ -696,6 +698,14 @@ func TestDerivedDefaults(t *testing.T) {
 		if c.BaseURL != tt.wantBase || c.Tokens.Issuer != tt.wantIssuer {
 			t.Errorf("Load(env %q) = base %q issuer %q; want %q %q", tt.environ, c.BaseURL, c.Tokens.Issuer, tt.wantBase, tt.wantIssuer)
 		}
+		// The start-up summary says where the base URL came from.
+		wantFrom := "http.addr"
+		if slices.ContainsFunc(tt.environ, func(kv string) bool { return strings.HasPrefix(kv, "GATEHOUSE_BASE_URL=") }) {
+			wantFrom = "base_url"
+		}
+		if c.BaseURLFrom != wantFrom {
+			t.Errorf("Load(env %q).BaseURLFrom = %q; want %q", tt.environ, c.BaseURLFrom, wantFrom)
+		}
 	}
 }
 
@@ -887,6 +897,7 @@ func TestEveryFieldCovered(t *testing.T) {
 		TestIdentities: TestIdentities{EmailSuffix: "+qa_review", PhonePattern: `\+4420794600\d\d`, Code: "000111"},
 		M2M:            M2M{TokenTTL: 5 * time.Minute},
 	}
+	want.BaseURLFrom = "base_url"
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(every key) = %+v; want %+v", got, want)
 	}

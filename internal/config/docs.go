@@ -17,8 +17,19 @@ Gatehouse reads its settings from four sources. Each source overrides the ones b
 2. a YAML file, if one is given with ` + "`--config PATH`" + ` (a missing or malformed file is an error);
 3. environment variables named ` + "`GATEHOUSE_`" + ` plus the setting name in upper case, with dots
    replaced by underscores (` + "`http.shutdown_timeout`" + ` is ` + "`GATEHOUSE_HTTP_SHUTDOWN_TIMEOUT`" + `);
-   empty variables and ` + "`GATEHOUSE_*`" + ` variables that name no setting are ignored;
+   empty variables are ignored;
 4. command-line flags, but only those given on the command line.
+
+A ` + "`GATEHOUSE_*`" + ` variable that names no setting is ignored, and every command (` + "`serve`" + `, ` + "`migrate`" + `,
+the operator commands) logs one warning per such variable before doing anything else, naming it and,
+when a setting's variable is close, the one it probably means:
+
+` + "```" + `
+{"time":"…","level":"WARN","msg":"GATEHOUSE_DATABSE_URL is not a setting and is ignored; did you mean GATEHOUSE_DATABASE_URL?","variable":"GATEHOUSE_DATABSE_URL","did_you_mean":"GATEHOUSE_DATABASE_URL"}
+` + "```" + `
+
+The value is never logged. These variables are not settings and never warn, because the project's own
+tests, scripts and examples read them: ` + "%TOOLVARS%" + `.
 
 In the YAML file, each dot in a setting name is one level of nesting. Unknown keys are an error,
 so that a typo does not silently leave a default in place:
@@ -49,6 +60,11 @@ directory (as it does whenever ` + "`database.url`" + ` is empty), generates a m
 keeps outgoing e-mail in an outbox (the default ` + "`mail.provider`" + ` in development mode) and
 shows it at ` + "`/dev/outbox`" + `. Do not use it in production.
 
+Outside development mode that key is never read on its own: a command that finds
+` + "`DATA_DIR/master.key`" + ` with neither setting refuses to start and names the file. Run operator
+commands on a development data directory with ` + "`--dev`" + ` too, or set ` + "`master_key_file`" + ` to the file
+to keep using its key.
+
 ## Settings
 
 Settings marked secret are never printed with their value; prefer the ` + "`_file`" + ` variant where
@@ -59,7 +75,15 @@ there is one.
 // Markdown renders docs/configuration.md from Settings.
 func Markdown() string {
 	var b strings.Builder
-	b.WriteString(docIntro)
+	names, prefixes := ToolVariables()
+	var tools []string
+	for _, n := range names {
+		tools = append(tools, "`"+n+"`")
+	}
+	for _, p := range prefixes {
+		tools = append(tools, "`"+p+"*`")
+	}
+	b.WriteString(strings.Replace(docIntro, "%TOOLVARS%", strings.Join(tools, ", "), 1))
 	b.WriteString("| Setting | Environment variable | Flag | Default | Description |\n")
 	b.WriteString("|---|---|---|---|---|\n")
 	for _, s := range Settings() {

@@ -150,7 +150,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "master_key_file", Flag: "master-key-file",
-				Help: "Path of a file holding the master key. Without a key, development mode uses DATA_DIR/master.key."},
+				Help: "Path of a file holding the master key. Without a key, development mode uses (or generates) DATA_DIR/master.key; outside development mode a key there is refused unless named here."},
 			bind: stringField(func(c *Config) *string { return &c.MasterKeyFile }),
 			check: func(c Config) error {
 				if c.MasterKey != "" && c.MasterKeyFile != "" {

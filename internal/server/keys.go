@@ -11,8 +11,12 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 )
 
-// masterKey finds the master key: the setting, the file setting, the data
-// directory's master.key, or (development mode only) a newly generated one.
+// masterKey finds the master key: the setting, the file setting, or, in
+// development mode only, the data directory's master.key (generated on the
+// first start). Outside development mode a key is never taken from the data
+// directory unless master_key_file names it: a production server must not
+// quietly run on a key left there by a development run (and backed up with
+// the data it protects).
 func masterKey(cfg config.Config) ([]byte, error) {
 	if cfg.MasterKey != "" {
 		k, err := config.DecodeMasterKey(cfg.MasterKey)
@@ -24,12 +28,22 @@ func masterKey(cfg config.Config) ([]byte, error) {
 	path := cfg.MasterKeyFile
 	if path == "" {
 		path = filepath.Join(cfg.DataDir, "master.key")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if !cfg.Dev {
-				return nil, &config.SettingError{Key: "master_key", Env: "GATEHOUSE_MASTER_KEY",
-					Reason: "no master key; set master_key or master_key_file, or use --dev"}
-			}
+		_, err := os.Stat(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && cfg.Dev:
 			return generateMasterKey(path)
+		case !cfg.Dev && err == nil:
+			abs, aerr := filepath.Abs(path)
+			if aerr != nil {
+				abs = path
+			}
+			return nil, &config.SettingError{Key: "master_key", Env: "GATEHOUSE_MASTER_KEY",
+				Reason: fmt.Sprintf("found %s, a key --dev generated, but outside --dev the data directory's key is used only when configured: "+
+					"to keep using it, set master_key_file to %s (GATEHOUSE_MASTER_KEY_FILE or --master-key-file); "+
+					"else set master_key or master_key_file to your key, or pass --dev for a development data directory", abs, abs)}
+		case !cfg.Dev:
+			return nil, &config.SettingError{Key: "master_key", Env: "GATEHOUSE_MASTER_KEY",
+				Reason: "no master key; set master_key or master_key_file, or use --dev"}
 		}
 	}
 	b, err := os.ReadFile(path)

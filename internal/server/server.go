@@ -97,6 +97,8 @@ type Server struct {
 	jobs    *queue.Queue
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
 	pruneRates func(context.Context) error
+	// rateLimits is the rate-limit backend chosen: "memory" or "database".
+	rateLimits string
 	current    atomic.Bool // the schema was found current
 }
 
@@ -177,9 +179,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
 	var limiter signin.Limiter = ratelimit.NewMemory(s.now)
+	s.rateLimits = "memory"
 	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {
 		shared := ratelimit.NewSQL(s.DB, s.now)
-		limiter, s.pruneRates = shared, shared.Prune
+		limiter, s.pruneRates, s.rateLimits = shared, shared.Prune, "database"
 	}
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
 		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log,
@@ -401,15 +404,17 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if err := s.workers.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
-	if cfg.PrivateTargetsAllowed() {
-		s.log.Warn("webhooks may target http:// and private or loopback addresses (webhooks.allow_private_targets); never in production")
+	// One line says what the server runs on (never a secret), after one
+	// warning per risky setting.
+	summary := startupSummary(cfg, s.rateLimits, s.signingAlgs())
+	for _, w := range summary.warnings {
+		s.log.Warn(w)
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
 	}
-	kind, _ := cfg.DatabaseKind()
-	attrs := []any{"addr", ls.API.Addr().String(), "base_url", cfg.BaseURL, "database", kind, "dev", cfg.Dev, "version", s.api.Version}
+	attrs := append([]any{"version", s.api.Version, "addr", ls.API.Addr().String()}, summary.attrs...)
 	if ls.Metrics != nil {
 		attrs = append(attrs, "metrics_addr", ls.Metrics.Addr().String())
 	}
@@ -440,6 +445,17 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		s.log.Info("stopped")
 	}
 	return err
+}
+
+// signingAlgs lists the algorithms the keyring holds a signing key for.
+func (s *Server) signingAlgs() []string {
+	var out []string
+	for _, alg := range token.Algorithms {
+		if s.keyring.Signs(alg) {
+			out = append(out, alg)
+		}
+	}
+	return out
 }
 
 // httpServer serves h with the server's timeouts.

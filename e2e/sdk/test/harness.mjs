@@ -426,10 +426,10 @@ export class Gatehouse {
 
   // --- management calls the SDK does not have --------------------------------
 
-  /** cli runs the binary with the server's settings and data directory and parses its JSON output. */
+  /** cli runs the binary with the server's settings (--dev and its data directory) and parses its JSON output. */
   async cli(...args) {
     const out = await new Promise((resolve, reject) => {
-      execFile(this.bin, [...args, "--data-dir", this.dataDir], { env: this.env }, (err, stdout, stderr) => {
+      execFile(this.bin, [...args, "--dev", "--data-dir", this.dataDir], { env: this.env }, (err, stdout, stderr) => {
         if (err) reject(new Error(`gatehouse ${args[0]} ${args[1] ?? ""} failed: ${err.message}\n${stderr}`));
         else resolve(stdout);
       });
