@@ -94,8 +94,20 @@ type importRow struct {
 // each new user emits user.created, in the one transaction of the batch.
 func (s *Service) Import(ctx context.Context, p access.Principal, app store.App, rows []ImportRow) (_ []ImportResult, err error) {
 	defer errs.Wrap(&err, "import users")
+	// A user created by someone else (a concurrent import of the same
+	// batch, a sign-up) between the look-up and the insert aborts the
+	// transaction; the next attempt finds that user and answers exists.
+	for attempt := 1; ; attempt++ {
+		res, ierr := s.importOnce(ctx, p, app, rows)
+		if !errors.Is(ierr, ErrUserExists) || attempt == 3 {
+			return res, ierr
+		}
+	}
+}
+
+func (s *Service) importOnce(ctx context.Context, p access.Principal, app store.App, rows []ImportRow) ([]ImportResult, error) {
 	var out []ImportResult
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
 			return err
 		}
@@ -131,7 +143,7 @@ func (s *Service) Import(ctx context.Context, p access.Principal, app store.App,
 				EmailVerified: r.emailV, PhoneVerified: r.phoneV, Meta: r.meta, CreatedAt: now, UpdatedAt: now}
 			u, err := s.insertRow(ctx, tx, app, u, false)
 			if err != nil {
-				return err // ErrUserExists: created meanwhile (a concurrent import or sign-up); sending the batch again answers exists
+				return err // ErrUserExists: created meanwhile, see Import
 			}
 			events = append(events, webhook.Event{Type: webhook.UserCreated, Build: func() any { return s.EventData(app, u) }})
 			out = append(out, ImportResult{Index: r.index, Outcome: ImportCreated, User: s.Decode(app, u)})

@@ -3,6 +3,7 @@ package appuser_test
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -61,6 +62,48 @@ func TestImport(t *testing.T) {
 		}
 		if _, err := sys.Users.Import(ctx, op, app, nil); !errors.As(err, &inv) || inv.Field != "users" {
 			t.Errorf("Import(no rows) = %v; want users invalid", err)
+		}
+	})
+}
+
+// TestImportConcurrently sends one batch twice at once: on PostgreSQL the
+// second transaction meets the first's users at insert, and Import tries
+// again and answers exists, so both succeed with the same ids and every
+// user is created once.
+func TestImportConcurrently(t *testing.T) {
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		ws, _ := sys.Workspace(t, "import-race")
+		app := newApp(t, sys, ws.ID, "shop", nil)
+		rows := make([]appuser.ImportRow, 200)
+		for i := range rows {
+			rows[i] = appuser.ImportRow{Email: fmt.Sprintf("racer%03d@example.com", i)}
+		}
+		var wg sync.WaitGroup
+		results := make([][]appuser.ImportResult, 2)
+		errs := make([]error, 2)
+		for i := range results {
+			wg.Go(func() { results[i], errs[i] = sys.Users.Import(t.Context(), op, app, rows) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("import %d = %v; want both to succeed", i, err)
+			}
+		}
+		created := 0
+		for j := range rows {
+			a, b := results[0][j], results[1][j]
+			if a.User.ID != b.User.ID || a.Index != j || b.Index != j {
+				t.Errorf("row %d answered %s and %s; want one user", j, a.User.ID, b.User.ID)
+			}
+			for _, r := range []appuser.ImportResult{a, b} {
+				if r.Outcome == appuser.ImportCreated {
+					created++
+				}
+			}
+		}
+		if created != len(rows) {
+			t.Errorf("created %d users in all; want %d, each once", created, len(rows))
 		}
 	})
 }
