@@ -201,6 +201,8 @@ var typedErrors = []func(error) *apiError{
 		ae.header = http.Header{"Www-Authenticate": {`Basic realm="gatehouse", charset="UTF-8"`}}
 		return ae
 	}),
+	// An import is refused whole: every problem, row by row, in details.rows.
+	as(func(e *appuser.ImportInvalidError) *apiError { return importInvalid(e) }),
 	as(func(e *appuser.MetaInvalidError) *apiError {
 		ae := newAPIError(http.StatusUnprocessableEntity, "invalid_user_meta", "user_meta does not match the app's schema")
 		ae.UserMetaErrors = e.Errors

@@ -95,6 +95,7 @@ func (s *Server) registerRoutes() {
 	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, s.createUser)
 	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, s.createUser)
 	register(s, smsGuarded(op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users")), authApp, s.inviteUser, http.StatusTooManyRequests)
+	register(s, described(op("importUsers", "POST", "/v1/{app_id}/users/import", "Import users (status imported)", "Users"), importUsersDoc), authApp, s.importUsers)
 	register(s, described(op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), listUsersDoc), authApp, s.listUsers)
 	register(s, described(op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), getUserDoc), authApp, s.getUser)
 	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser, http.StatusUnprocessableEntity)
