@@ -72,6 +72,7 @@ func newRootCommand(environ []string, stdout, stderr io.Writer) *cobra.Command {
 		Version: readBuildInfo().String(), SilenceUsage: true, SilenceErrors: true},
 		serveCommand(e), migrateCommand(e), versionCommand(e), workspacesCommand(e), appsCommand(e),
 		secretsCommand(e), keysCommand(e))
+	root.AddCommand(healthcheckCommand(e))
 	root.SetVersionTemplate("gatehouse {{.Version}}\n")
 	// Every wrong flag (unknown, missing its value, not parsing) is a usage error.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
