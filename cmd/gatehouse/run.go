@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,20 +14,12 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 )
 
-// version is this build's version; release builds add the VCS revision.
+// version is the release this source tree is (CHANGELOG.md's newest
+// release); a build reports it when Go recorded no module version.
 const version = "0.1.0"
 
-func buildVersion() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += "+" + s.Value[:12]
-			}
-		}
-	}
-	return v
-}
+// buildVersion is the version alone (the API description, the start-up log).
+func buildVersion() string { return readBuildInfo().Version }
 
 // exitError carries an exit status out of a command.
 type exitError struct {
@@ -78,9 +69,10 @@ type env struct {
 func newRootCommand(environ []string, stdout, stderr io.Writer) *cobra.Command {
 	e := &env{environ: environ, stdout: stdout, stderr: stderr}
 	root := group(&cobra.Command{Use: "gatehouse", Short: "Self-hosted passwordless authentication and user management",
-		Version: buildVersion(), SilenceUsage: true, SilenceErrors: true},
+		Version: readBuildInfo().String(), SilenceUsage: true, SilenceErrors: true},
 		serveCommand(e), migrateCommand(e), versionCommand(e), workspacesCommand(e), appsCommand(e),
 		secretsCommand(e), keysCommand(e))
+	root.AddCommand(healthcheckCommand(e))
 	root.SetVersionTemplate("gatehouse {{.Version}}\n")
 	// Every wrong flag (unknown, missing its value, not parsing) is a usage error.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
@@ -173,10 +165,10 @@ func printJSON(w io.Writer, v any) error {
 func versionCommand(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, commit, commit date and Go version",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(e.stdout, "gatehouse", buildVersion())
+			_, err := fmt.Fprintln(e.stdout, "gatehouse", readBuildInfo())
 			return err
 		},
 	}

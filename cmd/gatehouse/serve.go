@@ -55,7 +55,8 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		return err
 	}
 	defer ls.Close()
-	sys, err := server.New(ctx, cfg, server.Options{Log: log, Version: buildVersion()})
+	bi := readBuildInfo()
+	sys, err := server.New(ctx, cfg, server.Options{Log: log, Version: bi.Version, Commit: bi.Commit, BuildDate: bi.Date})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -23,8 +24,29 @@ func plainOp(id, method, path, summary, tag, contentType, desc string) huma.Oper
 	return o
 }
 
+// healthBody is /healthz's answer: status first (what probes read), then
+// what build is running, which helps during a rolling upgrade. The version
+// is public anyway (the OpenAPI document's info.version).
+type healthBody struct {
+	Status    string `json:"status"`
+	Version   string `json:"version,omitempty"`
+	Commit    string `json:"commit,omitempty"`
+	BuildDate string `json:"build_date,omitempty"`
+	GoVersion string `json:"go_version"`
+}
+
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, healthBody{Status: "ok", Version: s.Version, Commit: s.Commit, BuildDate: s.BuildDate, GoVersion: runtime.Version()})
+}
+
+// buildInfoGauge is the usual constant build metric: 1, labelled with what
+// is running, so dashboards can count replicas per version.
+func buildInfoGauge(d Deps) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "gatehouse_build_info",
+		Help:        "Always 1, labelled with the running build's version, commit and Go version.",
+		ConstLabels: prometheus.Labels{"version": d.Version, "commit": d.Commit, "go_version": runtime.Version()}})
+	g.Set(1)
+	return g
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {

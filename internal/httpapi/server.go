@@ -57,6 +57,9 @@ type Deps struct {
 	// SendMinTime is the shortest time a request that sends a code or a
 	// magic link to an identifier takes to answer (ratelimit.send_min_time).
 	SendMinTime time.Duration
+	// Commit and BuildDate (the commit's time) describe the build beside
+	// Version, in /healthz and the gatehouse_build_info metric.
+	Commit, BuildDate string
 }
 
 // Server is the HTTP API.
@@ -87,6 +90,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{Deps: d, router: newRouter()}
 	s.metrics = newMetrics(d.Registry)
+	d.Registry.MustRegister(buildInfoGauge(d))
 
 	cfg := huma.DefaultConfig("Gatehouse API", d.Version)
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""

@@ -69,8 +69,12 @@ type Options struct {
 	MasterKey []byte
 	// Schema says what to do with the schema; the zero value applies it.
 	Schema Schema
-	// Version is reported by the API description and the start-up log.
-	Version string
+	// Version is reported by the API description and the start-up log;
+	// with Commit and BuildDate (the commit's time) also by /healthz and
+	// the gatehouse_build_info metric.
+	Version   string
+	Commit    string
+	BuildDate string
 }
 
 // Server is the assembled system.
@@ -259,7 +263,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
-		MetricsApart: cfg.Metrics.Addr != "", SendMinTime: cfg.RateLimit.SendMinTime, BaseURL: cfg.BaseURL, Version: opts.Version, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
+		MetricsApart: cfg.Metrics.Addr != "", SendMinTime: cfg.RateLimit.SendMinTime, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
 }
 
