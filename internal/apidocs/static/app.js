@@ -66,18 +66,21 @@ function inline(parent, text) {
       }
       buf += fence; i += n; continue;
     }
-    if ((c === '*' || c === '_') && text[i + 1] === c) {
-      const end = text.indexOf(c + c, i + 2);
-      if (end > i + 2 && !/\s/.test(text[i + 2]) && !/\s/.test(text[end - 1])) {
+    // **strong**: the markers touch the text inside ("****", a hint of a
+    // secret, and "a ** b" stay as they are).
+    // Only '*' marks emphasis: '_' is too common inside names (user_meta, __Host-).
+    if (c === '*' && text[i + 1] === '*' && text[i - 1] !== '*') {
+      const end = text.indexOf('**', i + 2);
+      if (end > i + 2 && !/[\s*]/.test(text[i + 2]) && !/\s/.test(text[end - 1]) && text[end + 2] !== '*') {
         flush();
         inline(parent.appendChild(el('strong')), text.slice(i + 2, end));
         i = end + 2; continue;
       }
     }
-    // *emphasis* only with '*': '_' is too common inside names (user_meta).
-    if (c === '*' && text[i + 1] && !/[\s*]/.test(text[i + 1])) {
+    // *emphasis*, not a star inside a word or a glob (GATEHOUSE_*, ratelimit.*).
+    if (c === '*' && text[i + 1] && !/[\s*]/.test(text[i + 1]) && !/[\w.*]/.test(text[i - 1] || '')) {
       const end = text.indexOf('*', i + 1);
-      if (end > i + 1 && !/\s/.test(text[end - 1]) && text[end + 1] !== '*') {
+      if (end > i + 1 && !/\s/.test(text[end - 1]) && text[end + 1] !== '*' && !/\w/.test(text[end + 1] || '')) {
         flush();
         inline(parent.appendChild(el('em')), text.slice(i + 1, end));
         i = end + 1; continue;
