@@ -89,7 +89,12 @@ func TestRefusingPostgresAnswers503(t *testing.T) {
 // documentation (there is no console yet), and only the exact path does:
 // every other unknown path still answers the JSON 404.
 func TestRootRedirectsToDocs(t *testing.T) {
-	e := newEnv(t, store.SQLite, false)
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		testRootRedirectsToDocs(t, envOf(t, sys, "Acme"))
+	})
+}
+
+func testRootRedirectsToDocs(t *testing.T, e *env) {
 	get := noFollowGet(t)
 	res := get(e.URL + "/")
 	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/v1/docs/" {
