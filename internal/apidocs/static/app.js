@@ -667,7 +667,12 @@ function render() {
     empty.hidden = shown > 0 || ops.length === 0;
     count.textContent = terms.length ? `${shown} of ${ops.length}` : `${ops.length} operations`;
   };
-  filter.addEventListener('input', apply);
+  filter.addEventListener('input', () => {
+    apply();
+    // Results start at the top; the place the reader was at may now be empty.
+    window.scrollTo(0, 0);
+    nav.scrollTop = 0;
+  });
   document.addEventListener('keydown', (e) => {
     if (e.key === '/' && document.activeElement !== filter && !e.ctrlKey && !e.metaKey && !e.altKey) {
       e.preventDefault();
