@@ -2,6 +2,11 @@
 // OpenAPI 3.1 document. Every byte of the page (HTML, script and stylesheet) is
 // embedded in the binary, so the page works offline and under a strict
 // Content-Security-Policy: no CDN, no external fonts, no inline script or style.
+//
+// The script renders the document in the browser: info.description first (the
+// overview), then the operations grouped by tag, each with the anchor
+// #op-<operationId>. Descriptions are Markdown; the script parses the subset
+// they use into DOM nodes, so document text never becomes markup.
 package apidocs
 
 import (

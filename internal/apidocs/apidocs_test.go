@@ -349,3 +349,39 @@ func TestAppJSMatchesIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsSidebarShowsWholePaths guards the sidebar against cutting paths
+// short: several share a long prefix (/v1/auth/{app_id}/tokens/…), so an
+// ellipsis makes them look alike. The browser test (e2e/sdk
+// docs.browser.test.mjs) checks what Chromium shows; this keeps the rule
+// visible to `go test`.
+func TestDocsSidebarShowsWholePaths(t *testing.T) {
+	css, err := static.ReadFile("static/style.css")
+	if err != nil {
+		t.Fatalf("read embedded style.css: %v", err)
+	}
+	rules := regexp.MustCompile(`(?s)([^{}]+)\{([^{}]*)\}`).FindAllStringSubmatch(string(css), -1)
+	found := false
+	for _, r := range rules {
+		selector := strings.TrimSpace(regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(r[1], ""))
+		if !strings.Contains(selector, ".nav") {
+			continue
+		}
+		found = found || strings.Contains(selector, ".nav-path")
+		for _, bad := range []string{"ellipsis", "nowrap"} {
+			if strings.Contains(r[2], bad) {
+				t.Errorf("style.css rule %q has %q; want sidebar paths whole", selector, bad)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("style.css has no .nav-path rule; want one that lets paths wrap")
+	}
+	js, err := static.ReadFile("static/app.js")
+	if err != nil {
+		t.Fatalf("read embedded app.js: %v", err)
+	}
+	if !strings.Contains(string(js), "'nav-path'") {
+		t.Errorf("app.js does not build .nav-path elements; the rule above checks the wrong class")
+	}
+}

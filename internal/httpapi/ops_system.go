@@ -97,6 +97,21 @@ func (s *Server) docsRedirect(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/v1/docs/", http.StatusMovedPermanently)
 }
 
+// rootRedirect sends a browser that opens the server's address to the API
+// documentation (there is no console yet). 302, not 301: a console may take
+// this path over, and browsers keep a 301 for good.
+func (s *Server) rootRedirect(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/v1/docs/", http.StatusFound)
+}
+
+// redirectOp documents a plain redirect: a 302 with its Location instead of
+// plainOp's 200.
+func redirectOp(o huma.Operation, location string) huma.Operation {
+	o.Responses = map[string]*huma.Response{"302": {Description: "Found: the page is at " + location,
+		Headers: map[string]*huma.Param{"Location": {Description: "Always " + location + ".", Schema: &huma.Schema{Type: "string"}}}}}
+	return o
+}
+
 func (s *Server) docs() http.Handler {
 	h := http.StripPrefix("/v1/docs", apidocs.Handler("/v1/openapi.json", "Gatehouse API"))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

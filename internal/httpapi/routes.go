@@ -34,6 +34,8 @@ func (s *Server) registerRoutes() {
 		"A documentation page for this API, served by the binary itself (no CDN)."), docs.ServeHTTP)
 	s.plain(plainOp("docsAsset", "GET", "/v1/docs/{asset}", "API documentation assets", "Operations", "text/css",
 		"The documentation page's script and stylesheet."), docs.ServeHTTP)
+	s.plain(redirectOp(plainOp("root", "GET", "/{$}", "Start page (redirect to the API documentation)", "Operations", "text/html",
+		"Redirects (302) to /v1/docs/, this API's documentation page; only the exact path /, every other unknown path is a JSON 404."), "/v1/docs/"), s.rootRedirect)
 	if s.Dev {
 		register(s, op("devOutbox", "GET", "/dev/outbox", "Read the development outbox", "Development"), authNone, s.devOutbox)
 	}

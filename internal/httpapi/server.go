@@ -9,6 +9,7 @@ package httpapi
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -80,6 +81,13 @@ type Route struct {
 	Path   string
 }
 
+// apiOverview is the document's info.description (Markdown): credentials,
+// errors, pagination and rate limits, what a reader needs before any one
+// operation. docs/api.md has the details; keep the two in step.
+//
+//go:embed overview.md
+var apiOverview string
+
 // New builds the API and registers every route.
 func New(d Deps) *Server {
 	if d.Log == nil {
@@ -99,8 +107,7 @@ func New(d Deps) *Server {
 	jsonFormat := huma.DefaultJSONFormat
 	jsonFormat.Unmarshal = unmarshalJSON
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
-	cfg.Info.Description = "Self-hosted passwordless authentication and user management. " +
-		"Errors are `{error, error_code?}`; DELETE answers 200 `{\"message\":\"ok\"}`."
+	cfg.Info.Description = apiOverview // the docs page shows it first
 	if d.BaseURL != "" {
 		cfg.Servers = []*huma.Server{{URL: d.BaseURL}}
 	}

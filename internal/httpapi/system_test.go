@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -80,5 +82,64 @@ func TestRefusingPostgresAnswers503(t *testing.T) {
 		if r.status != tc.status || strings.Contains(string(r.raw), "refused") || strings.Contains(string(r.raw), tc.code) {
 			t.Errorf("SQLSTATE %s: POST /v1/workspaces = %d %s; want %d without driver detail", tc.code, r.status, r.raw, tc.status)
 		}
+	}
+}
+
+// TestRootRedirectsToDocs: the server's address leads a browser to the API
+// documentation (there is no console yet), and only the exact path does:
+// every other unknown path still answers the JSON 404.
+func TestRootRedirectsToDocs(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		testRootRedirectsToDocs(t, envOf(t, sys, "Acme"))
+	})
+}
+
+func testRootRedirectsToDocs(t *testing.T, e *env) {
+	get := noFollowGet(t)
+	res := get(e.URL + "/")
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/v1/docs/" {
+		t.Errorf("GET / = %d, Location %q; want 302 to /v1/docs/", res.StatusCode, res.Header.Get("Location"))
+	}
+	// Followed, it ends on the page (the client resolves the relative Location).
+	scenario{method: "GET", path: "/", wantStatus: 200, notJSON: true, check: func(t *testing.T, r response) {
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") || !strings.Contains(string(r.raw), "app.js") {
+			t.Errorf("GET / followed = %q %.200s; want the docs page", ct, r.raw)
+		}
+	}}.run(t, e)
+	runScenarios(t, e, []scenario{
+		{name: "unknown path", method: "GET", path: "/nope", wantStatus: 404, wantCode: "not_found"},
+		{name: "unknown nested path", method: "GET", path: "/a/b/", wantStatus: 404, wantCode: "not_found"},
+		{name: "unknown v1 path", method: "GET", path: "/v1/", wantStatus: 404, wantCode: "not_found"},
+		{name: "post to root", method: "POST", path: "/", wantStatus: 405, wantCode: "method_not_allowed"},
+	})
+}
+
+// TestOpenAPIOverview: the document opens with the overview the docs page
+// renders first, and documents GET / as the redirect it is.
+func TestOpenAPIOverview(t *testing.T) {
+	e := newEnv(t, store.SQLite, false)
+	r := scenario{method: "GET", path: "/v1/openapi.json", wantStatus: 200}.run(t, e)
+	var doc struct {
+		Info struct {
+			Description string `json:"description"`
+		} `json:"info"`
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Headers map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(r.raw, &doc); err != nil {
+		t.Fatalf("decode /v1/openapi.json: %v", err)
+	}
+	for _, want := range []string{"## Credentials", "## Errors", "## Pagination", "## Rate limits",
+		"Authorization: Bearer", "X-Authorization", "X-M2M-Token", "error_code", "user_meta_errors", "Retry-After"} {
+		if !strings.Contains(doc.Info.Description, want) {
+			t.Errorf("info.description lacks %q", want)
+		}
+	}
+	root := doc.Paths["/"]["get"].Responses["302"]
+	if _, ok := root.Headers["Location"]; !ok {
+		t.Errorf("GET / in the document = %+v; want a 302 with its Location header", doc.Paths["/"])
 	}
 }
