@@ -37,7 +37,10 @@ let boot, appURL, browser;
 function start(name, bin, args) {
   const logPath = path.join(tmp, `${name}.log`);
   const fd = fs.openSync(logPath, "w");
-  const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  // The dev server keeps everything in its data directory (SQLite), whatever the caller's environment says.
+  const env = { ...process.env };
+  delete env.GATEHOUSE_DATABASE_URL;
+  const child = spawn(bin, args, { env, stdio: ["ignore", fd, fd] });
   fs.closeSync(fd);
   children.push(child);
   return { child, log: () => fs.readFileSync(logPath, "utf8") };
