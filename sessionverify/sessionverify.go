@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -61,6 +62,12 @@ var (
 	// no key is held: the token may well be good, so answer 503, not 401.
 	ErrKeys = errors.New("sessionverify: signing keys unavailable")
 )
+
+// expired is ErrExpired, which is also an ErrInvalid.
+type expired struct{}
+
+func (expired) Error() string        { return ErrExpired.Error() }
+func (expired) Is(target error) bool { return target == ErrExpired || target == ErrInvalid }
 
 // maxTokenLen bounds the work a caller can cause; Gatehouse's tokens are far shorter.
 const maxTokenLen = 16 << 10
@@ -114,10 +121,15 @@ type Verifier struct {
 	jwksURL string
 	issuer  string
 
-	mu        sync.Mutex // held while the key set is read, so one read serves every waiter
-	keys      map[string]jose.JSONWebKey
-	fetchedAt time.Time // the last successful read
-	triedAt   time.Time // the last attempt, successful or not
+	set     atomic.Pointer[keySet] // nil until the first successful read
+	mu      sync.Mutex             // held while the key set is read, so one read serves every waiter
+	triedAt time.Time              // the last read, successful or not (under mu)
+}
+
+// keySet is one read of the key set; it is never modified after it is stored.
+type keySet struct {
+	keys      map[string]jose.JSONWebKey // by kid
+	fetchedAt time.Time
 }
 
 // New returns a Verifier for cfg. It reads nothing yet: the key set is read on the first Verify.
@@ -207,7 +219,7 @@ func (v *Verifier) validate(c *Claims) error {
 	case c.ExpiresAt == 0:
 		return fmt.Errorf("%w: no exp", ErrInvalid)
 	case !now.Before(time.Unix(c.ExpiresAt, 0).Add(leeway)):
-		return fmt.Errorf("%w: %w", ErrInvalid, ErrExpired)
+		return expired{}
 	case c.NotBefore != 0 && now.Before(time.Unix(c.NotBefore, 0).Add(-leeway)):
 		return fmt.Errorf("%w: not valid yet", ErrInvalid)
 	case c.IssuedAt != 0 && now.Before(time.Unix(c.IssuedAt, 0).Add(-leeway)):
@@ -222,29 +234,36 @@ func (v *Verifier) validate(c *Claims) error {
 
 // key returns the key kid from the key set, reading the set first when it is older than
 // MaxKeyAge or lacks kid, at most once per RefetchInterval. A failed read keeps the keys held.
+// Tokens of known keys never wait for a read.
 func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error) {
+	if s := v.set.Load(); s != nil {
+		if k, ok := s.keys[kid]; ok && v.cfg.Now().Sub(s.fetchedAt) < MaxKeyAge {
+			return k, nil
+		}
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	now := v.cfg.Now()
-	k, ok := v.keys[kid]
-	stale := v.keys == nil || now.Sub(v.fetchedAt) >= MaxKeyAge
-	if (ok && !stale) || (v.keys != nil && now.Sub(v.triedAt) < RefetchInterval) {
-		if !ok {
-			return k, fmt.Errorf("%w: unknown kid", ErrInvalid)
-		}
-		return k, nil
+	s := v.set.Load()
+	if s == nil && !v.triedAt.IsZero() && now.Sub(v.triedAt) < time.Second {
+		// Gatehouse was unreachable a moment ago: do not queue every request behind another try.
+		return jose.JSONWebKey{}, fmt.Errorf("%w: the last read failed less than a second ago", ErrKeys)
 	}
-	v.triedAt = now
-	keys, err := v.fetch(ctx)
-	if err != nil {
-		if v.keys == nil {
-			return k, fmt.Errorf("%w: %v", ErrKeys, err)
+	if s == nil || now.Sub(v.triedAt) >= RefetchInterval {
+		v.triedAt = now
+		// The read serves every waiting request, so one caller giving up must not cancel it.
+		keys, err := v.fetch(context.WithoutCancel(ctx))
+		switch {
+		case err == nil:
+			s = &keySet{keys: keys, fetchedAt: now}
+			v.set.Store(s)
+		case s == nil:
+			return jose.JSONWebKey{}, fmt.Errorf("%w: %v", ErrKeys, err)
 		}
-		// Keep serving the keys held; the next attempt waits RefetchInterval.
-	} else {
-		v.keys, v.fetchedAt = keys, now
+		// After a failed read the keys held still serve; the next read waits RefetchInterval.
 	}
-	if k, ok = v.keys[kid]; !ok {
+	k, ok := s.keys[kid]
+	if !ok {
 		return k, fmt.Errorf("%w: unknown kid", ErrInvalid)
 	}
 	return k, nil

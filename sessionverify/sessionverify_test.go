@@ -253,6 +253,14 @@ func TestVerifyAgainstGatehouse(t *testing.T) {
 			if _, err := v.Verify(t.Context(), access); err != nil {
 				t.Fatalf("the token of the previous key: %v", err)
 			}
+			// Keys held for MaxKeyAge are read again on the next token, known kid or not.
+			clock.Advance(sessionverify.MaxKeyAge)
+			if _, err := v.Verify(t.Context(), rotated); err != nil || fetches.Load() != before+4 {
+				t.Fatalf("after MaxKeyAge: %v after %d reads", err, fetches.Load()-before)
+			}
+			if _, err := v.Verify(t.Context(), rotated); err != nil || fetches.Load() != before+4 {
+				t.Fatalf("right after: %v after %d reads", err, fetches.Load()-before)
+			}
 		})
 
 		t.Run("middleware", func(t *testing.T) {
@@ -304,6 +312,13 @@ func TestVerifyAgainstGatehouse(t *testing.T) {
 			v := newVerifier(t, apps["ES256"].ID, func(c *sessionverify.Config) { c.JWKSURL = sys.URL + "/no-such-jwks" })
 			if _, err := v.Verify(t.Context(), access); !errors.Is(err, sessionverify.ErrKeys) {
 				t.Fatalf("no key set: %v, want ErrKeys", err)
+			}
+			w := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", "/api/me", nil)
+			req.Header.Set("Authorization", "Bearer "+access)
+			v.Middleware(http.NotFoundHandler()).ServeHTTP(w, req)
+			if w.Code != http.StatusServiceUnavailable {
+				t.Fatalf("the middleware without keys: %d, want 503", w.Code)
 			}
 		})
 	})
