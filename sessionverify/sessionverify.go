@@ -77,8 +77,9 @@ const maxJWKS = 1 << 20
 
 // Config says which tokens a Verifier accepts.
 type Config struct {
-	// BaseURL is Gatehouse's base URL (http://localhost:8080 in development), without a
-	// trailing slash. Required.
+	// BaseURL is Gatehouse's base URL, written as the server's base_url setting is (the dev
+	// server's is http://127.0.0.1:8080): it is also the expected issuer unless Issuer is set,
+	// and issuers are compared exactly. Required.
 	BaseURL string
 	// AppID is the app whose users' tokens are accepted (the aud claim). Required.
 	AppID string
