@@ -1,0 +1,4 @@
+// The browser bundle: the unmodified @scute/core, its exports on window.Scute.
+import * as Scute from "@scute/core";
+
+window.Scute = Scute;
