@@ -20,8 +20,8 @@ import (
 
 func ExampleVerifier_Middleware() {
 	v, err := sessionverify.New(sessionverify.Config{
-		BaseURL: os.Getenv("GATEHOUSE_URL"),    // as the server's base_url, e.g. http://127.0.0.1:8080
-		AppID:   os.Getenv("GATEHOUSE_APP_ID"), // your app's id
+		BaseURL: os.Getenv("AUTH_BASE_URL"), // Gatehouse as the server's base_url, e.g. http://127.0.0.1:8080
+		AppID:   os.Getenv("AUTH_APP_ID"),   // your app's id
 	})
 	if err != nil {
 		log.Fatal(err)
