@@ -71,7 +71,7 @@ var codeAbout = map[string]string{
 	"device_not_found":                "No such passkey of this user.",
 	"challenge_not_found":             "The challenge token is unknown (or another app's).",
 	"challenge_pending":               "The challenge has not been approved yet.",
-	"challenge_closed":                "The challenge is no longer pending (completed, failed, expired or cancelled; the message says which).",
+	"challenge_closed":                "The challenge is no longer pending: the message says expired, completed, cancelled, denied or collected.",
 	"identifier_taken":                "Another user of the app has this e-mail address or phone number.",
 	"mfa_method_not_found":            "No such second factor of this user.",
 	"factor_locked":                   "Too many wrong codes for this second factor: use another one.",
@@ -104,7 +104,7 @@ var statusAbout = map[int]string{
 	http.StatusUnauthorized:        "No credential, or one that is malformed, invalid, expired or revoked: `{\"error\": \"Unauthorized\"}`, no error_code.",
 	http.StatusForbidden:           "The credential is valid but may not do this here (another app or workspace, or a role without the right): `{\"error\": \"Forbidden\"}`, no error_code.",
 	http.StatusInternalServerError: "An unexpected failure, logged with the request id (X-Request-Id).",
-	http.StatusServiceUnavailable:  "The database is unavailable: retry later.",
+	http.StatusServiceUnavailable:  "The database is unreachable or refusing connections: retry later (never an application error).",
 }
 
 // noCodeMsg is the error of each answer without an error_code.
@@ -116,7 +116,8 @@ var noCodeMsg = map[int]string{
 }
 
 // errorCodes is every error_code with its status and example message:
-// errorTable's rows (the first row of a code gives its message) and otherCodes.
+// errorTable's rows (the first row of a code gives its message) and
+// otherCodes, whose message wins.
 var errorCodes = func() map[string]codeDoc {
 	out := map[string]codeDoc{}
 	for _, row := range errorTable {
@@ -128,9 +129,7 @@ var errorCodes = func() map[string]codeDoc {
 		if prev, ok := out[code]; ok && prev.status != d.status {
 			panic("httpapi: error_code " + code + " has two statuses")
 		}
-		if _, ok := out[code]; !ok {
-			out[code] = d
-		}
+		out[code] = d // its message is the general one (invalid_request's rows name one field)
 	}
 	return out
 }()
@@ -231,7 +230,7 @@ func (s *Server) documentErrors(o *huma.Operation, decl []string) {
 		examples := map[string]*huma.Example{}
 		for _, c := range st.codes {
 			lines = append(lines, fmt.Sprintf("- `%s`: %s", c, codeAbout[c]))
-			examples[c] = &huma.Example{Summary: c, Value: ErrorBody{Error: errorCodes[c].msg, Code: c}}
+			examples[c] = &huma.Example{Summary: c, Value: exampleBody(c)}
 		}
 		if st.noCode {
 			lines = append(lines, "- no error_code: "+statusAbout[status])
@@ -277,6 +276,18 @@ func (s *Server) documentErrors(o *huma.Operation, decl []string) {
 		}
 		o.Responses[strconv.Itoa(status)] = resp
 	}
+}
+
+// exampleBody is the example answer of code, with the fields some codes add.
+func exampleBody(code string) ErrorBody {
+	b := ErrorBody{Error: errorCodes[code].msg, Code: code}
+	switch code {
+	case "verification_required":
+		b.Details = map[string]any{"recent_sign_in_minutes": 10}
+	case "invalid_user_meta":
+		b.UserMetaErrors = map[string]string{"age": "must be an integer"}
+	}
+	return b
 }
 
 func ptrFloat(f float64) *float64 { return &f }
