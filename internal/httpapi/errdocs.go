@@ -182,10 +182,9 @@ func authErrors(a auth) []string {
 
 // errorSet is what one status of an operation answers.
 type errorSet struct {
-	codes   []string // sorted error_code values
-	noCode  bool     // answered without an error_code too
-	errors  bool     // answered in the {errors} shape too
-	example map[string]*huma.Example
+	codes  []string // sorted error_code values
+	noCode bool     // answered without an error_code too
+	errors bool     // answered in the {errors} shape too
 }
 
 // documentErrors sets an operation's error responses from declarations:

@@ -90,12 +90,12 @@ func (s *Server) registerRoutes() {
 	register(s, op("deleteWorkspaceApp", "DELETE", "/v1/workspaces/{workspace_id}/apps/{app_id}", "Delete an app", "Workspaces"), authWorkspace, s.deleteWorkspaceApp, "app_not_found")
 
 	// Users of apps (interface §4.1, §4.2; client-compat A2–A11, C1).
-	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, s.createUser, "invalid_identifier", "user_exists", "invalid_user_meta")
-	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, s.createUser, "invalid_identifier", "user_exists", "invalid_user_meta")
-	register(s, smsGuarded(op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users")), authApp, s.inviteUser, with(sendErrors, "user_exists", "invalid_user_meta")...)
+	register(s, op("createUser", "POST", "/v1/{app_id}/users", "Create a user", "Users"), authApp, s.createUser, "invalid_identifier", "user_exists")
+	register(s, op("createUserAuth", "POST", "/v1/auth/{app_id}/users", "Create a user (client SDK path)", "Users"), authApp, s.createUser, "invalid_identifier", "user_exists")
+	register(s, smsGuarded(op("inviteUser", "POST", "/v1/{app_id}/users/invite", "Invite a user", "Users")), authApp, s.inviteUser, with(sendErrors, "user_exists")...)
 	register(s, described(op("listUsers", "GET", "/v1/{app_id}/users", "List users", "Users"), listUsersDoc), authApp, s.listUsers)
 	register(s, described(op("getUser", "GET", "/v1/{app_id}/users/{id}", "Get a user", "Users"), getUserDoc), authApp, s.getUser, "user_not_found")
-	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser, "user_not_found", "invalid_identifier", "user_exists", "identifier_taken", "invalid_user_meta")
+	register(s, op("updateUser", "PATCH", "/v1/{app_id}/users/{id}", "Update a user", "Users"), authApp, s.updateUser, "user_not_found", "invalid_identifier", "user_exists", "invalid_user_meta")
 	register(s, op("activateUser", "POST", "/v1/{app_id}/users/{id}/activate", "Activate a user", "Users"), authApp, s.activateUser, "user_not_found")
 	register(s, op("deactivateUser", "POST", "/v1/{app_id}/users/{id}/deactivate", "Deactivate a user", "Users"), authApp, s.deactivateUser, "user_not_found")
 	register(s, op("deleteUser", "DELETE", "/v1/{app_id}/users/{id}", "Delete a user", "Users"), authApp, s.deleteUser, "user_not_found")
@@ -136,8 +136,8 @@ func (s *Server) registerRoutes() {
 	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
 	register(s, smsGuarded(op("sendOtp", "POST", "/v1/auth/{app_id}/otps/login", "Send a one-time code", "Sign-in")), authPublicApp, s.sendOTP, with(sendErrors, "code_entry_locked", "too_many_attempts")...)
 	register(s, op("verifyOtp", "POST", "/v1/auth/{app_id}/otps/verify", "Verify a one-time code", "Sign-in"), authPublicApp, s.verifyOTP, "invalid_identifier", "invalid_code", "too_many_attempts", "code_entry_locked", "rate_limited")
-	register(s, smsGuarded(op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in")), authPublicApp, s.sendMagicLink, with(sendErrors, "user_exists")...)
-	register(s, smsGuarded(op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in")), authPublicApp, s.sendMagicLink, with(sendErrors, "user_exists", "invalid_user_meta")...)
+	register(s, smsGuarded(op("sendLoginMagicLink", "POST", "/v1/auth/{app_id}/magic_links/login", "Send a sign-in magic link", "Sign-in")), authPublicApp, s.sendMagicLink, sendErrors...)
+	register(s, smsGuarded(op("sendRegisterMagicLink", "POST", "/v1/auth/{app_id}/magic_links/register", "Send a sign-up magic link", "Sign-in")), authPublicApp, s.sendMagicLink, sendErrors...)
 	register(s, op("authenticateMagicLink", "PATCH", "/v1/auth/{app_id}/magic_links/authenticate", "Sign in the device that opened a magic link", "Sign-in"), authPublicApp, s.authenticateMagicLink, "magic_link_not_found_or_expired")
 	register(s, op("magicLinkStatus", "POST", "/v1/auth/{app_id}/magic_links/status", "Poll a magic link from the device that asked for it", "Sign-in"), authPublicApp, s.magicLinkStatus, "magic_link_pending", "magic_link_denied", "magic_link_not_found_or_expired", "slow_down", "rate_limited")
 	s.plain(pageOp(plainOp("openMagicLink", "GET", "/v1/auth/{app_id}/magic_links/open", "Open an e-mailed magic link (consent page)", "Sign-in", "text/html",
@@ -147,7 +147,7 @@ func (s *Server) registerRoutes() {
 		"The consent page's form (`application/x-www-form-urlencoded`: `sct_magic`, `decision` = approve or deny, optional `reason` = not_requested or number_mismatch). Approve verifies the contact and lets the requesting device's next status poll collect its session; Deny ends the request (`verification.{channel}.denied` with `consent_decision`). Either spends the link. 400 page: no decision; 404 page: unknown, used or expired link; 415: not a form."),
 		map[int]string{http.StatusBadRequest: "No decision, or not approve or deny", http.StatusNotFound: "Unknown app, or an unknown, used or expired link",
 			http.StatusUnsupportedMediaType: "The body is not application/x-www-form-urlencoded"}), s.magicLinkDecide, "503")
-	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, s.confirmInvite, "magic_link_not_found_or_expired", "invalid_user_meta")
+	register(s, op("confirmInvite", "POST", "/v1/auth/{app_id}/magic_links/confirm_invite", "Accept an invitation", "Sign-in"), authPublicApp, s.confirmInvite, "magic_link_not_found_or_expired")
 	register(s, op("refreshTokens", "POST", "/v1/auth/{app_id}/tokens/refresh", "Rotate a refresh token", "Tokens"), authPublicApp, s.refreshTokens, "401", required("X-Refresh-Token"))
 	register(s, op("forceRefreshTokens", "POST", "/v1/auth/{app_id}/tokens/force_refresh", "Rotate a refresh token (same as refresh)", "Tokens"), authPublicApp, s.refreshTokens, "401", required("X-Refresh-Token"))
 	register(s, described(op("rotateAccess", "POST", "/v1/auth/{app_id}/tokens/rotate_access", "Exchange an access token for a new token set", "Tokens"), rotateAccessDoc), authOptionalApp, s.rotateAccess, required("X-Authorization"))
@@ -165,8 +165,8 @@ func (s *Server) registerRoutes() {
 	register(s, described(op("deleteDevice", "DELETE", "/v1/auth/{app_id}/devices/{id}", "Remove a passkey", "Passkeys"), "Removes one of the signed-in user's passkeys (client SDK `removeDeviceCredential`), named by its id or its credential id. It stops working at once; removing the last one turns the user's `webauthn_enabled` off. Where the app's mfa_policy is optional or required, it needs a sign-in or step-up within mfa_reverify_minutes (else 403 verification_required), as registering one does. Emits `user.updated` and tells the user by e-mail."), authUser, s.deleteDevice, "device_not_found", "verification_required")
 	register(s, described(op("webauthnLoginInitialize", "POST", "/v1/auth/{app_id}/webauthn/login/initialize", "Start a passkey sign-in", "Passkeys"), loginInitializeDoc), authPublicApp, s.webauthnLoginInitialize, "invalid_identifier", "webauthn_unavailable", "rate_limited")
 	register(s, described(op("webauthnLoginFinalize", "POST", "/v1/auth/{app_id}/webauthn/login/finalize", "Finish a passkey sign-in", "Passkeys"), loginFinalizeDoc), authPublicApp, s.webauthnLoginFinalize, "webauthn_verification_error", "webauthn_unavailable", "rate_limited")
-	register(s, described(op("webauthnRegisterInitialize", "POST", "/v1/auth/{app_id}/webauthn/register/initialize", "Create a user and start a passkey registration", "Passkeys"), registerInitializeDoc), authApp, s.webauthnRegisterInitialize, "invalid_identifier", "user_exists", "webauthn_unavailable", "invalid_user_meta")
-	register(s, described(op("webauthnRegisterFinalize", "POST", "/v1/auth/{app_id}/webauthn/register/finalize", "Finish a new user's passkey registration", "Passkeys"), registerFinalizeDoc), authPublicApp, s.webauthnRegisterFinalize, "webauthn_register_error", "webauthn_unavailable", "user_exists")
+	register(s, described(op("webauthnRegisterInitialize", "POST", "/v1/auth/{app_id}/webauthn/register/initialize", "Create a user and start a passkey registration", "Passkeys"), registerInitializeDoc), authApp, s.webauthnRegisterInitialize, "invalid_identifier", "user_exists", "webauthn_unavailable")
+	register(s, described(op("webauthnRegisterFinalize", "POST", "/v1/auth/{app_id}/webauthn/register/finalize", "Finish a new user's passkey registration", "Passkeys"), registerFinalizeDoc), authPublicApp, s.webauthnRegisterFinalize, "webauthn_register_error", "webauthn_unavailable")
 	register(s, described(op("listUserDevices", "GET", "/v1/{app_id}/users/{id}/devices", "List a user's passkeys", "Passkeys"), "A user's passkeys, for an administrator."), authApp, s.userDevices, "user_not_found")
 	register(s, described(op("listUserDevicesApps", "GET", "/v1/apps/{app_id}/users/{id}/devices", "List a user's passkeys (alternate path)", "Passkeys"), "The same list at the path of the sessions list."), authApp, s.userDevices, "user_not_found")
 	register(s, described(op("deleteUserDevice", "DELETE", "/v1/{app_id}/users/{id}/devices/{device_id}", "Remove a user's passkey", "Passkeys"), "Removes a user's passkey for an administrator (a lost device, say); emits `user.updated`."), authApp, s.deleteUserDevice, "user_not_found", "device_not_found")
@@ -177,7 +177,7 @@ func (s *Server) registerRoutes() {
 		"The challenge behind a token, with its status (client SDK getChallengeStatus). A requesting device polls this while a push waits for approval."),
 		authPublicApp, s.getChallenge, "challenge_not_found")
 	register(s, described(op("verifyChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/verify", "Answer a challenge", "Challenges"), verifyChallengeDoc),
-		authPublicApp, s.verifyChallenge, "401", "challenge_not_found", "challenge_closed", "challenge_pending", "invalid_code", "too_many_attempts", "code_entry_locked", "factor_locked", "rate_limited", "webauthn_verification_error", "identifier_taken", "user_exists")
+		authPublicApp, s.verifyChallenge, "401", "challenge_not_found", "challenge_closed", "challenge_pending", "invalid_code", "too_many_attempts", "code_entry_locked", "factor_locked", "rate_limited", "webauthn_verification_error", "identifier_taken")
 	register(s, smsGuarded(described(op("resendChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/resend", "Send a challenge's code again", "Challenges"),
 		"Sends a new code for a pending email_otp or sms_otp challenge; the old code stops working at once and the attempts left stay as they were. A second factor picked at sign-in (delivery_required) sends its first code this way. Rate limited per address and IP. Emits `verification.{channel}.requested`.")),
 		authPublicApp, s.resendChallenge, with(sendErrors, "challenge_not_found", "challenge_closed")...)
