@@ -21,8 +21,9 @@ type openAPIOperation struct {
 	OperationID string                `json:"operationId"`
 	Security    []map[string][]string `json:"security"`
 	Parameters  []struct {
-		Name string `json:"name"`
-		In   string `json:"in"`
+		Name     string `json:"name"`
+		In       string `json:"in"`
+		Required bool   `json:"required"`
 	} `json:"parameters"`
 	Responses map[string]json.RawMessage `json:"responses"`
 }
@@ -184,6 +185,139 @@ func TestOpenAPIOperationIDsUnique(t *testing.T) {
 				t.Errorf("operationId %q is used by %s and %s", op.OperationID, prev, where)
 			}
 			seen[op.OperationID] = where
+		}
+	}
+}
+
+// errorResponse is the part of an error response these tests read.
+type errorResponse struct {
+	Headers map[string]json.RawMessage `json:"headers"`
+	Content map[string]struct {
+		Schema struct {
+			AllOf []struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"allOf"`
+			OneOf []json.RawMessage `json:"oneOf"`
+		} `json:"schema"`
+		Examples map[string]struct {
+			Value map[string]any `json:"value"`
+		} `json:"examples"`
+	} `json:"content"`
+}
+
+// TestOpenAPIErrorResponses: every operation documents its errors; each
+// status's error_code values are an enum with an example body each; 401
+// and 403 carry only the interface's codes; every 429 declares Retry-After.
+// That the answers are the documented ones is checked by TestMain.
+func TestOpenAPIErrorResponses(t *testing.T) {
+	_, doc := fetchOpenAPI(t)
+	noCode := map[string][]string{"401": {"m2m_session_required", "invalid_client"}, "403": {"verification_required"}}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			where := strings.ToUpper(method) + " " + path + " (" + op.OperationID + ")"
+			errs := 0
+			for status, raw := range op.Responses {
+				if status < "400" || status == "default" {
+					continue
+				}
+				errs++
+				var r errorResponse
+				if err := json.Unmarshal(raw, &r); err != nil {
+					t.Fatalf("%s %s: %v", where, status, err)
+				}
+				if status == "429" && r.Headers["Retry-After"] == nil {
+					t.Errorf("%s: 429 does not declare Retry-After", where)
+				}
+				mt, ok := r.Content["application/json"]
+				if !ok {
+					if op.OperationID != "openMagicLink" && op.OperationID != "decideMagicLink" && op.OperationID != "openShortLink" {
+						t.Errorf("%s: %s has no JSON body", where, status)
+					}
+					continue
+				}
+				var codes []string
+				for _, part := range mt.Schema.AllOf {
+					codes = append(codes, part.Properties["error_code"].Enum...)
+				}
+				if allowed, ok := noCode[status]; ok {
+					for _, c := range codes {
+						if !slices.Contains(allowed, c) {
+							t.Errorf("%s: %s carries error_code %q; 401 and 403 carry none but %v", where, status, c, allowed)
+						}
+					}
+				}
+				if len(mt.Examples) == 0 {
+					t.Errorf("%s: %s has no example body", where, status)
+				}
+				for _, c := range codes {
+					if ex, ok := mt.Examples[c]; !ok || ex.Value["error_code"] != c || ex.Value["error"] == "" {
+						t.Errorf("%s: %s lists %s without an example body of it", where, status, c)
+					}
+				}
+			}
+			if errs == 0 {
+				t.Errorf("%s documents no error response", where)
+			}
+		}
+	}
+	// The issue's findings.
+	for _, want := range []struct{ path, method, status, code string }{
+		{"/v1/auth/{app_id}/magic_links/status", "post", "409", "magic_link_pending"},
+		{"/v1/auth/{app_id}/magic_links/status", "post", "429", "slow_down"},
+		{"/v1/auth/{app_id}/tokens/refresh", "post", "401", ""},
+		{"/v1/auth/{app_id}/otps/verify", "post", "429", "too_many_attempts"},
+		{"/v1/auth/{app_id}/otps/verify", "post", "422", "invalid_code"},
+	} {
+		raw, ok := doc.Paths[want.path][want.method].Responses[want.status]
+		if !ok {
+			t.Errorf("%s %s documents no %s", want.method, want.path, want.status)
+			continue
+		}
+		if want.code != "" && !strings.Contains(string(raw), `"`+want.code+`"`) {
+			t.Errorf("%s %s: %s does not list %s", want.method, want.path, want.status, want.code)
+		}
+	}
+	// The providers PATCH keeps its {errors} shape beside the usual one.
+	var r errorResponse
+	_ = json.Unmarshal(doc.Paths["/v1/apps/{app_id}/message_service_providers"]["patch"].Responses["400"], &r)
+	if len(r.Content["application/json"].Schema.OneOf) != 2 || !strings.Contains(string(r.Content["application/json"].Schema.OneOf[0]), "ErrorsBody") {
+		t.Errorf("PATCH message_service_providers 400 = %+v; want one of ErrorsBody and Error", r)
+	}
+}
+
+// TestOpenAPIRequiredHeaders: the headers an operation cannot work without
+// are marked required (or are its security scheme).
+func TestOpenAPIRequiredHeaders(t *testing.T) {
+	_, doc := fetchOpenAPI(t)
+	for _, want := range []struct{ path, header string }{
+		{"/v1/auth/{app_id}/tokens/refresh", "X-Refresh-Token"},
+		{"/v1/auth/{app_id}/tokens/force_refresh", "X-Refresh-Token"},
+		{"/v1/auth/{app_id}/tokens/verify/refresh", "Authorization"},
+		{"/v1/auth/{app_id}/tokens/rotate_access", "X-Authorization"},
+	} {
+		found := false
+		for _, p := range doc.Paths[want.path]["post"].Parameters {
+			if p.In == "header" && p.Name == want.header {
+				found = true
+				if !p.Required {
+					t.Errorf("POST %s: header %s is not marked required", want.path, want.header)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("POST %s does not declare header %s", want.path, want.header)
+		}
+	}
+	// A user's access token is the userAccess scheme, required by security.
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			for _, p := range op.Parameters {
+				if p.In == "header" && p.Name == "X-Refresh-Token" && !p.Required {
+					t.Errorf("%s %s: X-Refresh-Token is not marked required", strings.ToUpper(method), path)
+				}
+			}
 		}
 	}
 }

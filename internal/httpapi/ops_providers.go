@@ -2,12 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
@@ -251,21 +248,3 @@ const testProviderDoc = "Sends one short test message through one of the app's p
 	"(`temporary`, the provider's status and code). The channel follows `to`: an e-mail address or an international phone number; " +
 	"it must be one the provider sends. The message names the app and nothing else; no webhook event is sent. At most 10 per app " +
 	"and hour (429 `rate_limited` with Retry-After). Needs the right to manage the app, like PATCH. " + providersAuthDoc
-
-// documentProviderErrors shows the PATCH's two shapes of 400.
-func (s *Server) documentProviderErrors(path string) {
-	reg := s.api.OpenAPI().Components.Schemas
-	plain := reg.Schema(reflect.TypeFor[ErrorBody](), true, "Error")
-	errorsShape := reg.Schema(reflect.TypeFor[ErrorsBody](), true, "ErrorsBody")
-	op := s.api.OpenAPI().Paths[path].Patch
-	op.Responses["400"] = &huma.Response{
-		Description: "No slug: `{\"errors\": \"...\"}` (interface §4.6). A setting refused: `{error, error_code: invalid_request}` naming it.",
-		Content: map[string]*huma.MediaType{"application/json": {
-			Schema: &huma.Schema{OneOf: []*huma.Schema{errorsShape, plain}},
-			Examples: map[string]*huma.Example{
-				"missing_slug":  {Summary: "No provider named", Value: map[string]any{"errors": msgProviderKeyMissing}},
-				"invalid_field": {Summary: "A setting refused", Value: map[string]any{"error": "config.url must be an absolute https URL", "error_code": "invalid_request"}},
-			}}}}
-	op.Responses["404"] = &huma.Response{Description: "app_not_found, or provider_not_found for an unknown slug",
-		Content: map[string]*huma.MediaType{"application/json": {Schema: plain}}}
-}

@@ -134,6 +134,18 @@ func New(d Deps) *Server {
 // IP, access log and metrics, CORS, the body limit, the text rules and the
 // JSON content type of any body.
 func (s *Server) Handler() http.Handler {
+	h := s.handler()
+	if handlerHook != nil {
+		h = handlerHook(s, h)
+	}
+	return h
+}
+
+// handlerHook, set only by this package's tests, wraps what Handler returns
+// (they record every error answered, errdocs_test.go).
+var handlerHook func(*Server, http.Handler) http.Handler
+
+func (s *Server) handler() http.Handler {
 	return s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
