@@ -204,7 +204,7 @@ type registerInitializeOutput struct {
 	Body struct {
 		UserVerification string             `json:"user_verification" enum:"required,preferred,discouraged" doc:"The requirement passed to the browser (interface §2.10)."`
 		Options          json.RawMessage    `json:"options" doc:"PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create (not wrapped in publicKey)."`
-		UserMetaErrors   appuser.MetaErrors `json:"user_meta_errors" doc:"Why metadata keys were dropped, by key; null when none were."`
+		UserMetaErrors   appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 		UserID           string             `json:"user_id" doc:"The user just created."`
 	}
 }

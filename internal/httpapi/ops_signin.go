@@ -38,7 +38,7 @@ type sendOTPOutput struct {
 	Body struct {
 		OTP            otpSent            `json:"otp" doc:"The code sent."`
 		UserID         string             `json:"user_id" doc:"The user's id: pass it with the code to POST /otps/verify."`
-		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" doc:"Why metadata keys were dropped, by key; null when none were."`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 	}
 }
 
@@ -112,7 +112,7 @@ type magicLinkOutput struct {
 			MatchNumber int `json:"match_number" minimum:"10" maximum:"99" doc:"A two-digit number to show on the requesting device. If the link is opened on another device, the consent page shows the same number, so the user can tell the request is theirs before approving it."`
 		} `json:"magic_link" doc:"The link sent: poll its id with POST /magic_links/status."`
 		UserID         string             `json:"user_id" doc:"The user's id."`
-		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" doc:"Why metadata keys were dropped, by key; null when none were."`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 	}
 }
 

@@ -215,6 +215,8 @@ func (s *Server) registerRoutes() {
 		authUser, s.denyPush, http.StatusConflict)
 	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, s.reportError)
 	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields, http.StatusTooManyRequests)
+
+	s.applyOpDocs() // descriptions and examples (opdocs.go); keep last
 }
 
 // op starts an operation description.
