@@ -17,9 +17,10 @@ import (
 // value (the handler's own output type, so the compiler keeps it in shape)
 // or raw JSON in a string; opdocs_test.go validates each against its schema.
 type opDoc struct {
-	desc string
-	req  any
-	resp any
+	summary string // replaces the one given at registration, when set
+	desc    string
+	req     any
+	resp    any
 }
 
 // applyOpDocs fills in the served document after every route is registered:
@@ -43,6 +44,9 @@ func (s *Server) applyOpDocs() {
 			// smsGuarded() stands in "Summary." for a missing description.
 			if stub := o.Summary + "."; d.desc != "" && (o.Description == "" || strings.HasPrefix(o.Description, stub+"\n")) {
 				o.Description = d.desc + strings.TrimPrefix(o.Description, stub)
+			}
+			if d.summary != "" {
+				o.Summary = d.summary
 			}
 			// An example set where the operation is registered stays.
 			if d.req != nil && o.RequestBody != nil {
@@ -231,7 +235,7 @@ var opDocs = map[string]opDoc{
 	"m2mToken": {resp: body(func(o *m2mTokenOutput) {
 		o.Body.AccessToken, o.Body.TokenType, o.Body.ExpiresIn, o.Body.Scope = exAccess, "Bearer", 600, "invoices:read"
 	})},
-	"m2mSession": {resp: body(func(o *m2mSessionOutput) {
+	"m2mSession": {summary: "Get the M2M session of the calling token", resp: body(func(o *m2mSessionOutput) {
 		o.Body.Session = M2MSession{ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a11", ClientID: exM2MClient.ID, Scopes: []string{"invoices:read"},
 			CreatedAt: exT0, ExpiresAt: exT0.Add(10 * time.Minute)}
 	})},
@@ -351,19 +355,19 @@ var opDocs = map[string]opDoc{
 			o.Body.Webhook = w
 		})},
 	"listWebhooks":      {desc: "The app's webhook endpoints, without their secrets.", resp: body(func(o *webhooksOutput) { o.Body.Webhooks = []Webhook{exWebhook} })},
-	"webhookEventTypes": {desc: "Every event type an endpoint may subscribe to (verification.{email,sms}.{outcome}, challenge.*, user.*, webhook.test and the others).", resp: `{"event_types":["challenge.completed","challenge.created","challenge.failed","user.created","user.updated","webhook.test"]}`},
+	"webhookEventTypes": {summary: "List the webhook event types", desc: "Every event type an endpoint may subscribe to (verification.{email,sms}.{outcome}, challenge.*, user.*, webhook.test and the others).", resp: `{"event_types":["challenge.completed","challenge.created","challenge.failed","user.created","user.updated","webhook.test"]}`},
 	"getWebhook":        {desc: "One webhook endpoint, without its secret. 404 webhook_not_found for an unknown id.", resp: body(func(o *webhookOutput) { o.Body.Webhook = exWebhook })},
 	"updateWebhook": {desc: "Changes an endpoint's url, event types, retry limit, description, metadata or enabled flag; omitted fields keep their value. A disabled endpoint gets no new events. The secret does not change (see rotate_secret).",
 		req:  `{"webhook":{"enabled":false}}`,
 		resp: body(func(o *webhookOutput) { w := exWebhook; w.Enabled = false; o.Body.Webhook = w })},
-	"deleteWebhook": {desc: "Deletes an endpoint and its delivery history; nothing more is sent to it.", resp: okBody},
+	"deleteWebhook": {desc: "Deletes an endpoint: nothing more is sent to it.", resp: okBody},
 	"testWebhook": {desc: "Sends a `webhook.test` event to this endpoint only (even if it is not subscribed to it) and answers the queued delivery; follow it in the deliveries list.",
 		resp: body(func(o *deliveryOutput) {
 			d := exDelivery
 			d.EventType, d.Status, d.AttemptCount, d.DeliveredAt, d.Attempts = "webhook.test", "pending", 0, nil, []Attempt{}
 			o.Body.Delivery = d
 		})},
-	"listWebhookDeliveries": {desc: "The endpoint's deliveries, newest first, each with its attempts (status, duration, the first KiB of the answer, error), a page at a time (`page`, `limit`: default 25, at most 100).",
+	"listWebhookDeliveries": {summary: "List a webhook endpoint's deliveries", desc: "The endpoint's deliveries, newest first, each with its attempts (status, duration, the first KiB of the answer, error), a page at a time (`page`, `limit`: default 25, at most 100).",
 		resp: body(func(o *deliveriesOutput) {
 			o.Body.Deliveries, o.Body.TotalCount, o.Body.TotalPages, o.Body.CurrentPage, o.Body.PerPage = []Delivery{exDelivery}, 1, 1, 1, 25
 		})},
@@ -381,7 +385,7 @@ var opDocs = map[string]opDoc{
 		})},
 
 	// Sign-in.
-	"sendOtp": {desc: "Sends a one-time code to an e-mail address or phone number; answer it with POST /otps/verify and the returned `user_id`. An unknown identifier creates a pending user when the app has public_signup, with `user_meta` (visible_registration fields only); otherwise nothing is sent, and the answer looks the same. Rate limited per identifier and per IP. Emits `challenge.created` and `verification.{channel}.requested`. No credentials.",
+	"sendOtp": {desc: "Sends a one-time code to an e-mail address or phone number; answer it with POST /otps/verify and the returned `user_id`. An unknown identifier signs up a new user when the app has public_signup (with `user_meta`: visible_registration fields only; emits `user.created`); otherwise nothing is sent, and the answer looks the same. A new code ends the user's previous one. Rate limited per identifier and per IP. Emits `challenge.created` and `verification.{channel}.requested`. No credentials.",
 		req: `{"identifier":"ada@example.com"}`,
 		resp: body(func(o *sendOTPOutput) {
 			o.Body.OTP = otpSent{Success: true, SentAt: exT0, ID: exChallenge.ID}
@@ -404,7 +408,7 @@ var opDocs = map[string]opDoc{
 		req: `{"token":"` + exMagicTok + `"}`, resp: exTokens},
 	"magicLinkStatus": {desc: "Polled by the device that asked for a magic link, with its `magic_link.id`: 409 magic_link_pending until the link is approved, then a token set (once), or `mfa_required`. 404 when the link was denied (magic_link_denied), used, or expired. Rate limited per IP. No credentials.",
 		req: `{"id":"` + exChallenge.ID + `"}`, resp: exTokens},
-	"confirmInvite": {desc: "Accepts an invitation with the `sct_magic` token from the invitation link: the pending user becomes active, the contact verified, and the device signs in (a token set). `user_meta` may fill in visible_registration fields. 404 when the invitation is unknown, used, replaced or expired. Emits `user.updated` and `verification.{channel}.verified`. No credentials.",
+	"confirmInvite": {desc: "Accepts an invitation with the `sct_magic` token from the invitation link: the pending user becomes active, the contact verified, and the device signs in (a token set). `user_meta` may fill in visible_registration fields. 404 magic_link_not_found_or_expired when the invitation is unknown, used, replaced or expired. Emits `user.updated`. No credentials.",
 		req: `{"token":"` + exMagicTok + `","user_meta":{"first_name":"Ada"}}`, resp: exTokens},
 	"refreshTokens": {desc: "Rotates a refresh token (`X-Refresh-Token`) into a new token set; the old one is spent. A client that retries within the grace window (10 s) gets the same new set; presenting a spent token after that is reuse and ends the session (401). Refresh tokens never outlive the session's absolute lifetime. 401 for an expired, revoked or unknown token. No other credentials.",
 		resp: exTokens},
@@ -413,7 +417,7 @@ var opDocs = map[string]opDoc{
 	"rotateAccess": {resp: func() TokenSet { t := exTokens; t.Refresh, t.RefreshExpiresAt = "", nil; return t }()},
 	"verifyRefresh": {desc: "Checks a refresh token (`Authorization: Bearer <refresh token>`) without spending it: 200 `{message: ok, verified: true}` while it would refresh, 401 otherwise (expired, revoked, spent or unknown).",
 		resp: body(func(o *verifyRefreshOutput) { o.Body.Message, o.Body.Verified = "ok", true })},
-	"currentUser": {desc: "The user the access token in `X-Authorization` belongs to. For a browser (a User-Agent with Mozilla/) `sessions` lists the user's live sessions with `current` marking this one; for other callers it is empty. 401 for an expired or revoked token.",
+	"currentUser": {summary: "Get the signed-in user", desc: "The user the access token in `X-Authorization` belongs to. For a browser (a User-Agent with Mozilla/) `sessions` lists the user's live sessions with `current` marking this one; for other callers it is empty. 401 for an expired or revoked token.",
 		resp: body(func(o *userOutput) { u := exUser; u.Sessions = []Session{exSession}; o.Body.User = u })},
 	"updateCurrentUserMeta": {desc: "The signed-in user changes their own metadata: only fields with visible_profile, and only when the app has profile_management on; any other key refuses the whole update (422 invalid_user_meta). Merged; null removes a key. Emits `user.updated`.",
 		req:  `{"user_meta":{"first_name":"Ada"}}`,
@@ -466,7 +470,7 @@ var opDocs = map[string]opDoc{
 		o.Body.MFAEnabled, o.Body.BackupCodesAvailable = true, 10
 		o.Body.Methods = []MFAMethod{{ID: exEnrollment.ID, Method: "totp", Name: "My phone", Verified: true, CreatedAt: exT0, LastUsedAt: &exT1}}
 	})},
-	"mfaStatus": {resp: body(func(o *mfaStatusOutput) {
+	"mfaStatus": {summary: "Get the signed-in user's MFA state", resp: body(func(o *mfaStatusOutput) {
 		o.Body.MFAEnabled, o.Body.MFAPolicy, o.Body.Methods, o.Body.BackupCodesAvailable = true, "optional", []string{"totp", "backup_code"}, 10
 	})},
 	"pendingPush": {resp: body(func(o *pendingPushOutput) {
@@ -486,7 +490,7 @@ var opDocs = map[string]opDoc{
 	})},
 	"reportError": {desc: "Accepts an error report from the client SDK and answers `{}`. Only its arrival is logged (app and request id), never its content. No credentials.",
 		req: `{"payload":{"message":"Network request failed","where":"refreshTokens"}}`, resp: `{}`},
-	"userMetafields": {desc: "Whether a user has filled in every metadata field the app requires (the client SDK asks while signing in, to show a form for the rest). No credentials; shares the anonymous lookup budget per IP with GET /users (429 with Retry-After).",
+	"userMetafields": {summary: "Check whether a user has filled in the required metadata", desc: "Whether a user has filled in every metadata field the app requires (the client SDK asks while signing in, to show a form for the rest). No credentials; shares the anonymous lookup budget per IP with GET /users (429 with Retry-After).",
 		resp: `{"meta":true}`},
 }
 
