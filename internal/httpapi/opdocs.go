@@ -200,7 +200,7 @@ var opDocs = map[string]opDoc{
 	"createApiKey": {desc: "Makes an API key for the app and returns it (`token`) this once; only its last four characters are kept in view. An API key may manage the app's users, sessions and webhooks, not its settings or credentials. With the app's API secret or a workspace secret of an owner or admin; API keys may not make keys (403). Body optional.",
 		req: `{"nickname":"CI"}`, resp: body(func(o *apiKeyOutput) {
 			k := exAPIKey
-			k.Token = "gh_ak_EXAMPLE_not_a_real_key_0000XMPL"
+			k.Token = "ghk_EXAMPLE_not_a_real_key_0000XMPL"
 			o.Body.APIKey = k
 		})},
 	"listApiKeys": {desc: "The app's API keys, newest first, revoked ones included (with revoked_at); never their tokens. Credentials as for creating one.",
@@ -253,7 +253,7 @@ var opDocs = map[string]opDoc{
 	"createWorkspace": {desc: "Creates a workspace owned by the calling member (matched by e-mail address) and returns it with a workspace API secret for it, shown this once: a secret is scoped to one workspace. With a workspace API secret; 409 slug_taken when the slug is in use.",
 		req: `{"name":"Acme","slug":"acme"}`,
 		resp: body(func(o *createWorkspaceOutput) {
-			o.Body.Workspace, o.Body.APISecret = exWorkspace, "gh_ws_EXAMPLE_not_a_real_secret_0000XMPL"
+			o.Body.Workspace, o.Body.APISecret = exWorkspace, "eyJhbGciOiJFUzI1NiIsImtpZCI6ImV4YW1wbGUifQ.eyJ0eXAiOiJ3b3Jrc3BhY2Vfc2VjcmV0In0.ZmFrZS1zaWduYXR1cmU"
 		})},
 	"getWorkspace": {desc: "A workspace with the caller's membership. Any member may read it; others get 403 or 404.",
 		resp: body(func(o *workspaceOutput) { o.Body.Workspace = exWorkspace })},

@@ -82,12 +82,12 @@ func TestOpenAPIOperationsDocumented(t *testing.T) {
 	for _, o := range ops {
 		for _, field := range []string{"summary", "description"} {
 			if s, _ := o.op[field].(string); strings.TrimSpace(s) == "" {
-				t.Errorf("%s has no %s", o.where, field)
+				t.Errorf("%s has no %s (add one to opDocs in opdocs.go)", o.where, field)
 			}
 		}
 		for _, p := range asList(o.op["parameters"]) {
 			if d, _ := obj(p)["description"].(string); d == "" {
-				t.Errorf("%s: parameter %v %q has no description", o.where, obj(p)["in"], obj(p)["name"])
+				t.Errorf("%s: parameter %v %q has no description (give its field a doc tag)", o.where, obj(p)["in"], obj(p)["name"])
 			}
 		}
 		if rb := obj(o.op["requestBody"]); rb != nil {
@@ -99,7 +99,7 @@ func TestOpenAPIOperationsDocumented(t *testing.T) {
 			}
 			for ct, mt := range content {
 				if !hasExample(obj(mt)) {
-					t.Errorf("%s: request body %s has no example", o.where, ct)
+					t.Errorf("%s: request body %s has no example (add req to its opDocs entry)", o.where, ct)
 				}
 			}
 		}
@@ -108,7 +108,7 @@ func TestOpenAPIOperationsDocumented(t *testing.T) {
 				continue
 			}
 			if mt := obj(obj(obj(resp)["content"])["application/json"]); mt != nil && !hasExample(mt) {
-				t.Errorf("%s: %s response has no example", o.where, code)
+				t.Errorf("%s: %s response has no example (add resp to its opDocs entry)", o.where, code)
 			}
 		}
 	}
@@ -160,7 +160,7 @@ func TestOpenAPIFieldsDescribed(t *testing.T) {
 	walk = func(where string, s map[string]any) {
 		for name, p := range obj(s["properties"]) {
 			if d, _ := obj(p)["description"].(string); strings.TrimSpace(d) == "" {
-				t.Errorf("%s.%s has no description", where, name)
+				t.Errorf("%s.%s has no description (give its field a doc tag)", where, name)
 			}
 			walk(where+"."+name, obj(p))
 		}
