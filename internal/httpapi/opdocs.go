@@ -272,7 +272,7 @@ var opDocs = map[string]opDoc{
 		resp: okBody},
 	"listWorkspaceApps": {desc: "The workspace's apps with their private settings. Any member may list them.",
 		resp: body(func(o *appsOutput) { o.Body.Apps = []AppFull{exApp} })},
-	"createWorkspaceApp": {desc: "Creates an app in the workspace; `origin` is required, every other setting has a default. The app's first signing key is made with it. Owners and admins only; 409 slug_taken when the slug is in use in the workspace. Make its credentials next: an API secret (CLI) or API keys.",
+	"createWorkspaceApp": {desc: "Creates an app in the workspace; `name` and `origin` are required, every other setting has a default. The app's first signing key is made with it. Owners and admins only; 409 slug_taken when the slug is in use in the workspace. Make its credentials next: an API secret (CLI) or API keys.",
 		req:  `{"name":"Demo","origin":"https://app.example.com","allowed_identifiers":["email","phone"],"email_auth_type":"otp","public_signup":true}`,
 		resp: body(func(o *appFullOutput) { o.Body.App = exApp })},
 	"getWorkspaceApp": {desc: "An app with its private settings (allowed origins, WebAuthn, MFA, token algorithm, SMS guards). Any member may read it.",
@@ -307,7 +307,7 @@ var opDocs = map[string]opDoc{
 		u.Sessions = []Session{s}
 		o.Body.User = u
 	})},
-	"updateUser": {desc: "Changes a user's metadata (merged; null removes a key; keys outside the app's schema are refused with 422), e-mail address or phone number (\"\" removes one; a new one is unverified; 409 identifier_taken when another user has it). With the app's API secret, an API key or a workspace secret. Emits `user.updated`, and `user.identifier_changed` when the e-mail or phone changed.",
+	"updateUser": {desc: "Changes a user's metadata (merged; null removes a key; keys outside the app's schema are refused with 422), e-mail address or phone number (\"\" removes one, but a user keeps at least one of them: else 400 invalid_identifier; a new one is unverified; 400 user_exists when another user has it). With the app's API secret, an API key or a workspace secret. Emits `user.updated`, and `user.identifier_changed` when the e-mail or phone changed.",
 		req:  `{"user_meta":{"first_name":"Ada"},"phone":"+14155550123"}`,
 		resp: body(func(o *userOutput) { u := exUser; u.Phone = &exPhone; o.Body.User = u })},
 	"activateUser": {desc: "Sets a user's status to active, so the user can sign in. Open invitations end with the change. Emits `user.updated`.",

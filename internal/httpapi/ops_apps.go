@@ -89,7 +89,7 @@ func (s *Server) revokeAPIKey(ctx context.Context, in *appChildInput) (*okOutput
 
 // AppSettingsBody is the writable part of an app. Omitted fields keep their value.
 type AppSettingsBody struct {
-	Name                *string      `json:"name,omitempty" maxLength:"100" doc:"The app's name, shown in messages and on the consent page."`
+	Name                *string      `json:"name,omitempty" maxLength:"100" doc:"The app's name, shown in messages and on the consent page. Required on create."`
 	Slug                *string      `json:"slug,omitempty" maxLength:"64" doc:"A short name, unique in the workspace; derived from name when omitted on create."`
 	Origin              *string      `json:"origin,omitempty" doc:"The app's web origin, e.g. https://app.example.com. Required on create."`
 	AllowedOrigins      *[]string    `json:"allowed_origins,omitempty" doc:"More origins allowed to call the API from a browser."`
