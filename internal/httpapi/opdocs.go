@@ -183,10 +183,10 @@ func verified(e Enrollment) Enrollment { e.Verified, e.VerifiedAt = true, &exT1;
 var opDocs = map[string]opDoc{
 	// Operations and discovery.
 	"health":  {resp: `{"status":"ok"}`},
-	"ready":   {resp: `{"status":"ok"}`},
+	"ready":   {resp: `{"status":"ready"}`},
 	"jwks":    {resp: `{"keys":[{"kty":"EC","crv":"P-256","x":"ZXhhbXBsZS14LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","y":"ZXhhbXBsZS15LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","alg":"ES256","use":"sig","kid":"example-kid-1"}]}`},
 	"appJwks": {resp: `{"keys":[{"kty":"EC","crv":"P-256","x":"ZXhhbXBsZS14LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","y":"ZXhhbXBsZS15LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","alg":"ES256","use":"sig","kid":"example-kid-1"}]}`},
-	"openapi": {resp: `{"openapi":"3.1.0","info":{"title":"Gatehouse","version":"v1"},"paths":{}}`},
+	"openapi": {resp: `{"openapi":"3.1.0","info":{"title":"Gatehouse API","version":"v1.0.0"},"servers":[{"url":"https://auth.example.com"}],"paths":{},"components":{"schemas":{},"securitySchemes":{}}}`},
 	"devOutbox": {desc: "Development servers only (`--dev`; elsewhere the route does not exist). The e-mails and SMS the server would have sent, newest first, with the code or link each carries pulled out, so tests and the example app can sign in without a mailbox. `to` finds an address or phone number however it is written (a `+` sent unescaped is read as one); `since` and `wait_ms` (up to 10 s) let a test wait for a message instead of polling. No credentials.",
 		resp: body(func(o *devOutboxOutput) {
 			o.Body.Messages = []OutboxMessage{{ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a10", Channel: "email", To: exEmail,

@@ -18,13 +18,19 @@ import (
 // has every route, GET /dev/outbox included), as plain JSON data.
 func servedDoc(t *testing.T) map[string]any {
 	t.Helper()
+	_, doc := servedDocOf(t)
+	return doc
+}
+
+func servedDocOf(t *testing.T) (*env, map[string]any) {
+	t.Helper()
 	e := newEnv(t, store.SQLite, true)
 	r := scenario{method: "GET", path: "/v1/openapi.json", wantStatus: 200}.run(t, e)
 	var doc map[string]any
 	if err := json.Unmarshal(r.raw, &doc); err != nil {
 		t.Fatalf("decode /v1/openapi.json: %v", err)
 	}
-	return doc
+	return e, doc
 }
 
 type docOp struct {
@@ -151,6 +157,43 @@ func TestOpenAPIExamplesValidate(t *testing.T) {
 	if checked < 100 {
 		t.Errorf("validated %d examples; want one per request body and JSON answer", checked)
 	}
+}
+
+// TestOpenAPIPlainExamplesMatchAnswers: the JSON routes served without a
+// schema (health, readiness, JWKS, this document) have examples with the
+// keys their real answers have, since no schema checks those.
+func TestOpenAPIPlainExamplesMatchAnswers(t *testing.T) {
+	e, doc := servedDocOf(t)
+	checked := 0
+	for path, item := range obj(doc["paths"]) {
+		mt := obj(obj(obj(obj(obj(obj(item)["get"])["responses"])["200"])["content"])["application/json"])
+		if mt == nil || mt["schema"] != nil || strings.Contains(path, "{") {
+			continue
+		}
+		ex := obj(mt["example"])
+		r := e.do(t, "GET", path, nil, nil)
+		var got map[string]any
+		if err := json.Unmarshal(r.raw, &got); err != nil || r.status != 200 {
+			t.Errorf("GET %s = %d %s; want a JSON object", path, r.status, r.raw)
+			continue
+		}
+		if want, have := sortedKeys(ex), sortedKeys(got); !slices.Equal(want, have) {
+			t.Errorf("GET %s: example has keys %v; the answer has %v", path, want, have)
+		}
+		checked++
+	}
+	if checked < 3 {
+		t.Errorf("checked %d plain JSON routes; want health, readiness, JWKS and the document", checked)
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // TestOpenAPIFieldsDescribed: every property of every schema says what it is.
