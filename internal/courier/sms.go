@@ -24,9 +24,9 @@ const (
 // Encoding, and Segments, the number of messages a carrier bills for it
 // (one up to 160 GSM-7 / 70 UCS-2 characters, else 153 / 67 per part).
 type SMSInfo struct {
-	Length   int    `json:"length"`
-	Encoding string `json:"encoding"`
-	Segments int    `json:"segments"`
+	Length   int    `json:"length" doc:"Length in characters of its encoding (GSM-7 septets, an escaped character counting two; UCS-2 code units)."`
+	Encoding string `json:"encoding" doc:"GSM-7 or UCS-2."`
+	Segments int    `json:"segments" doc:"Messages a carrier bills for it (one up to 160 GSM-7 / 70 UCS-2 characters, else 153 / 67 per part)."`
 }
 
 // MeasureSMS returns the SMSInfo of text.

@@ -26,7 +26,7 @@ func (s *Server) getApp(ctx context.Context, _ *getAppInput) (*appPublicOutput, 
 // createAPIKeyInput's body is a pointer: huma requires every non-pointer
 // body whatever its tags say, and a POST without a body must work here.
 type createAPIKeyInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  *struct {
 		Nickname string `json:"nickname,omitempty" maxLength:"100" doc:"A name to tell keys apart."`
 	} `required:"false"`
@@ -34,7 +34,7 @@ type createAPIKeyInput struct {
 
 type apiKeyOutput struct {
 	Body struct {
-		APIKey APIKey `json:"api_key"`
+		APIKey APIKey `json:"api_key" doc:"The API key, with its token this once."`
 	}
 }
 
@@ -54,7 +54,7 @@ func (s *Server) createAPIKey(ctx context.Context, in *createAPIKeyInput) (*apiK
 
 type apiKeysOutput struct {
 	Body struct {
-		APIKeys []APIKey `json:"api_keys"`
+		APIKeys []APIKey `json:"api_keys" doc:"The app's API keys, newest first, revoked ones included; never their tokens."`
 	}
 }
 
@@ -72,8 +72,8 @@ func (s *Server) listAPIKeys(ctx context.Context, _ *appIDInput) (*apiKeysOutput
 }
 
 type appChildInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" doc:"The id of the item (API key, webhook endpoint, M2M client)."`
 }
 
 type okOutput struct {
@@ -89,26 +89,26 @@ func (s *Server) revokeAPIKey(ctx context.Context, in *appChildInput) (*okOutput
 
 // AppSettingsBody is the writable part of an app. Omitted fields keep their value.
 type AppSettingsBody struct {
-	Name                *string      `json:"name,omitempty" maxLength:"100"`
-	Slug                *string      `json:"slug,omitempty" maxLength:"64"`
+	Name                *string      `json:"name,omitempty" maxLength:"100" doc:"The app's name, shown in messages and on the consent page. Required on create."`
+	Slug                *string      `json:"slug,omitempty" maxLength:"64" doc:"A short name, unique in the workspace; derived from name when omitted on create."`
 	Origin              *string      `json:"origin,omitempty" doc:"The app's web origin, e.g. https://app.example.com. Required on create."`
 	AllowedOrigins      *[]string    `json:"allowed_origins,omitempty" doc:"More origins allowed to call the API from a browser."`
 	LoginURL            *string      `json:"login_url,omitempty" doc:"Where magic and invitation links land; defaults to origin."`
-	CallbackURL         *string      `json:"callback_url,omitempty"`
-	Logo                *string      `json:"logo,omitempty"`
-	LogoDark            *string      `json:"logo_dark,omitempty"`
-	PublicSignup        *bool        `json:"public_signup,omitempty"`
-	ProfileManagement   *bool        `json:"profile_management,omitempty"`
-	ServiceBranding     *bool        `json:"service_branding,omitempty"`
+	CallbackURL         *string      `json:"callback_url,omitempty" doc:"Where the app wants users sent after signing in (read by the client SDK)."`
+	Logo                *string      `json:"logo,omitempty" doc:"URL of the app's logo, shown in messages and on the consent page."`
+	LogoDark            *string      `json:"logo_dark,omitempty" doc:"URL of the logo for dark backgrounds."`
+	PublicSignup        *bool        `json:"public_signup,omitempty" doc:"Whether anyone may sign up (a code or link to an unknown identifier creates the user); off: only created or invited users sign in."`
+	ProfileManagement   *bool        `json:"profile_management,omitempty" doc:"Whether signed-in users may change their own visible_profile metadata (PATCH /current_user/meta)."`
+	ServiceBranding     *bool        `json:"service_branding,omitempty" doc:"Whether messages and pages show the service's own branding beside the app's."`
 	ScuteBranding       *bool        `json:"scute_branding,omitempty" doc:"Same as service_branding."`
-	EmailAuthType       *string      `json:"email_auth_type,omitempty" enum:"magic,otp"`
-	AutoRefresh         *bool        `json:"auto_refresh,omitempty"`
+	EmailAuthType       *string      `json:"email_auth_type,omitempty" enum:"magic,otp" doc:"What an e-mail sign-in sends: a magic link or a one-time code."`
+	AutoRefresh         *bool        `json:"auto_refresh,omitempty" doc:"Whether the client SDK refreshes tokens before they expire."`
 	AccessExpiration    *int64       `json:"access_expiration,omitempty" minimum:"60" maximum:"3600" doc:"Seconds."`
 	RefreshExpiration   *int64       `json:"refresh_expiration,omitempty" minimum:"300" maximum:"2592000" doc:"Seconds."`
 	MagicLinkExpiration *int64       `json:"magic_link_expiration,omitempty" minimum:"60" maximum:"600" doc:"Seconds."`
-	AllowedIdentifiers  *[]string    `json:"allowed_identifiers,omitempty"`
-	RequiredIdentifiers *[]string    `json:"required_identifiers,omitempty"`
-	UserMetaDataSchema  *[]MetaField `json:"user_meta_data_schema,omitempty"`
+	AllowedIdentifiers  *[]string    `json:"allowed_identifiers,omitempty" doc:"Identifiers users may sign in with: email, phone."`
+	RequiredIdentifiers *[]string    `json:"required_identifiers,omitempty" doc:"Identifiers every user must have: email, phone."`
+	UserMetaDataSchema  *[]MetaField `json:"user_meta_data_schema,omitempty" doc:"The user_meta fields of the app; replaces the whole list."`
 	// Passkeys.
 	WebauthnRPID             *string `json:"webauthn_rp_id,omitempty" maxLength:"253" doc:"The WebAuthn RP id: a domain that origin and every allowed origin are on (e.g. example.com for https://app.example.com). Empty: origin's host. Passkeys are bound to it: changing it orphans the passkeys registered before."`
 	WebauthnUserVerification *string `json:"webauthn_user_verification,omitempty" enum:"required,preferred,discouraged" doc:"Whether passkey ceremonies must verify the user (PIN, biometrics). Default required."`
@@ -149,7 +149,7 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 }
 
 type updateOwnAppInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		App AppSettingsBody `json:"app" doc:"The settings to change; others keep their value."`
 	}

@@ -19,9 +19,9 @@ type Challenge struct {
 	ID                string          `json:"id" example:"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b" doc:"The challenge id (events name it challenge_id; push approval takes it)."`
 	Token             string          `json:"token" example:"pY2Jq0y9d1cW7tX4m3Vn8bQeR5sK2aZ6uH1oL0fG3iE" doc:"The challenge's bearer token: whoever holds it may read, answer, resend or cancel the challenge. Shown to the requester only."`
 	Status            string          `json:"status" enum:"pending,completed,failed,expired,cancelled,denied" doc:"pending until answered; completed, failed (attempts spent), expired, cancelled (DELETE, or replaced by a newer one) and denied (push or magic link refused) are final."`
-	Purpose           string          `json:"purpose" enum:"authenticate,mfa,step_up,verify_contact,verify_identity,change_identifier,custom"`
-	Method            string          `json:"method" enum:"email_otp,sms_otp,magic_link,totp,backup_code,webauthn,push"`
-	ExpiresAt         time.Time       `json:"expires_at"`
+	Purpose           string          `json:"purpose" enum:"authenticate,mfa,step_up,verify_contact,verify_identity,change_identifier,custom" doc:"What the challenge proves: authenticate (sign in), mfa (second factor), step_up (a recent sign-in), verify_contact, verify_identity, change_identifier or custom."`
+	Method            string          `json:"method" enum:"email_otp,sms_otp,magic_link,totp,backup_code,webauthn,push" doc:"How the user answers: a code by e-mail or SMS, a magic link, an authenticator app, a backup code, a passkey or a push approval."`
+	ExpiresAt         time.Time       `json:"expires_at" doc:"When the challenge expires unanswered (RFC 3339)."`
 	RemainingAttempts int             `json:"remaining_attempts" example:"5" doc:"Wrong answers left before the challenge fails."`
 	TimeRemaining     int             `json:"time_remaining" example:"597" doc:"Seconds until expires_at while pending; 0 otherwise."`
 	Intent            string          `json:"intent" example:"delete_account" doc:"What the app said the challenge is for (free text, at most 100 characters)."`
@@ -38,7 +38,7 @@ func challengeOut(v signin.ChallengeView) Challenge {
 
 type challengeOutput struct {
 	Body struct {
-		Challenge Challenge `json:"challenge"`
+		Challenge Challenge `json:"challenge" doc:"The challenge."`
 	}
 }
 
@@ -52,12 +52,12 @@ func challengeAnswer(v signin.ChallengeView, err error) (*challengeOutput, error
 }
 
 type createChallengeInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Access    string `header:"X-Authorization" doc:"A user's access token: the challenge is that user's (step_up binds to this session)."`
 	Body      struct {
-		Purpose    string         `json:"purpose" enum:"authenticate,mfa,step_up,verify_contact,verify_identity,change_identifier,custom"`
-		Method     string         `json:"method" enum:"email_otp,sms_otp,magic_link,totp,backup_code,webauthn,push"`
+		Purpose    string         `json:"purpose" enum:"authenticate,mfa,step_up,verify_contact,verify_identity,change_identifier,custom" doc:"What the challenge proves; see the operation for who may start which."`
+		Method     string         `json:"method" enum:"email_otp,sms_otp,magic_link,totp,backup_code,webauthn,push" doc:"How the user answers; must suit the purpose and be set up for the user."`
 		Identifier string         `json:"identifier,omitempty" maxLength:"320" doc:"authenticate: the e-mail address or phone number signing in. change_identifier: the new one. verify_contact: the user's own (optional)."`
 		AppUserID  string         `json:"app_user_id,omitempty" maxLength:"64" doc:"The user: mfa (the client SDK's switchMfaMethod), and every purpose a backend starts with its API secret."`
 		Intent     string         `json:"intent,omitempty" maxLength:"100" doc:"What the challenge is for, echoed back and in its events."`
@@ -88,9 +88,9 @@ func (s *Server) createChallenge(ctx context.Context, in *createChallengeInput) 
 }
 
 type challengeTokenInput struct {
-	AppID     string `path:"app_id"`
+	AppID     string `path:"app_id" doc:"The app id."`
 	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
-	UserAgent string `header:"User-Agent"`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 }
 
 func (s *Server) getChallenge(ctx context.Context, in *challengeTokenInput) (*challengeOutput, error) {
@@ -102,9 +102,9 @@ func (s *Server) cancelChallenge(ctx context.Context, in *challengeTokenInput) (
 }
 
 type resendChallengeInput struct {
-	AppID     string `path:"app_id"`
+	AppID     string `path:"app_id" doc:"The app id."`
 	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
-	UserAgent string `header:"User-Agent"`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      *struct {
 		_ struct{} `json:"-" additionalProperties:"true"`
 	} `required:"false"`
@@ -115,9 +115,9 @@ func (s *Server) resendChallenge(ctx context.Context, in *resendChallengeInput) 
 }
 
 type verifyChallengeInput struct {
-	AppID     string `path:"app_id"`
+	AppID     string `path:"app_id" doc:"The app id."`
 	Token     string `path:"token" maxLength:"128" doc:"The challenge token."`
-	UserAgent string `header:"User-Agent"`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      *struct {
 		Code       string          `json:"code,omitempty" maxLength:"32" example:"123456" doc:"e-mail or SMS code, TOTP code, or backup code (spaces and dashes ignored)."`
 		Credential json.RawMessage `json:"credential,omitempty" doc:"webauthn: the PublicKeyCredential JSON from navigator.credentials.get."`
@@ -130,17 +130,17 @@ type verifyChallengeInput struct {
 // authenticate whose user needs a second factor, the MFA-required fields).
 type VerifyAnswer struct {
 	Status               string     `json:"status" enum:"completed" doc:"completed (or, with mfa_required, the first factor's pass)."`
-	Challenge            Challenge  `json:"challenge"`
+	Challenge            Challenge  `json:"challenge" doc:"The challenge, now completed."`
 	RemainingBackupCodes *int       `json:"remaining_backup_codes,omitempty" doc:"After a backup code: how many unused ones the user has left."`
 	User                 *User      `json:"user,omitempty" doc:"change_identifier: the user with the new identifier."`
 	Access               string     `json:"access,omitempty" doc:"authenticate, mfa, and step_up in a session: the new access token (step-up: with auth_time and amr of the step-up)."`
 	Refresh              string     `json:"refresh,omitempty" doc:"With access: the new refresh token."`
-	CSRF                 string     `json:"csrf,omitempty"`
-	AccessExpiresAt      *time.Time `json:"access_expires_at,omitempty"`
-	RefreshExpiresAt     *time.Time `json:"refresh_expires_at,omitempty"`
-	UserID               string     `json:"user_id,omitempty"`
-	KeyID                string     `json:"key_id,omitempty"`
-	Message              string     `json:"message,omitempty" example:"ok"`
+	CSRF                 string     `json:"csrf,omitempty" doc:"With access: a CSRF token for cookie-based browser clients."`
+	AccessExpiresAt      *time.Time `json:"access_expires_at,omitempty" doc:"With access: when it expires (RFC 3339)."`
+	RefreshExpiresAt     *time.Time `json:"refresh_expires_at,omitempty" doc:"With refresh: when it expires (RFC 3339)."`
+	UserID               string     `json:"user_id,omitempty" doc:"With access, or mfa_required: the user's id."`
+	KeyID                string     `json:"key_id,omitempty" doc:"With access: the kid of the key that signed it."`
+	Message              string     `json:"message,omitempty" example:"ok" doc:"ok, or mfa_required when a second factor is due."`
 	MFARequiredFields
 }
 
@@ -200,13 +200,13 @@ func mfaFields(m *signin.MFARequired) MFARequiredFields {
 
 // Enrollment is a TOTP authenticator app of a user.
 type Enrollment struct {
-	ID         string     `json:"id" example:"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"`
-	Method     string     `json:"method" enum:"totp"`
-	Name       string     `json:"name" example:"My phone"`
+	ID         string     `json:"id" example:"019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b" doc:"The enrolment id: confirm it with POST /mfa/enroll/verify, remove it with DELETE /mfa/methods/{id}."`
+	Method     string     `json:"method" enum:"totp" doc:"Always totp."`
+	Name       string     `json:"name" example:"My phone" doc:"A name the user gave the authenticator app."`
 	Verified   bool       `json:"verified" doc:"False until a code from the app was verified (POST /mfa/enroll/verify); only then is it a second factor."`
-	CreatedAt  time.Time  `json:"created_at"`
-	VerifiedAt *time.Time `json:"verified_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
+	CreatedAt  time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
+	VerifiedAt *time.Time `json:"verified_at" doc:"When a first code confirmed it; null until then."`
+	LastUsedAt *time.Time `json:"last_used_at" doc:"When it last served as a second factor; null if never."`
 }
 
 func enrollmentOut(e signin.Enrollment) Enrollment {
@@ -215,10 +215,10 @@ func enrollmentOut(e signin.Enrollment) Enrollment {
 }
 
 type enrollInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		Method    string   `json:"method" enum:"totp" doc:"Only totp is enrolled here: passkeys through /devices/register, backup codes through /mfa/backup-codes."`
-		Name      string   `json:"name,omitempty" maxLength:"100" example:"My phone"`
+		Name      string   `json:"name,omitempty" maxLength:"100" example:"My phone" doc:"A name for the authenticator app (default Authenticator)."`
 		Challenge string   `json:"challenge,omitempty" maxLength:"128" doc:"A completed step_up challenge's token, when the session's sign-in is older than the app's mfa_reverify_minutes."`
 		_         struct{} `json:"-" additionalProperties:"true"`
 	}
@@ -226,7 +226,7 @@ type enrollInput struct {
 
 type enrollOutput struct {
 	Body struct {
-		Enrollment      Enrollment `json:"enrollment"`
+		Enrollment      Enrollment `json:"enrollment" doc:"The new enrolment, not yet verified."`
 		Secret          string     `json:"secret" example:"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" doc:"The TOTP secret (160 bits, base32): shown this once; stored encrypted."`
 		ProvisioningURI string     `json:"provisioning_uri" example:"otpauth://totp/Demo:ada@example.com?algorithm=SHA1&digits=6&issuer=Demo&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" doc:"The otpauth:// URI for a QR code, with the app's name as issuer."`
 	}
@@ -246,18 +246,18 @@ func (s *Server) enrollMFA(ctx context.Context, in *enrollInput) (*enrollOutput,
 }
 
 type enrollVerifyInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      struct {
-		EnrollmentID string   `json:"enrollment_id" maxLength:"64"`
-		Code         string   `json:"code" maxLength:"16" example:"123456"`
+		EnrollmentID string   `json:"enrollment_id" maxLength:"64" doc:"The id POST /mfa/enroll returned."`
+		Code         string   `json:"code" maxLength:"16" example:"123456" doc:"The current six-digit code from the authenticator app."`
 		_            struct{} `json:"-" additionalProperties:"true"`
 	}
 }
 
 type enrollmentOutput struct {
 	Body struct {
-		Enrollment Enrollment `json:"enrollment"`
+		Enrollment Enrollment `json:"enrollment" doc:"The enrolment, now verified."`
 	}
 }
 
@@ -272,7 +272,7 @@ func (s *Server) verifyEnrollment(ctx context.Context, in *enrollVerifyInput) (*
 }
 
 type backupCodesInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  *struct {
 		Challenge string   `json:"challenge,omitempty" maxLength:"128" doc:"A completed step_up challenge's token, when the session's sign-in is older than the app's mfa_reverify_minutes."`
 		_         struct{} `json:"-" additionalProperties:"true"`
@@ -301,19 +301,19 @@ func (s *Server) newBackupCodes(ctx context.Context, in *backupCodesInput) (*bac
 
 // MFAMethod is one second factor of a user.
 type MFAMethod struct {
-	ID         string     `json:"id"`
-	Method     string     `json:"method" enum:"totp,webauthn"`
-	Name       string     `json:"name"`
-	Verified   bool       `json:"verified"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
+	ID         string     `json:"id" doc:"The id, for DELETE /mfa/methods/{id}."`
+	Method     string     `json:"method" enum:"totp,webauthn" doc:"totp (an authenticator app) or webauthn (a passkey)."`
+	Name       string     `json:"name" doc:"The name the user gave it."`
+	Verified   bool       `json:"verified" doc:"An authenticator app counts once a code confirmed it; passkeys always do."`
+	CreatedAt  time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
+	LastUsedAt *time.Time `json:"last_used_at" doc:"When it last served; null if never."`
 }
 
 type mfaMethodsOutput struct {
 	Body struct {
 		MFAEnabled           bool        `json:"mfa_enabled" doc:"The user has a verified authenticator app or (when the app allows webauthn) a passkey."`
 		BackupCodesAvailable int         `json:"backup_codes_available" doc:"Unused backup codes."`
-		Methods              []MFAMethod `json:"methods"`
+		Methods              []MFAMethod `json:"methods" doc:"The user's second factors, oldest first."`
 	}
 }
 
@@ -333,10 +333,10 @@ func (s *Server) listMFAMethods(ctx context.Context, _ *appIDInput) (*mfaMethods
 
 type mfaStatusOutput struct {
 	Body struct {
-		MFAEnabled           bool     `json:"mfa_enabled"`
-		MFAPolicy            string   `json:"mfa_policy" enum:"off,optional,required"`
+		MFAEnabled           bool     `json:"mfa_enabled" doc:"The user has a verified authenticator app or (when the app allows webauthn) a passkey."`
+		MFAPolicy            string   `json:"mfa_policy" enum:"off,optional,required" doc:"The app's policy: off, optional or required."`
 		Methods              []string `json:"methods" example:"[\"totp\",\"backup_code\"]" doc:"The kinds of second factor the user has."`
-		BackupCodesAvailable int      `json:"backup_codes_available"`
+		BackupCodesAvailable int      `json:"backup_codes_available" doc:"Unused backup codes."`
 		EnrollmentRequired   bool     `json:"enrollment_required" doc:"The app requires MFA and the user has no second factor yet."`
 	}
 }
@@ -353,8 +353,8 @@ func (s *Server) mfaStatus(ctx context.Context, _ *appIDInput) (*mfaStatusOutput
 }
 
 type deleteMFAMethodInput struct {
-	AppID     string `path:"app_id"`
-	ID        string `path:"id" maxLength:"128"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	ID        string `path:"id" maxLength:"128" doc:"The id of the authenticator app or passkey, as GET /mfa/methods lists it."`
 	Challenge string `query:"challenge" maxLength:"128" doc:"A completed step_up challenge's token; needed once the session's sign-in is older than the app's mfa_reverify_minutes."`
 }
 
@@ -375,21 +375,21 @@ type noContentOutput struct {
 // PendingPush is a push challenge waiting for the user's answer.
 type PendingPush struct {
 	ID          string    `json:"id" doc:"The challenge id, for approve and deny."`
-	Purpose     string    `json:"purpose"`
-	Intent      string    `json:"intent"`
-	RequestedAt time.Time `json:"requested_at"`
-	ExpiresAt   time.Time `json:"expires_at"`
+	Purpose     string    `json:"purpose" doc:"What the challenge is for (authenticate, mfa, step_up, ...)."`
+	Intent      string    `json:"intent" doc:"The app's free-text intent, if any."`
+	RequestedAt time.Time `json:"requested_at" doc:"When it was asked for (RFC 3339)."`
+	ExpiresAt   time.Time `json:"expires_at" doc:"When it expires unanswered (RFC 3339)."`
 	Device      struct {
-		Browser string `json:"browser" example:"Firefox"`
-		OS      string `json:"os" example:"macOS"`
+		Browser string `json:"browser" example:"Firefox" doc:"The requesting device's browser."`
+		OS      string `json:"os" example:"macOS" doc:"The requesting device's operating system."`
 	} `json:"device" doc:"The requesting device, as its user agent says."`
-	IPAddress string `json:"ip_address"`
+	IPAddress string `json:"ip_address" doc:"The IP address the request came from."`
 	Location  string `json:"location" doc:"Approximate place of the request, when a trusted proxy said it."`
 }
 
 type pendingPushOutput struct {
 	Body struct {
-		Challenges []PendingPush `json:"challenges"`
+		Challenges []PendingPush `json:"challenges" doc:"Pending push challenges, newest first."`
 	}
 }
 
@@ -410,8 +410,8 @@ func (s *Server) pendingPush(ctx context.Context, _ *appIDInput) (*pendingPushOu
 }
 
 type approvePushInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id" maxLength:"64"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" maxLength:"64" doc:"The push challenge id, as GET /push/pending lists it."`
 	Body  struct {
 		MatchNumber int      `json:"match_number" minimum:"0" maximum:"99" example:"42" doc:"The number the requesting device shows."`
 		_           struct{} `json:"-" additionalProperties:"true"`
@@ -423,8 +423,8 @@ func (s *Server) approvePush(ctx context.Context, in *approvePushInput) (*challe
 }
 
 type pushIDInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id" maxLength:"64"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" maxLength:"64" doc:"The push challenge id, as GET /push/pending lists it."`
 }
 
 func (s *Server) denyPush(ctx context.Context, in *pushIDInput) (*challengeOutput, error) {

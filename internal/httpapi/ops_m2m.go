@@ -21,9 +21,9 @@ import (
 // is created.
 type M2MClient struct {
 	ID          string     `json:"id" example:"0190c7a2-5b1e-7c3d-9f00-4a1b2c3d4e5f" doc:"The client_id."`
-	Name        string     `json:"name" example:"Billing worker"`
+	Name        string     `json:"name" example:"Billing worker" doc:"A name to tell clients apart."`
 	Scopes      []string   `json:"scopes" example:"[\"invoices:read\",\"invoices:write\"]" doc:"What the client may ask for in a token request's scope."`
-	CreatedAt   time.Time  `json:"created_at"`
+	CreatedAt   time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
 	LastUsedAt  *time.Time `json:"last_used_at" doc:"When the client last got a token; null if never."`
 	SecretLast4 string     `json:"secret_last4" example:"x9Qz" doc:"The secret's last four characters, to tell secrets apart."`
 	RevokedAt   *time.Time `json:"revoked_at,omitempty" doc:"Set once the client is revoked."`
@@ -35,18 +35,18 @@ func m2mClientOut(c machine.Client) M2MClient {
 }
 
 type createM2MClientInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		Client struct {
 			Name   string   `json:"name,omitempty" maxLength:"100" example:"Billing worker" doc:"A name to tell clients apart; default \"M2M client\"."`
 			Scopes []string `json:"scopes,omitempty" maxItems:"50" example:"[\"invoices:read\",\"invoices:write\"]" doc:"Scopes the client may ask for (RFC 6749 §3.3 scope tokens, at most 100 characters each). Default none."`
-		} `json:"client"`
+		} `json:"client" doc:"The client to create."`
 	}
 }
 
 type createM2MClientOutput struct {
 	Body struct {
-		Client       M2MClient `json:"client"`
+		Client       M2MClient `json:"client" doc:"The new client, with its secret this once."`
 		ClientSecret string    `json:"client_secret" example:"ghm_0k3v…" doc:"The client's secret, returned only here: store it now."`
 	}
 }
@@ -69,7 +69,7 @@ func (s *Server) createM2MClient(ctx context.Context, in *createM2MClientInput) 
 
 type m2mClientsOutput struct {
 	Body struct {
-		Clients []M2MClient `json:"clients"`
+		Clients []M2MClient `json:"clients" doc:"The app's M2M clients, newest first."`
 	}
 }
 
@@ -96,25 +96,25 @@ func (s *Server) revokeM2MClient(ctx context.Context, in *appChildInput) (*okOut
 // M2MTokenRequest documents the token request's parameters, sent as a form
 // or as JSON (the handler reads them itself, from either).
 type M2MTokenRequest struct {
-	GrantType    string `json:"grant_type" enum:"client_credentials" example:"client_credentials"`
+	GrantType    string `json:"grant_type" enum:"client_credentials" example:"client_credentials" doc:"Always client_credentials."`
 	Scope        string `json:"scope,omitempty" example:"invoices:read" doc:"Space-separated scopes, each one of the client's. Omitted: the token carries no scope."`
 	ClientID     string `json:"client_id,omitempty" doc:"client_secret_post: the client id (else use HTTP Basic)."`
 	ClientSecret string `json:"client_secret,omitempty" doc:"client_secret_post: the client secret (else use HTTP Basic)."`
 }
 
 type m2mTokenInput struct {
-	AppID         string `path:"app_id"`
+	AppID         string `path:"app_id" doc:"The app id."`
 	Authorization string `header:"Authorization" doc:"client_secret_basic: Basic base64(client_id:client_secret)."`
-	ContentType   string `header:"Content-Type" hidden:"true"` // the request body says it
+	ContentType   string `header:"Content-Type" hidden:"true" doc:"application/x-www-form-urlencoded (RFC 6749) or application/json."` // the request body says it
 	RawBody       []byte `contentType:"application/x-www-form-urlencoded"`
 }
 
 type m2mTokenOutput struct {
-	CacheControl string `header:"Cache-Control"`
-	Pragma       string `header:"Pragma"`
+	CacheControl string `header:"Cache-Control" doc:"no-store: tokens are never cached."`
+	Pragma       string `header:"Pragma" doc:"no-cache."`
 	Body         struct {
 		AccessToken string `json:"access_token" doc:"The M2M access token (a JWT, typ m2m+jwt)."`
-		TokenType   string `json:"token_type" example:"Bearer"`
+		TokenType   string `json:"token_type" example:"Bearer" doc:"Always Bearer."`
 		ExpiresIn   int64  `json:"expires_in" example:"600" doc:"Seconds until the token expires (m2m.token_ttl)."`
 		Scope       string `json:"scope,omitempty" example:"invoices:read" doc:"The scopes granted, space-separated; absent when none."`
 	}
@@ -256,17 +256,17 @@ func (s *Server) documentTokenRequest(path string) {
 
 type m2mSessionOutput struct {
 	Body struct {
-		Session M2MSession `json:"m2m_session"`
+		Session M2MSession `json:"m2m_session" doc:"The session of the caller's token."`
 	}
 }
 
 // M2MSession is the session an M2M token belongs to.
 type M2MSession struct {
 	ID        string    `json:"id" doc:"The session id (the token's sid)."`
-	ClientID  string    `json:"client_id"`
+	ClientID  string    `json:"client_id" doc:"The M2M client the session belongs to."`
 	Scopes    []string  `json:"scopes" example:"[\"invoices:read\"]" doc:"The scopes granted."`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
+	CreatedAt time.Time `json:"created_at" doc:"When the token that started the session was issued (RFC 3339)."`
+	ExpiresAt time.Time `json:"expires_at" doc:"When the session ends (RFC 3339)."`
 }
 
 const m2mAuthDoc = "The M2M access token goes in `X-M2M-Token` (raw, or after `Bearer `), or in `Authorization: Bearer` " +
@@ -284,7 +284,7 @@ func (s *Server) m2mSession(ctx context.Context, _ *appIDInput) (*m2mSessionOutp
 
 type m2mRevokeOutput struct {
 	Body struct {
-		Message  string `json:"message" example:"ok"`
+		Message  string `json:"message" example:"ok" doc:"A confirmation that the session ended."`
 		Verified bool   `json:"verified" example:"true" doc:"Always true: the token was verified and its session has ended."`
 	}
 }
@@ -299,22 +299,22 @@ func (s *Server) revokeM2MSession(ctx context.Context, _ *appIDInput) (*m2mRevok
 }
 
 type introspectInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		Token string `json:"token" maxLength:"16384" doc:"The M2M access token to check."`
 	}
 }
 
 type introspectOutput struct {
-	CacheControl string `header:"Cache-Control"`
+	CacheControl string `header:"Cache-Control" doc:"no-store: tokens are never cached."`
 	Body         struct {
 		Active    bool   `json:"active" doc:"Whether the token is an M2M token of this app that works now."`
-		ClientID  string `json:"client_id,omitempty"`
+		ClientID  string `json:"client_id,omitempty" doc:"active tokens: the M2M client that holds it."`
 		Scope     string `json:"scope,omitempty" example:"invoices:read" doc:"Space-separated."`
 		IssuedAt  int64  `json:"iat,omitempty" doc:"Unix seconds."`
 		ExpiresAt int64  `json:"exp,omitempty" doc:"Unix seconds."`
-		SessionID string `json:"sid,omitempty"`
-		TokenType string `json:"token_type,omitempty" example:"Bearer"`
+		SessionID string `json:"sid,omitempty" doc:"active tokens: the M2M session id."`
+		TokenType string `json:"token_type,omitempty" example:"Bearer" doc:"active tokens: Bearer."`
 	}
 }
 

@@ -19,11 +19,11 @@ const templatesDoc = "Needs Manage on the app: its API secret, or a workspace se
 
 // TemplateVariable documents one variable of a message.
 type TemplateVariable struct {
-	Name        string `json:"name" example:"Code"`
-	Description string `json:"description"`
+	Name        string `json:"name" example:"Code" doc:"The variable, as {{.name}} in a template."`
+	Description string `json:"description" doc:"What it holds."`
 	Secret      bool   `json:"secret" doc:"A code or link: whoever reads the message can sign in with it."`
 	Optional    bool   `json:"optional" doc:"May be empty: test it with {{with .Name}}...{{end}}."`
-	Example     string `json:"example" example:"123456"`
+	Example     string `json:"example" example:"123456" doc:"The sample value previews use."`
 }
 
 // TemplateParts are the templates of one message for one channel.
@@ -35,23 +35,23 @@ type TemplateParts struct {
 
 // MessageTemplateInfo is one message with its built-in templates.
 type MessageTemplateInfo struct {
-	Name        string                              `json:"name" example:"login_code"`
-	Description string                              `json:"description"`
-	Channels    []string                            `json:"channels" example:"[\"email\",\"sms\"]"`
-	Variables   []TemplateVariable                  `json:"variables"`
+	Name        string                              `json:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
+	Description string                              `json:"description" doc:"When Gatehouse sends it."`
+	Channels    []string                            `json:"channels" example:"[\"email\",\"sms\"]" doc:"The channels it goes out on: email, sms."`
+	Variables   []TemplateVariable                  `json:"variables" doc:"The variables its templates may use."`
 	Builtin     map[string]map[string]TemplateParts `json:"built_in" doc:"The built-in templates by channel, then locale."`
 }
 
 // MessageTemplate is an app's override of one message for one channel and locale.
 type MessageTemplate struct {
-	Name      string    `json:"name" example:"login_code"`
-	Channel   string    `json:"channel" example:"sms" enum:"email,sms"`
-	Locale    string    `json:"locale" example:"de"`
-	Subject   string    `json:"subject,omitempty"`
-	Text      string    `json:"text" example:"{{.Code}} ist Ihr Code für {{.AppName}}."`
-	HTML      string    `json:"html,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Name      string    `json:"name" example:"login_code" doc:"The message it overrides."`
+	Channel   string    `json:"channel" example:"sms" enum:"email,sms" doc:"email or sms."`
+	Locale    string    `json:"locale" example:"de" doc:"A BCP 47 language tag (en, de, pt-BR)."`
+	Subject   string    `json:"subject,omitempty" doc:"E-mail subject template; empty for SMS."`
+	Text      string    `json:"text" example:"{{.Code}} ist Ihr Code für {{.AppName}}." doc:"Plain-text body template (the SMS itself for sms)."`
+	HTML      string    `json:"html,omitempty" doc:"E-mail HTML body template; empty: the e-mail is text only."`
+	CreatedAt time.Time `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt time.Time `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
 func messageTemplateOut(m messages.Template) MessageTemplate {
@@ -62,7 +62,7 @@ func messageTemplateOut(m messages.Template) MessageTemplate {
 type messageTemplatesOutput struct {
 	Body struct {
 		Locales   []string              `json:"locales" doc:"The locales of the built-in templates." example:"[\"de\",\"en\",\"es\",\"fr\"]"`
-		Messages  []MessageTemplateInfo `json:"messages"`
+		Messages  []MessageTemplateInfo `json:"messages" doc:"Every message Gatehouse sends, with its built-in templates and the app's overrides."`
 		Overrides []MessageTemplate     `json:"overrides" doc:"The app's own templates."`
 	}
 }
@@ -100,25 +100,25 @@ func (s *Server) listMessageTemplates(ctx context.Context, _ *appIDInput) (*mess
 }
 
 type messageTemplatePath struct {
-	AppID   string `path:"app_id"`
+	AppID   string `path:"app_id" doc:"The app id."`
 	Name    string `path:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
-	Channel string `path:"channel" enum:"email,sms"`
+	Channel string `path:"channel" enum:"email,sms" doc:"email or sms."`
 	Locale  string `path:"locale" example:"de" doc:"A language tag: de, fr, fr-CA, pt-BR..."`
 }
 
 type putMessageTemplateInput struct {
-	AppID   string `path:"app_id"`
+	AppID   string `path:"app_id" doc:"The app id."`
 	Name    string `path:"name" example:"login_code" doc:"The message: code_locked, invitation, login_code, magic_link or security_notice."`
-	Channel string `path:"channel" enum:"email,sms"`
+	Channel string `path:"channel" enum:"email,sms" doc:"email or sms."`
 	Locale  string `path:"locale" example:"de" doc:"A language tag: de, fr, fr-CA, pt-BR..."`
 	Body    struct {
-		Template TemplateParts `json:"template"`
+		Template TemplateParts `json:"template" doc:"The template to save."`
 	}
 }
 
 type messageTemplateOutput struct {
 	Body struct {
-		Template MessageTemplate `json:"template"`
+		Template MessageTemplate `json:"template" doc:"The saved template."`
 	}
 }
 
@@ -142,10 +142,10 @@ func (s *Server) deleteMessageTemplate(ctx context.Context, in *messageTemplateP
 }
 
 type previewMessageTemplateInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
-		Name     string         `json:"name" example:"login_code"`
-		Channel  string         `json:"channel" enum:"email,sms" example:"sms"`
+		Name     string         `json:"name" example:"login_code" doc:"The message to render."`
+		Channel  string         `json:"channel" enum:"email,sms" example:"sms" doc:"email or sms."`
 		Locale   string         `json:"locale,omitempty" example:"de" doc:"Default en."`
 		Template *TemplateParts `json:"template,omitempty" doc:"A draft to render (checked as when saved). Without it: what the app sends now in this locale (its override or the built-in template, with fallback)."`
 	}
@@ -153,13 +153,13 @@ type previewMessageTemplateInput struct {
 
 type previewMessageTemplateOutput struct {
 	Body struct {
-		Name     string           `json:"name" example:"login_code"`
-		Channel  string           `json:"channel" example:"sms"`
+		Name     string           `json:"name" example:"login_code" doc:"The message rendered."`
+		Channel  string           `json:"channel" example:"sms" doc:"email or sms."`
 		Locale   string           `json:"locale" doc:"The locale of the template used." example:"de"`
 		Override bool             `json:"override" doc:"The app's own template (or the draft) was used."`
-		Subject  string           `json:"subject,omitempty"`
-		Text     string           `json:"text" example:"123456 ist Ihr Code für Acme. Er läuft in 10 Minuten ab."`
-		HTML     string           `json:"html,omitempty"`
+		Subject  string           `json:"subject,omitempty" doc:"The rendered subject (e-mail)."`
+		Text     string           `json:"text" example:"123456 ist Ihr Code für Acme. Er läuft in 10 Minuten ab." doc:"The rendered text body, or the SMS."`
+		HTML     string           `json:"html,omitempty" doc:"The rendered HTML body; empty when the e-mail is text only."`
 		SMS      *courier.SMSInfo `json:"sms,omitempty" doc:"SMS only: length in characters of its encoding, GSM-7 or UCS-2, and segments billed."`
 	}
 }

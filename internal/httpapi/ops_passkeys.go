@@ -21,22 +21,22 @@ type Device struct {
 	Name                    string     `json:"name" example:"Chrome on macOS" doc:"A name for people; from the registering browser's user agent until renamed."`
 	Nickname                string     `json:"nickname" doc:"Same as name (client SDK name)."`
 	DisplayName             string     `json:"display_name" doc:"Same as name."`
-	Type                    string     `json:"type" enum:"webauthn"`
+	Type                    string     `json:"type" enum:"webauthn" doc:"Always webauthn."`
 	AuthenticatorAttachment string     `json:"authenticator_attachment" enum:"platform,cross-platform" example:"platform" doc:"platform: built into the device (Touch ID, Windows Hello, a phone's screen lock); cross-platform: a security key or another device."`
 	Transports              []string   `json:"transports" example:"[\"internal\",\"hybrid\"]" doc:"How the browser reaches the authenticator (internal, hybrid, usb, nfc, ble)."`
 	AAGUID                  string     `json:"aaguid" example:"fbfc3007-154e-4ecc-8c0b-6e020557d7bd" doc:"The authenticator model's AAGUID as reported (all zeros when not disclosed)."`
-	AttestationFormat       string     `json:"attestation_format" enum:"none,packed,fido-u2f,tpm,android-key,apple"`
+	AttestationFormat       string     `json:"attestation_format" enum:"none,packed,fido-u2f,tpm,android-key,apple" doc:"The attestation statement format the authenticator gave (none unless the app asks for attestation)."`
 	BackupEligible          bool       `json:"backup_eligible" doc:"Whether the passkey can be synced (a multi-device credential)."`
 	BackedUp                bool       `json:"backed_up" doc:"Whether the passkey was synced, as of its last use."`
 	SignCount               int64      `json:"sign_count" doc:"The authenticator's signature counter as of the last sign-in (0 for authenticators that keep none, as synced passkeys do)."`
 	Suspended               bool       `json:"suspended" doc:"True once its signature counter went backwards (a cloned authenticator): it no longer signs in; remove it."`
-	Browser                 string     `json:"browser"`
-	Platform                string     `json:"platform"`
+	Browser                 string     `json:"browser" doc:"The browser it was registered from."`
+	Platform                string     `json:"platform" doc:"The operating system it was registered from."`
 	UserAgent               string     `json:"user_agent" doc:"The user agent that registered it."`
-	LastUsedAtIP            string     `json:"last_used_at_ip"`
-	CreatedAt               time.Time  `json:"created_at"`
-	UpdatedAt               time.Time  `json:"updated_at"`
-	LastUsedAt              *time.Time `json:"last_used_at"`
+	LastUsedAtIP            string     `json:"last_used_at_ip" doc:"The IP address of its last use."`
+	CreatedAt               time.Time  `json:"created_at" doc:"When it was registered (RFC 3339)."`
+	UpdatedAt               time.Time  `json:"updated_at" doc:"When it was last renamed or used (RFC 3339)."`
+	LastUsedAt              *time.Time `json:"last_used_at" doc:"When it last signed in (RFC 3339)."`
 }
 
 func deviceOut(p signin.Passkey) Device {
@@ -66,16 +66,16 @@ func devicesOut(list []signin.Passkey) []Device {
 type credentialBody struct {
 	ID                      string         `json:"id" doc:"The credential id, base64url."`
 	RawID                   string         `json:"rawId" doc:"The same id, base64url."`
-	Type                    string         `json:"type" enum:"public-key"`
+	Type                    string         `json:"type" enum:"public-key" doc:"Always public-key."`
 	AuthenticatorAttachment *string        `json:"authenticatorAttachment,omitempty" nullable:"true" doc:"platform, cross-platform, or null (browsers send null when they cannot tell)."`
 	Response                map[string]any `json:"response" doc:"Registration: clientDataJSON, attestationObject, transports. Sign-in: clientDataJSON, authenticatorData, signature, userHandle. Binary values base64url without padding."`
-	ClientExtensionResults  map[string]any `json:"clientExtensionResults,omitempty" nullable:"true"`
+	ClientExtensionResults  map[string]any `json:"clientExtensionResults,omitempty" nullable:"true" doc:"The WebAuthn client extension results, as the browser gives them."`
 	_                       struct{}       `json:"-" additionalProperties:"true"`
 }
 
 type credentialInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      credentialBody
 	RawBody   []byte
 }
@@ -111,7 +111,7 @@ func (s *Server) finalizeDevice(ctx context.Context, in *credentialInput) (*devi
 
 type devicesOutput struct {
 	Body struct {
-		Devices []Device `json:"devices"`
+		Devices []Device `json:"devices" doc:"The passkeys, oldest first."`
 	}
 }
 
@@ -126,12 +126,12 @@ func (s *Server) listDevices(ctx context.Context, _ *appIDInput) (*devicesOutput
 }
 
 type deviceIDInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	ID    string `path:"id" maxLength:"1400" doc:"The device id or its credential id."`
 }
 
 type renameDeviceInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	ID    string `path:"id" maxLength:"1400" doc:"The device id or its credential id."`
 	Body  struct {
 		Name string   `json:"name" maxLength:"100" doc:"The new name, 1 to 100 characters." example:"Work laptop"`
@@ -141,7 +141,7 @@ type renameDeviceInput struct {
 
 type deviceWrappedOutput struct {
 	Body struct {
-		Device Device `json:"device"`
+		Device Device `json:"device" doc:"The renamed passkey."`
 	}
 }
 
@@ -163,8 +163,8 @@ func (s *Server) deleteDevice(ctx context.Context, in *deviceIDInput) (*okOutput
 }
 
 type loginOptionsInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      struct {
 		Identifier string   `json:"identifier,omitempty" maxLength:"320" doc:"The user's e-mail or phone: allowCredentials then lists that user's passkeys. Omit it for a discoverable sign-in (conditional UI), where the browser offers the passkeys it holds." example:"ada@example.com"`
 		_          struct{} `json:"-" additionalProperties:"true"`
@@ -192,7 +192,7 @@ func (s *Server) webauthnLoginFinalize(ctx context.Context, in *credentialInput)
 }
 
 type registerInitializeInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		Identifier string         `json:"identifier" maxLength:"320" doc:"The new user's e-mail address or international phone number." example:"ada@example.com"`
 		UserMeta   map[string]any `json:"user_meta,omitempty" doc:"Metadata for the new user; undeclared keys are dropped and reported in user_meta_errors."`
@@ -204,7 +204,7 @@ type registerInitializeOutput struct {
 	Body struct {
 		UserVerification string             `json:"user_verification" enum:"required,preferred,discouraged" doc:"The requirement passed to the browser (interface §2.10)."`
 		Options          json.RawMessage    `json:"options" doc:"PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create (not wrapped in publicKey)."`
-		UserMetaErrors   appuser.MetaErrors `json:"user_meta_errors"`
+		UserMetaErrors   appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 		UserID           string             `json:"user_id" doc:"The user just created."`
 	}
 }
@@ -252,8 +252,8 @@ func (s *Server) userDevices(ctx context.Context, in *userIDInput) (*devicesOutp
 }
 
 type userDeviceInput struct {
-	AppID    string `path:"app_id"`
-	ID       string `path:"id"`
+	AppID    string `path:"app_id" doc:"The app id."`
+	ID       string `path:"id" doc:"The user id."`
 	DeviceID string `path:"device_id" maxLength:"1400" doc:"The device id or its credential id."`
 }
 

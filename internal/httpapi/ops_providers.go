@@ -35,7 +35,7 @@ func providerOut(p tenant.MessageProvider) MessageServiceProvider {
 
 type providersOutput struct {
 	Body struct {
-		Providers []MessageServiceProvider `json:"message_service_providers"`
+		Providers []MessageServiceProvider `json:"message_service_providers" doc:"The app's e-mail and SMS providers."`
 	}
 }
 
@@ -85,13 +85,13 @@ type ProviderPatchBody struct {
 }
 
 type updateProviderInput struct {
-	AppID string             `path:"app_id"`
+	AppID string             `path:"app_id" doc:"The app id."`
 	Body  *ProviderPatchBody `required:"false"`
 }
 
 type providerOutput struct {
 	Body struct {
-		Provider MessageServiceProvider `json:"message_service_provider"`
+		Provider MessageServiceProvider `json:"message_service_provider" doc:"The provider as saved."`
 	}
 }
 
@@ -132,7 +132,7 @@ func (s *Server) updateProvider(ctx context.Context, in *updateProviderInput) (*
 }
 
 type testProviderInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		ProviderKey
 		To string `json:"to" maxLength:"320" example:"ops@acme.example" doc:"Where to send it: an e-mail address for an e-mail provider, an international phone number (+…) for an SMS provider."`
@@ -141,7 +141,7 @@ type testProviderInput struct {
 
 // ProviderTestResult is what a test message did.
 type ProviderTestResult struct {
-	Slug              string               `json:"slug" example:"smtp"`
+	Slug              string               `json:"slug" example:"smtp" doc:"The provider that sent it."`
 	Channel           string               `json:"channel" example:"email" doc:"email or sms, from the recipient."`
 	To                string               `json:"to" example:"o***@acme.example" doc:"The recipient, masked."`
 	Delivered         bool                 `json:"delivered" doc:"The provider accepted the message."`
@@ -160,7 +160,7 @@ type ProviderTestFailure struct {
 
 type providerTestOutput struct {
 	Body struct {
-		Test ProviderTestResult `json:"test_message"`
+		Test ProviderTestResult `json:"test_message" doc:"What happened to the test message."`
 	}
 }
 

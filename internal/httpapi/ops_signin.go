@@ -23,22 +23,22 @@ type signinBody struct {
 }
 
 type sendOTPInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      signinBody
 }
 
 type otpSent struct {
 	Success bool      `json:"success" doc:"True when the code was accepted for delivery (queued with its challenge; a worker hands it to the provider right after, and verification.{channel}.delivery_failed fires if it never goes out). Also true, with nothing sent, for an identifier that gets no code, so the answer does not tell."`
-	SentAt  time.Time `json:"sent_at"`
-	ID      string    `json:"id"`
+	SentAt  time.Time `json:"sent_at" doc:"When the code was accepted for delivery (RFC 3339)."`
+	ID      string    `json:"id" doc:"The challenge id of the code."`
 }
 
 type sendOTPOutput struct {
 	Body struct {
-		OTP            otpSent            `json:"otp"`
-		UserID         string             `json:"user_id"`
-		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors"`
+		OTP            otpSent            `json:"otp" doc:"The code sent."`
+		UserID         string             `json:"user_id" doc:"The user's id: pass it with the code to POST /otps/verify."`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 	}
 }
 
@@ -55,8 +55,8 @@ func (s *Server) sendOTP(ctx context.Context, in *sendOTPInput) (*sendOTPOutput,
 }
 
 type verifyOTPInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      struct {
 		OTP    string   `json:"otp" maxLength:"16" doc:"The code the user received."`
 		UserID string   `json:"user_id" maxLength:"64" doc:"The user's id, as the identifier lookup returns it."`
@@ -68,12 +68,12 @@ type verifyOTPInput struct {
 type TokenSet struct {
 	Access           string     `json:"access,omitempty" doc:"The access token (JWT, ES256): send it as X-Authorization. Absent, with every other token field, when mfa_required is true."`
 	Refresh          string     `json:"refresh,omitempty" doc:"The refresh token (JWT): send it as X-Refresh-Token to rotate the set. Spent on use. Absent from rotate_access without the API secret (keep the one you have)."`
-	CSRF             string     `json:"csrf,omitempty"`
-	AccessExpiresAt  *time.Time `json:"access_expires_at,omitempty"`
+	CSRF             string     `json:"csrf,omitempty" doc:"A CSRF token for browser clients that keep the tokens in cookies."`
+	AccessExpiresAt  *time.Time `json:"access_expires_at,omitempty" doc:"When the access token expires (RFC 3339)."`
 	RefreshExpiresAt *time.Time `json:"refresh_expires_at,omitempty" doc:"Absent when refresh is."`
-	UserID           string     `json:"user_id"`
+	UserID           string     `json:"user_id" doc:"The user's id."`
 	KeyID            string     `json:"key_id,omitempty" doc:"The kid of the key that signed the access token."`
-	Message          string     `json:"message" example:"ok"`
+	Message          string     `json:"message" example:"ok" doc:"ok, or mfa_required when a second factor is due (then no tokens)."`
 	// A first factor whose user needs a second one answers these instead
 	// of tokens (client-compat §3.2).
 	MFARequiredFields
@@ -110,9 +110,9 @@ type magicLinkOutput struct {
 			ID string `json:"id" doc:"The polling handle for POST /magic_links/status. It is not the e-mailed token."`
 			// Shown by the requesting device; the consent page shows it too.
 			MatchNumber int `json:"match_number" minimum:"10" maximum:"99" doc:"A two-digit number to show on the requesting device. If the link is opened on another device, the consent page shows the same number, so the user can tell the request is theirs before approving it."`
-		} `json:"magic_link"`
-		UserID         string             `json:"user_id"`
-		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors"`
+		} `json:"magic_link" doc:"The link sent: poll its id with POST /magic_links/status."`
+		UserID         string             `json:"user_id" doc:"The user's id."`
+		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 	}
 }
 
@@ -129,8 +129,8 @@ func (s *Server) sendMagicLink(ctx context.Context, in *sendOTPInput) (*magicLin
 }
 
 type magicTokenInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      struct {
 		Token string   `json:"token" maxLength:"4096" doc:"The sct_magic token from the link."`
 		_     struct{} `json:"-" additionalProperties:"true"`
@@ -142,8 +142,8 @@ func (s *Server) authenticateMagicLink(ctx context.Context, in *magicTokenInput)
 }
 
 type magicStatusInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      struct {
 		ID string   `json:"id" maxLength:"128" doc:"The magic_link.id the login request returned."`
 		_  struct{} `json:"-" additionalProperties:"true"`
@@ -155,8 +155,8 @@ func (s *Server) magicLinkStatus(ctx context.Context, in *magicStatusInput) (*to
 }
 
 type confirmInviteInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 	Body      struct {
 		Token    string         `json:"token" maxLength:"4096" doc:"The sct_magic token from the invitation link."`
 		UserMeta map[string]any `json:"user_meta,omitempty" doc:"Metadata the invitee gives: only fields with visible_registration are kept."`
@@ -169,7 +169,7 @@ func (s *Server) confirmInvite(ctx context.Context, in *confirmInviteInput) (*to
 }
 
 type refreshInput struct {
-	AppID   string `path:"app_id"`
+	AppID   string `path:"app_id" doc:"The app id."`
 	Refresh string `header:"X-Refresh-Token" doc:"The refresh token (raw JWT). Authorization may carry an API secret; it is not read here."`
 }
 
@@ -195,7 +195,7 @@ const rotateAccessDoc = "Needs a valid access token in `X-Authorization`. What i
 	"A bad `Authorization` is refused (401), a credential of another app gets 403."
 
 type rotateAccessInput struct {
-	AppID  string `path:"app_id"`
+	AppID  string `path:"app_id" doc:"The app id."`
 	Access string `header:"X-Authorization" doc:"A valid access token. Authorization may carry the app's API secret (server side only); see the operation."`
 }
 
@@ -204,14 +204,14 @@ func (s *Server) rotateAccess(ctx context.Context, in *rotateAccessInput) (*toke
 }
 
 type verifyRefreshInput struct {
-	AppID         string `path:"app_id"`
+	AppID         string `path:"app_id" doc:"The app id."`
 	Authorization string `header:"Authorization" doc:"Bearer and the refresh token."`
 }
 
 type verifyRefreshOutput struct {
 	Body struct {
-		Message  string `json:"message"`
-		Verified bool   `json:"verified"`
+		Message  string `json:"message" doc:"ok."`
+		Verified bool   `json:"verified" doc:"Always true: a bad token is a 401."`
 	}
 }
 
@@ -229,8 +229,8 @@ func (s *Server) verifyRefresh(ctx context.Context, in *verifyRefreshInput) (*ve
 }
 
 type currentUserInput struct {
-	AppID     string `path:"app_id"`
-	UserAgent string `header:"User-Agent"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 }
 
 func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOutput, error) {
@@ -249,7 +249,7 @@ func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOu
 }
 
 type updateMetaInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
 		UserMeta map[string]any `json:"user_meta" doc:"Merged into the user's metadata; null removes a key. Only fields with visible_profile, and only when the app has profile_management on; any other key refuses the whole update (422 invalid_user_meta, naming it in user_meta_errors)."`
 		_        struct{}       `json:"-" additionalProperties:"true"`
@@ -274,7 +274,7 @@ func (s *Server) signOut(ctx context.Context, _ *appIDInput) (*okOutput, error) 
 
 type sessionsOutput struct {
 	Body struct {
-		Sessions []Session `json:"sessions"`
+		Sessions []Session `json:"sessions" doc:"The user's live sessions, newest first."`
 	}
 }
 
@@ -290,8 +290,8 @@ func (s *Server) listSessions(ctx context.Context, _ *appIDInput) (*sessionsOutp
 }
 
 type sessionIDInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" doc:"The session id, as GET /sessions lists it."`
 }
 
 func (s *Server) revokeSession(ctx context.Context, in *sessionIDInput) (*okOutput, error) {
@@ -314,9 +314,9 @@ func (s *Server) userSessions(ctx context.Context, in *userIDInput) (*bareSessio
 }
 
 type userSessionInput struct {
-	AppID     string `path:"app_id"`
-	ID        string `path:"id"`
-	SessionID string `path:"session_id"`
+	AppID     string `path:"app_id" doc:"The app id."`
+	ID        string `path:"id" doc:"The user id."`
+	SessionID string `path:"session_id" doc:"The session id, as the sessions list gives it."`
 }
 
 func (s *Server) revokeUserSession(ctx context.Context, in *userSessionInput) (*okOutput, error) {
@@ -327,9 +327,9 @@ func (s *Server) revokeUserSession(ctx context.Context, in *userSessionInput) (*
 }
 
 type errorReportInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
-		Payload map[string]any `json:"payload,omitempty"`
+		Payload map[string]any `json:"payload,omitempty" doc:"What the client SDK reports; only its arrival is logged, not its content."`
 		_       struct{}       `json:"-" additionalProperties:"true"`
 	} `required:"false"`
 }
@@ -347,22 +347,22 @@ func (s *Server) reportError(ctx context.Context, _ *errorReportInput) (*emptyOu
 
 // Session is a signed-in device (interface §2.9 with the client SDK's names, client-compat §3.6).
 type Session struct {
-	ID                 string    `json:"id"`
-	DisplayName        string    `json:"display_name"`
-	Nickname           string    `json:"nickname"`
+	ID                 string    `json:"id" doc:"The session id: ends it with DELETE."`
+	DisplayName        string    `json:"display_name" doc:"Browser on platform, for showing the session to the user."`
+	Nickname           string    `json:"nickname" doc:"Same as display_name (client SDK name)."`
 	Type               string    `json:"type" doc:"How the session started: magic, otp, invite or webauthn."`
 	CredentialID       *string   `json:"credential_id" doc:"The passkey behind the session, if any."`
-	UserAgent          string    `json:"user_agent"`
-	UserAgentShortname string    `json:"user_agent_shortname"`
-	Platform           string    `json:"platform"`
-	Browser            string    `json:"browser"`
-	IPAddress          string    `json:"ip_address"`
-	LastUsedAtIP       string    `json:"last_used_at_ip"`
+	UserAgent          string    `json:"user_agent" doc:"The User-Agent the session started with."`
+	UserAgentShortname string    `json:"user_agent_shortname" doc:"The browser, as the user agent says."`
+	Platform           string    `json:"platform" doc:"The operating system, as the user agent says."`
+	Browser            string    `json:"browser" doc:"The browser, as the user agent says."`
+	IPAddress          string    `json:"ip_address" doc:"The IP address the session started from."`
+	LastUsedAtIP       string    `json:"last_used_at_ip" doc:"The IP address of the session (as ip_address)."`
 	Current            bool      `json:"current" doc:"Whether this is the session of the calling token."`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
-	LastActiveAt       time.Time `json:"last_active_at"`
-	LastUsedAt         time.Time `json:"last_used_at"`
+	CreatedAt          time.Time `json:"created_at" doc:"When the session started (RFC 3339)."`
+	UpdatedAt          time.Time `json:"updated_at" doc:"When its tokens were last refreshed (RFC 3339)."`
+	LastActiveAt       time.Time `json:"last_active_at" doc:"When its tokens were last refreshed (RFC 3339)."`
+	LastUsedAt         time.Time `json:"last_used_at" doc:"Same as last_active_at."`
 }
 
 func sessionList(list []signin.Session, current string) []Session {

@@ -148,27 +148,27 @@ func (w *jsonNotFound) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 type devOutboxInput struct {
 	To     string    `query:"to" doc:"Only messages to this address or phone number, read as sign-in reads an identifier (case, spaces, dashes and parentheses do not matter; a leading + left unescaped, which arrives as a space, is read as +)." example:"+14155552671"`
-	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50"`
+	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Messages to return, newest first (default 50)."`
 	Since  time.Time `query:"since" doc:"Only messages kept at or after this moment (RFC 3339)." example:"2026-11-26T12:00:00Z"`
 	WaitMS int       `query:"wait_ms" minimum:"0" maximum:"10000" default:"0" doc:"When no message matches, wait up to this many milliseconds for one (messages are sent by the send queue's workers just after the request that causes them answers) instead of answering an empty list at once."`
 }
 
 // OutboxMessage is a message the development outbox kept instead of sending.
 type OutboxMessage struct {
-	ID        string    `json:"id"`
-	Channel   string    `json:"channel" enum:"email,sms"`
-	To        string    `json:"to"`
-	Subject   string    `json:"subject"`
-	Text      string    `json:"text"`
-	HTML      string    `json:"html"`
+	ID        string    `json:"id" doc:"The message id."`
+	Channel   string    `json:"channel" enum:"email,sms" doc:"email or sms."`
+	To        string    `json:"to" doc:"The address or phone number it went to."`
+	Subject   string    `json:"subject" doc:"The e-mail subject; empty for SMS."`
+	Text      string    `json:"text" doc:"The text body, or the SMS."`
+	HTML      string    `json:"html" doc:"The HTML body of an e-mail, if any."`
 	Code      string    `json:"code" doc:"The one-time code the message carries, if any."`
 	Link      string    `json:"link" doc:"The magic or invitation link the message carries, if any."`
-	CreatedAt time.Time `json:"created_at"`
+	CreatedAt time.Time `json:"created_at" doc:"When it was sent (RFC 3339)."`
 }
 
 type devOutboxOutput struct {
 	Body struct {
-		Messages []OutboxMessage `json:"messages"`
+		Messages []OutboxMessage `json:"messages" doc:"The messages, newest first."`
 	}
 }
 

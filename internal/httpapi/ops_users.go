@@ -17,8 +17,8 @@ import (
 // app's schema.
 type UserBody struct {
 	Identifier string         `json:"identifier,omitempty" maxLength:"320" doc:"An e-mail address or an international phone number (+14155552671)."`
-	Email      string         `json:"email,omitempty" maxLength:"320"`
-	Phone      string         `json:"phone,omitempty" maxLength:"40"`
+	Email      string         `json:"email,omitempty" maxLength:"320" doc:"The e-mail address (instead of identifier)."`
+	Phone      string         `json:"phone,omitempty" maxLength:"40" doc:"The phone number in international format (instead of identifier)."`
 	UserMeta   map[string]any `json:"user_meta,omitempty" doc:"Keys the app's schema does not declare, or of the wrong type, are dropped and reported in user_meta_errors."`
 	_          struct{}       `json:"-" additionalProperties:"true"`
 }
@@ -28,13 +28,13 @@ func (b UserBody) input() appuser.CreateInput {
 }
 
 type createUserInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  UserBody
 }
 
 type userWithErrorsOutput struct {
 	Body struct {
-		User           User               `json:"user"`
+		User           User               `json:"user" doc:"The user."`
 		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped; null when none were."`
 	}
 }
@@ -76,7 +76,7 @@ const getUserDoc = "A user with `sessions`, the user's live sessions (not expire
 // Query values are strings so that the client SDK's literal "undefined"
 // (URLSearchParams of an unset field) can be treated as absent.
 type listUsersInput struct {
-	AppID         string `path:"app_id"`
+	AppID         string `path:"app_id" doc:"The app id."`
 	ID            string `query:"id" doc:"Only this user id."`
 	Email         string `query:"email" doc:"E-mail contains this text (case-insensitive)."`
 	Phone         string `query:"phone" doc:"Phone contains this text."`
@@ -114,13 +114,13 @@ func intParam(name, v string) (int, error) {
 
 type listUsersOutput struct {
 	Body struct {
-		Users       []User `json:"users"`
-		TotalCount  int    `json:"total_count"`
-		TotalPages  int    `json:"total_pages"`
-		CurrentPage int    `json:"current_page"`
-		NextPage    *int   `json:"next_page"`
-		PrevPage    *int   `json:"prev_page"`
-		PerPage     int    `json:"per_page"`
+		Users       []User `json:"users" doc:"The users of this page, newest first."`
+		TotalCount  int    `json:"total_count" doc:"Matches over all pages."`
+		TotalPages  int    `json:"total_pages" doc:"Pages of per_page items."`
+		CurrentPage int    `json:"current_page" doc:"This page (1-based)."`
+		NextPage    *int   `json:"next_page" doc:"The next page; null on the last."`
+		PrevPage    *int   `json:"prev_page" doc:"The previous page; null on the first."`
+		PerPage     int    `json:"per_page" doc:"Items per page."`
 	}
 }
 
@@ -183,13 +183,13 @@ func (s *Server) listUsers(ctx context.Context, in *listUsersInput) (*listUsersO
 }
 
 type userIDInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" doc:"The user id."`
 }
 
 type userOutput struct {
 	Body struct {
-		User User `json:"user"`
+		User User `json:"user" doc:"The user."`
 	}
 }
 
@@ -214,8 +214,8 @@ func (s *Server) getUser(ctx context.Context, in *userIDInput) (*userOutput, err
 }
 
 type updateUserInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" doc:"The user id."`
 	Body  struct {
 		UserMeta map[string]any `json:"user_meta,omitempty" doc:"Merged into the user's metadata; a key set to null is removed. Keys outside the app's schema are refused (422)."`
 		Email    *string        `json:"email,omitempty" doc:"A new e-mail address (\"\" removes it)."`
@@ -267,7 +267,7 @@ const lookupUserDoc = "The client SDK's existence check (`?identifier=`) and its
 	"(or API key, or workspace secret) in `Authorization`, the user's contacts are shown in full, without that limit."
 
 type lookupUserInput struct {
-	AppID      string `path:"app_id"`
+	AppID      string `path:"app_id" doc:"The app id."`
 	Identifier string `query:"identifier" doc:"An e-mail address or phone number."`
 	UserID     string `query:"user_id" doc:"A user id."`
 }
@@ -297,8 +297,8 @@ func (s *Server) lookupUser(ctx context.Context, in *lookupUserInput) (*lookupUs
 }
 
 type metafieldsInput struct {
-	AppID  string `path:"app_id"`
-	UserID string `query:"user_id" required:"true"`
+	AppID  string `path:"app_id" doc:"The app id."`
+	UserID string `query:"user_id" required:"true" doc:"The user id."`
 }
 
 type metafieldsOutput struct {

@@ -11,17 +11,17 @@ import (
 // Webhook is an endpoint (interface §4.14). Secret appears only in the
 // responses that create it or rotate it.
 type Webhook struct {
-	ID                string         `json:"id"`
-	URL               string         `json:"url"`
+	ID                string         `json:"id" doc:"The endpoint id."`
+	URL               string         `json:"url" doc:"Where events are POSTed (https)."`
 	EventTypes        []string       `json:"event_types" doc:"Subscribed event types; empty means every event. A prefix pattern such as verification.* is allowed."`
-	RetryLimit        int            `json:"retry_limit"`
-	Description       string         `json:"description"`
-	Metadata          map[string]any `json:"metadata"`
-	Enabled           bool           `json:"enabled"`
+	RetryLimit        int            `json:"retry_limit" doc:"Retries after the first attempt, 0 to 10."`
+	Description       string         `json:"description" doc:"A label."`
+	Metadata          map[string]any `json:"metadata" doc:"The app's own data about the endpoint."`
+	Enabled           bool           `json:"enabled" doc:"Disabled endpoints get no events."`
 	Secret            string         `json:"secret,omitempty" doc:"The signing secret (whsec_...): the HMAC key exactly as shown. Returned only when created or rotated."`
 	PreviousExpiresAt *time.Time     `json:"previous_secret_expires_at,omitempty" doc:"Until then the previous secret also signs (one v1= each)."`
-	CreatedAt         time.Time      `json:"created_at"`
-	UpdatedAt         time.Time      `json:"updated_at"`
+	CreatedAt         time.Time      `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt         time.Time      `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
 func webhookOut(e webhook.Endpoint) Webhook {
@@ -39,10 +39,10 @@ func webhookOut(e webhook.Endpoint) Webhook {
 // WebhookBody creates or updates an endpoint; omitted fields keep their value (on create: their default).
 type WebhookBody struct {
 	URL         *string        `json:"url,omitempty" doc:"An https:// URL of a public host (required on create)."`
-	EventTypes  *[]string      `json:"event_types,omitempty"`
+	EventTypes  *[]string      `json:"event_types,omitempty" doc:"Event types to subscribe to (a prefix pattern such as verification.* is allowed); empty or omitted: every event."`
 	RetryLimit  *int           `json:"retry_limit,omitempty" doc:"Retries after the first attempt, 0 to 10 (default 3)." minimum:"0" maximum:"10"`
-	Description *string        `json:"description,omitempty" maxLength:"256"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
+	Description *string        `json:"description,omitempty" maxLength:"256" doc:"A label."`
+	Metadata    map[string]any `json:"metadata,omitempty" doc:"The app's own data about the endpoint, returned as given."`
 	Enabled     *bool          `json:"enabled,omitempty" doc:"Default true."`
 }
 
@@ -52,15 +52,15 @@ func (b WebhookBody) input() webhook.Input {
 }
 
 type webhookWriteInput struct {
-	AppID string `path:"app_id"`
+	AppID string `path:"app_id" doc:"The app id."`
 	Body  struct {
-		Webhook WebhookBody `json:"webhook"`
+		Webhook WebhookBody `json:"webhook" doc:"The endpoint to create."`
 	}
 }
 
 type webhookOutput struct {
 	Body struct {
-		Webhook Webhook `json:"webhook"`
+		Webhook Webhook `json:"webhook" doc:"The webhook endpoint."`
 	}
 }
 
@@ -80,7 +80,7 @@ func (s *Server) createWebhook(ctx context.Context, in *webhookWriteInput) (*web
 
 type webhooksOutput struct {
 	Body struct {
-		Webhooks []Webhook `json:"webhooks"`
+		Webhooks []Webhook `json:"webhooks" doc:"The app's webhook endpoints."`
 	}
 }
 
@@ -106,10 +106,10 @@ func (s *Server) getWebhook(ctx context.Context, in *appChildInput) (*webhookOut
 }
 
 type webhookUpdateInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" doc:"The endpoint id."`
 	Body  struct {
-		Webhook WebhookBody `json:"webhook"`
+		Webhook WebhookBody `json:"webhook" doc:"The fields to change; others keep their value."`
 	}
 }
 
@@ -138,28 +138,28 @@ func (s *Server) rotateWebhookSecret(ctx context.Context, in *appChildInput) (*w
 
 // Delivery is one event on its way to one endpoint, with its attempts.
 type Delivery struct {
-	ID            string     `json:"id"`
+	ID            string     `json:"id" doc:"The delivery id."`
 	EventID       string     `json:"event_id" doc:"The envelope id: the same on every retry."`
-	EventType     string     `json:"event_type"`
-	Status        string     `json:"status" enum:"pending,processing,delivered,failed"`
-	AttemptCount  int        `json:"attempt_count"`
-	MaxAttempts   int        `json:"max_attempts"`
+	EventType     string     `json:"event_type" doc:"The event delivered."`
+	Status        string     `json:"status" enum:"pending,processing,delivered,failed" doc:"pending (waiting for its next attempt), processing, delivered (a 2xx answer) or failed (retries spent, or a 4xx)."`
+	AttemptCount  int        `json:"attempt_count" doc:"Attempts made."`
+	MaxAttempts   int        `json:"max_attempts" doc:"Attempts allowed: 1 plus the endpoint's retry_limit."`
 	NextAttemptAt *time.Time `json:"next_attempt_at" doc:"When a failed delivery is retried; null when it will not be."`
-	LastError     string     `json:"last_error"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	DeliveredAt   *time.Time `json:"delivered_at"`
-	Attempts      []Attempt  `json:"attempts"`
+	LastError     string     `json:"last_error" doc:"Why the last attempt failed; empty when none did."`
+	CreatedAt     time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt     time.Time  `json:"updated_at" doc:"When it last changed (RFC 3339)."`
+	DeliveredAt   *time.Time `json:"delivered_at" doc:"When a 2xx answer came; null until then."`
+	Attempts      []Attempt  `json:"attempts" doc:"Every attempt, oldest first."`
 }
 
 // Attempt is one HTTP attempt of a delivery.
 type Attempt struct {
-	Attempt        int       `json:"attempt"`
-	StartedAt      time.Time `json:"started_at"`
-	DurationMs     int64     `json:"duration_ms"`
-	ResponseStatus *int      `json:"response_status"`
+	Attempt        int       `json:"attempt" doc:"The attempt number, from 1."`
+	StartedAt      time.Time `json:"started_at" doc:"When it started (RFC 3339)."`
+	DurationMs     int64     `json:"duration_ms" doc:"How long it took, in milliseconds."`
+	ResponseStatus *int      `json:"response_status" doc:"The endpoint's HTTP status; null when no answer came."`
 	ResponseBody   string    `json:"response_body" doc:"The first KiB of the response body."`
-	Error          string    `json:"error"`
+	Error          string    `json:"error" doc:"Why it failed (timeout, connection refused, status); empty on success."`
 }
 
 func deliveryOut(d webhook.Delivery, attempts []webhook.Attempt) Delivery {
@@ -175,7 +175,7 @@ func deliveryOut(d webhook.Delivery, attempts []webhook.Attempt) Delivery {
 
 type deliveryOutput struct {
 	Body struct {
-		Delivery Delivery `json:"delivery"`
+		Delivery Delivery `json:"delivery" doc:"The delivery."`
 	}
 }
 
@@ -190,19 +190,19 @@ func (s *Server) testWebhook(ctx context.Context, in *appChildInput) (*deliveryO
 }
 
 type deliveriesInput struct {
-	AppID string `path:"app_id"`
-	ID    string `path:"id"`
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" doc:"The endpoint id."`
 	Page  string `query:"page" doc:"1-based page (default 1)."`
 	Limit string `query:"limit" doc:"Deliveries per page (default 25, at most 100)."`
 }
 
 type deliveriesOutput struct {
 	Body struct {
-		Deliveries  []Delivery `json:"deliveries"`
-		TotalCount  int        `json:"total_count"`
-		TotalPages  int        `json:"total_pages"`
-		CurrentPage int        `json:"current_page"`
-		PerPage     int        `json:"per_page"`
+		Deliveries  []Delivery `json:"deliveries" doc:"The deliveries of this page, newest first."`
+		TotalCount  int        `json:"total_count" doc:"Matches over all pages."`
+		TotalPages  int        `json:"total_pages" doc:"Pages of per_page items."`
+		CurrentPage int        `json:"current_page" doc:"This page (1-based)."`
+		PerPage     int        `json:"per_page" doc:"Items per page."`
 	}
 }
 
@@ -231,9 +231,9 @@ func (s *Server) listDeliveries(ctx context.Context, in *deliveriesInput) (*deli
 }
 
 type redeliverInput struct {
-	AppID      string `path:"app_id"`
-	ID         string `path:"id"`
-	DeliveryID string `path:"delivery_id"`
+	AppID      string `path:"app_id" doc:"The app id."`
+	ID         string `path:"id" doc:"The endpoint id."`
+	DeliveryID string `path:"delivery_id" doc:"The delivery id."`
 }
 
 func (s *Server) redeliver(ctx context.Context, in *redeliverInput) (*deliveryOutput, error) {
@@ -248,7 +248,7 @@ func (s *Server) redeliver(ctx context.Context, in *redeliverInput) (*deliveryOu
 
 type eventTypesOutput struct {
 	Body struct {
-		EventTypes []string `json:"event_types"`
+		EventTypes []string `json:"event_types" doc:"Every event type an endpoint may subscribe to."`
 	}
 }
 

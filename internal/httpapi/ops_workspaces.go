@@ -8,13 +8,13 @@ import (
 
 type workspaceOutput struct {
 	Body struct {
-		Workspace Workspace `json:"workspace"`
+		Workspace Workspace `json:"workspace" doc:"The workspace, with the caller's membership."`
 	}
 }
 
 type workspacesOutput struct {
 	Body struct {
-		Workspaces []Workspace `json:"workspaces"`
+		Workspaces []Workspace `json:"workspaces" doc:"The workspaces the caller is a member of."`
 	}
 }
 
@@ -33,14 +33,14 @@ func (s *Server) listWorkspaces(ctx context.Context, _ *struct{}) (*workspacesOu
 
 type createWorkspaceInput struct {
 	Body struct {
-		Name string `json:"name" minLength:"1" maxLength:"100"`
-		Slug string `json:"slug,omitempty" maxLength:"64"`
+		Name string `json:"name" minLength:"1" maxLength:"100" doc:"The workspace's name."`
+		Slug string `json:"slug,omitempty" maxLength:"64" doc:"A short name, unique; derived from name when omitted."`
 	}
 }
 
 type createWorkspaceOutput struct {
 	Body struct {
-		Workspace Workspace `json:"workspace"`
+		Workspace Workspace `json:"workspace" doc:"The new workspace, with the caller as its owner."`
 		APISecret string    `json:"api_secret" doc:"A workspace API secret for the new workspace, acting for the caller as its owner. Shown only here."`
 	}
 }
@@ -59,7 +59,7 @@ func (s *Server) createWorkspace(ctx context.Context, in *createWorkspaceInput) 
 }
 
 type workspaceIDInput struct {
-	WorkspaceID string `path:"workspace_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 }
 
 func (s *Server) getWorkspace(ctx context.Context, in *workspaceIDInput) (*workspaceOutput, error) {
@@ -73,14 +73,14 @@ func (s *Server) getWorkspace(ctx context.Context, in *workspaceIDInput) (*works
 }
 
 type updateWorkspaceInput struct {
-	WorkspaceID string `path:"workspace_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 	Body        struct {
-		Name                *string        `json:"name,omitempty" maxLength:"100"`
-		Slug                *string        `json:"slug,omitempty" maxLength:"64"`
+		Name                *string        `json:"name,omitempty" maxLength:"100" doc:"The workspace's name."`
+		Slug                *string        `json:"slug,omitempty" maxLength:"64" doc:"A short unique name."`
 		Settings            map[string]any `json:"settings,omitempty" doc:"Merged into the stored settings; a key set to null is removed."`
-		PublicSignup        *bool          `json:"public_signup,omitempty"`
-		UserInfoRequirement *string        `json:"user_info_requirement,omitempty" enum:"none,email,full"`
-		LogoURL             *string        `json:"logo_url,omitempty"`
+		PublicSignup        *bool          `json:"public_signup,omitempty" doc:"Whether the workspace's apps allow sign-up by default."`
+		UserInfoRequirement *string        `json:"user_info_requirement,omitempty" enum:"none,email,full" doc:"What user details the workspace asks for: none, email or full."`
+		LogoURL             *string        `json:"logo_url,omitempty" doc:"URL of the workspace's logo."`
 	}
 }
 
@@ -98,7 +98,7 @@ func (s *Server) updateWorkspace(ctx context.Context, in *updateWorkspaceInput) 
 
 type membersOutput struct {
 	Body struct {
-		Members []Member `json:"members"`
+		Members []Member `json:"members" doc:"The workspace's members."`
 	}
 }
 
@@ -117,15 +117,15 @@ func (s *Server) listMembers(ctx context.Context, in *workspaceIDInput) (*member
 
 type memberOutput struct {
 	Body struct {
-		Member Member `json:"member"`
+		Member Member `json:"member" doc:"The member."`
 	}
 }
 
 type addMemberInput struct {
-	WorkspaceID string `path:"workspace_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 	Body        struct {
-		Email string `json:"email" maxLength:"254"`
-		Name  string `json:"name,omitempty" maxLength:"100"`
+		Email string `json:"email" maxLength:"254" doc:"The new member's e-mail address."`
+		Name  string `json:"name,omitempty" maxLength:"100" doc:"The new member's name."`
 		Role  string `json:"role,omitempty" enum:"owner,admin,member" doc:"Default member. Only owners may add owners."`
 	}
 }
@@ -141,8 +141,8 @@ func (s *Server) addMember(ctx context.Context, in *addMemberInput) (*memberOutp
 }
 
 type updateMemberInput struct {
-	WorkspaceID string `path:"workspace_id"`
-	MemberID    string `path:"member_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
+	MemberID    string `path:"member_id" doc:"The member id."`
 	Body        struct {
 		Role string `json:"role" enum:"owner,admin,member" doc:"Only owners may grant or remove the owner role; the last owner cannot be demoted."`
 	}
@@ -159,8 +159,8 @@ func (s *Server) updateMember(ctx context.Context, in *updateMemberInput) (*memb
 }
 
 type memberIDInput struct {
-	WorkspaceID string `path:"workspace_id"`
-	MemberID    string `path:"member_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
+	MemberID    string `path:"member_id" doc:"The member id."`
 }
 
 func (s *Server) removeMember(ctx context.Context, in *memberIDInput) (*okOutput, error) {
@@ -172,7 +172,7 @@ func (s *Server) removeMember(ctx context.Context, in *memberIDInput) (*okOutput
 
 type appsOutput struct {
 	Body struct {
-		Apps []AppFull `json:"apps"`
+		Apps []AppFull `json:"apps" doc:"The workspace's apps."`
 	}
 }
 
@@ -191,12 +191,12 @@ func (s *Server) listWorkspaceApps(ctx context.Context, in *workspaceIDInput) (*
 
 type appFullOutput struct {
 	Body struct {
-		App AppFull `json:"app"`
+		App AppFull `json:"app" doc:"The app."`
 	}
 }
 
 type createWorkspaceAppInput struct {
-	WorkspaceID string `path:"workspace_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 	Body        AppSettingsBody
 }
 
@@ -211,8 +211,8 @@ func (s *Server) createWorkspaceApp(ctx context.Context, in *createWorkspaceAppI
 }
 
 type workspaceAppInput struct {
-	WorkspaceID string `path:"workspace_id"`
-	AppID       string `path:"app_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
+	AppID       string `path:"app_id" doc:"The app id."`
 }
 
 func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*appFullOutput, error) {
@@ -226,8 +226,8 @@ func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*a
 }
 
 type updateWorkspaceAppInput struct {
-	WorkspaceID string `path:"workspace_id"`
-	AppID       string `path:"app_id"`
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
+	AppID       string `path:"app_id" doc:"The app id."`
 	Body        AppSettingsBody
 }
 

@@ -216,6 +216,8 @@ func (s *Server) registerRoutes() {
 		authUser, s.denyPush, "challenge_not_found", "challenge_closed")
 	register(s, op("reportError", "POST", "/v1/auth/{app_id}/errors", "Accept a client error report", "Sign-in"), authPublicApp, s.reportError)
 	register(s, op("userMetafields", "GET", "/v1/auth/{app_id}/users/metafields", "Whether a user has filled in the required metadata", "Users"), authPublicApp, s.userMetafields, "user_not_found", "invalid_identifier", "rate_limited")
+
+	s.applyOpDocs() // descriptions and examples (opdocs.go); keep last
 }
 
 // op starts an operation description.

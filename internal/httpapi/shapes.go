@@ -13,50 +13,50 @@ import (
 
 // AppPublic is an app's public configuration (interface §2.3, client-compat §3.7).
 type AppPublic struct {
-	ID                  string          `json:"id"`
-	Name                string          `json:"name"`
-	Slug                string          `json:"slug"`
-	Origin              string          `json:"origin"`
-	Logo                string          `json:"logo"`
-	LogoDark            string          `json:"logo_dark"`
-	LoginURL            string          `json:"login_url"`
-	CallbackURL         string          `json:"callback_url"`
-	PublicSignup        bool            `json:"public_signup"`
-	ServiceBranding     bool            `json:"service_branding"`
+	ID                  string          `json:"id" doc:"The app id."`
+	Name                string          `json:"name" doc:"The app's name."`
+	Slug                string          `json:"slug" doc:"A short name, unique in the workspace."`
+	Origin              string          `json:"origin" doc:"The app's web origin."`
+	Logo                string          `json:"logo" doc:"URL of the app's logo."`
+	LogoDark            string          `json:"logo_dark" doc:"URL of the logo for dark backgrounds."`
+	LoginURL            string          `json:"login_url" doc:"Where magic and invitation links land."`
+	CallbackURL         string          `json:"callback_url" doc:"Where the app sends users after signing in."`
+	PublicSignup        bool            `json:"public_signup" doc:"Whether anyone may sign up."`
+	ServiceBranding     bool            `json:"service_branding" doc:"Whether messages and pages show the service's branding."`
 	ScuteBranding       bool            `json:"scute_branding" doc:"Same as service_branding (client SDK name)."`
-	ProfileManagement   bool            `json:"profile_management"`
-	EmailAuthType       string          `json:"email_auth_type" enum:"magic,otp"`
-	AutoRefresh         bool            `json:"auto_refresh"`
+	ProfileManagement   bool            `json:"profile_management" doc:"Whether users may change their own visible_profile metadata."`
+	EmailAuthType       string          `json:"email_auth_type" enum:"magic,otp" doc:"What an e-mail sign-in sends: a magic link or a one-time code."`
+	AutoRefresh         bool            `json:"auto_refresh" doc:"Whether the client SDK refreshes tokens before they expire."`
 	AccessExpiration    int64           `json:"access_expiration" doc:"Access-token lifetime in seconds."`
 	RefreshExpiration   int64           `json:"refresh_expiration" doc:"Refresh-token lifetime in seconds."`
 	MagicLinkExpiration int64           `json:"magic_link_expiration" doc:"Magic-link lifetime in seconds."`
 	RefreshPayload      bool            `json:"refresh_payload" doc:"Token sets include the refresh token (always true)."`
-	AllowedIdentifiers  []string        `json:"allowed_identifiers"`
-	RequiredIdentifiers []string        `json:"required_identifiers"`
-	UserMetaDataSchema  []MetaField     `json:"user_meta_data_schema"`
-	OAuthProviders      []OAuthProvider `json:"oauth_providers"`
+	AllowedIdentifiers  []string        `json:"allowed_identifiers" doc:"Identifiers users may sign in with: email, phone."`
+	RequiredIdentifiers []string        `json:"required_identifiers" doc:"Identifiers every user must have."`
+	UserMetaDataSchema  []MetaField     `json:"user_meta_data_schema" doc:"The user_meta fields the app declares."`
+	OAuthProviders      []OAuthProvider `json:"oauth_providers" doc:"Social sign-in providers: always empty for now."`
 	MFAPolicy           string          `json:"mfa_policy" enum:"off,optional,required" doc:"off: one factor; optional: users who enrolled an authenticator app or a passkey are asked for a second factor; required: every user is."`
 	MFAMethodsAllowed   []string        `json:"mfa_methods_allowed" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"The second factors this app accepts."`
-	CreatedAt           time.Time       `json:"created_at"`
-	UpdatedAt           time.Time       `json:"updated_at"`
+	CreatedAt           time.Time       `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt           time.Time       `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
 // OAuthProvider is reserved for social sign-in; the list is empty for now.
 type OAuthProvider struct {
-	Provider string `json:"provider"`
-	Name     string `json:"name"`
-	Icon     string `json:"icon"`
+	Provider string `json:"provider" doc:"The provider key."`
+	Name     string `json:"name" doc:"Its display name."`
+	Icon     string `json:"icon" doc:"URL of its icon."`
 }
 
 // AppFull is an app as its workspace sees it.
 type AppFull struct {
 	AppPublic
-	WorkspaceID    string   `json:"workspace_id"`
+	WorkspaceID    string   `json:"workspace_id" doc:"The workspace the app belongs to."`
 	AllowedOrigins []string `json:"allowed_origins" doc:"Origins, besides origin, allowed to call the API from a browser with credentials."`
 	// Passkeys.
 	WebauthnRPID             string `json:"webauthn_rp_id" doc:"The WebAuthn RP id; empty means origin's host."`
-	WebauthnUserVerification string `json:"webauthn_user_verification" enum:"required,preferred,discouraged"`
-	WebauthnAttestation      string `json:"webauthn_attestation" enum:"none,indirect,direct"`
+	WebauthnUserVerification string `json:"webauthn_user_verification" enum:"required,preferred,discouraged" doc:"Whether passkey ceremonies must verify the user."`
+	WebauthnAttestation      string `json:"webauthn_attestation" enum:"none,indirect,direct" doc:"Attestation conveyance asked of authenticators."`
 	// MFA and challenges.
 	MFAReverifyMinutes    int  `json:"mfa_reverify_minutes" doc:"How long a sign-in or step-up counts as recent for changing second factors or identifiers."`
 	EnumerationProtection bool `json:"enumeration_protection" doc:"POST /challenges answers an unknown identifier with a decoy instead of user_not_found."`
@@ -73,13 +73,13 @@ type AppFull struct {
 
 // MetaField declares one user_meta key of an app (client-compat §3.7).
 type MetaField struct {
-	ID                  string `json:"id"`
+	ID                  string `json:"id" doc:"The field id (usually field_name)."`
 	Name                string `json:"name" doc:"The label shown to users."`
 	FieldName           string `json:"field_name" doc:"The user_meta key: a-z first, then a-z, 0-9 and _."`
-	FieldType           string `json:"field_type" enum:"string,text,boolean,integer,date,phone,email,url"`
-	VisibleProfile      bool   `json:"visible_profile"`
-	VisibleRegistration bool   `json:"visible_registration"`
-	Required            bool   `json:"required"`
+	FieldType           string `json:"field_type" enum:"string,text,boolean,integer,date,phone,email,url" doc:"The value type the field takes."`
+	VisibleProfile      bool   `json:"visible_profile" doc:"Users see it in their profile and may change it (with profile_management)."`
+	VisibleRegistration bool   `json:"visible_registration" doc:"Users give it when signing up."`
+	Required            bool   `json:"required" doc:"Users must fill it in (see required_fields)."`
 }
 
 func metaFieldsOut(s appuser.Schema) []MetaField {
@@ -103,7 +103,7 @@ func schemaIn(fields []MetaField) appuser.Schema {
 // RequiredField is a required user_meta field the user has not filled in yet.
 type RequiredField struct {
 	Field    string `json:"field" doc:"The user_meta key."`
-	Required bool   `json:"required"`
+	Required bool   `json:"required" doc:"Always true."`
 }
 
 func requiredOut(app tenant.App, meta map[string]any) []RequiredField {
@@ -147,23 +147,23 @@ func nonNil(s []string) []string {
 // User is a user as the API returns it (interface §2.1 with client-compat §3.5).
 type User struct {
 	ID              string          `json:"id" doc:"App-user id; the uuid claim of the user's access tokens."`
-	AppID           string          `json:"app_id"`
+	AppID           string          `json:"app_id" doc:"The app the user belongs to."`
 	UserID          string          `json:"user_id" doc:"Base user id: one person across the apps of a workspace."`
-	Status          string          `json:"status" enum:"active,pending,inactive,imported"`
-	Email           *string         `json:"email"`
-	EmailVerified   bool            `json:"email_verified"`
-	Phone           *string         `json:"phone"`
-	PhoneVerified   bool            `json:"phone_verified"`
-	WebauthnEnabled bool            `json:"webauthn_enabled"`
+	Status          string          `json:"status" enum:"active,pending,inactive,imported" doc:"active; pending (invited, not yet signed in); inactive (deactivated, cannot sign in); imported."`
+	Email           *string         `json:"email" doc:"The e-mail address; null when none."`
+	EmailVerified   bool            `json:"email_verified" doc:"Whether the user proved the address (a code or link received there)."`
+	Phone           *string         `json:"phone" doc:"The phone number (E.164); null when none."`
+	PhoneVerified   bool            `json:"phone_verified" doc:"Whether the user proved the number."`
+	WebauthnEnabled bool            `json:"webauthn_enabled" doc:"Whether the user has a passkey."`
 	WebauthnTypes   []string        `json:"webauthn_types" doc:"The attachments of the user's passkeys: platform, cross-platform."`
 	Meta            map[string]any  `json:"meta" doc:"Same as user_meta (client SDK name)."`
-	UserMeta        map[string]any  `json:"user_meta"`
-	RequiredFields  []RequiredField `json:"required_fields"`
+	UserMeta        map[string]any  `json:"user_meta" doc:"The app's metadata about the user, by the keys of the app's schema."`
+	RequiredFields  []RequiredField `json:"required_fields" doc:"Required metadata fields the user has not filled in yet."`
 	Sessions        []Session       `json:"sessions" doc:"The user's live sessions (not expired, not revoked), newest first, as GET /v1/{app_id}/users/{id}/sessions lists them: their ids end a session with DELETE /v1/{app_id}/users/{id}/sessions/{session_id}. Filled by GET /v1/{app_id}/users/{id} (API secret, API key or workspace secret) and by GET /v1/auth/{app_id}/current_user for browser user agents (User-Agent with Mozilla/); an empty array everywhere else (lists, updates, other current_user callers)."`
-	SignupDate      time.Time       `json:"signup_date"`
-	LastUsedAt      *time.Time      `json:"last_used_at"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
+	SignupDate      time.Time       `json:"signup_date" doc:"When the user was created (RFC 3339)."`
+	LastUsedAt      *time.Time      `json:"last_used_at" doc:"When the user last signed in or refreshed a session; null if never."`
+	CreatedAt       time.Time       `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt       time.Time       `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 	Test            bool            `json:"test,omitempty" doc:"Present (true) only for a test identity of an app that accepts them: never sent anything, signed in with the server's fixed code."`
 }
 
@@ -189,14 +189,14 @@ func userOut(app tenant.App, u appuser.User) User {
 // LookupUser is what an anonymous identifier lookup reveals (client-compat §3.4):
 // enough to route a sign-in, no metadata.
 type LookupUser struct {
-	ID              string          `json:"id"`
-	Status          string          `json:"status"`
-	Email           *string         `json:"email"`
-	EmailVerified   bool            `json:"email_verified"`
-	Phone           *string         `json:"phone"`
-	PhoneVerified   bool            `json:"phone_verified"`
-	WebauthnEnabled bool            `json:"webauthn_enabled"`
-	RequiredFields  []RequiredField `json:"required_fields"`
+	ID              string          `json:"id" doc:"The user id."`
+	Status          string          `json:"status" doc:"active, pending, inactive or imported."`
+	Email           *string         `json:"email" doc:"The e-mail address: masked or null without credentials (see the operation)."`
+	EmailVerified   bool            `json:"email_verified" doc:"Whether the user proved the address."`
+	Phone           *string         `json:"phone" doc:"The phone number: masked or null without credentials (see the operation)."`
+	PhoneVerified   bool            `json:"phone_verified" doc:"Whether the user proved the number."`
+	WebauthnEnabled bool            `json:"webauthn_enabled" doc:"Whether the user has a passkey."`
+	RequiredFields  []RequiredField `json:"required_fields" doc:"Required metadata fields the user has not filled in yet."`
 }
 
 func lookupOut(app tenant.App, u *appuser.User) *LookupUser {
@@ -210,24 +210,24 @@ func lookupOut(app tenant.App, u *appuser.User) *LookupUser {
 
 // Workspace is a workspace with the caller's membership (interface §2.5).
 type Workspace struct {
-	ID                  string         `json:"id"`
-	Name                string         `json:"name"`
-	Slug                string         `json:"slug"`
-	Personal            bool           `json:"personal"`
-	Membership          *Membership    `json:"membership,omitempty"`
-	Settings            map[string]any `json:"settings"`
-	IsPro               bool           `json:"is_pro"`
-	PublicSignup        bool           `json:"public_signup"`
-	UserInfoRequirement string         `json:"user_info_requirement" enum:"none,email,full"`
-	LogoURL             string         `json:"logo_url"`
-	CreatedAt           time.Time      `json:"created_at"`
-	UpdatedAt           time.Time      `json:"updated_at"`
+	ID                  string         `json:"id" doc:"The workspace id."`
+	Name                string         `json:"name" doc:"The workspace's name."`
+	Slug                string         `json:"slug" doc:"A short unique name."`
+	Personal            bool           `json:"personal" doc:"Whether it is a member's personal workspace."`
+	Membership          *Membership    `json:"membership,omitempty" doc:"The caller's role in it."`
+	Settings            map[string]any `json:"settings" doc:"The workspace's free-form settings."`
+	IsPro               bool           `json:"is_pro" doc:"Whether the workspace is on a paid plan (client SDK field)."`
+	PublicSignup        bool           `json:"public_signup" doc:"Whether the workspace's apps allow sign-up by default."`
+	UserInfoRequirement string         `json:"user_info_requirement" enum:"none,email,full" doc:"What user details the workspace asks for."`
+	LogoURL             string         `json:"logo_url" doc:"URL of the workspace's logo."`
+	CreatedAt           time.Time      `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt           time.Time      `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
 // Membership is the calling member's role in a workspace.
 type Membership struct {
-	Role      string    `json:"role" enum:"owner,admin,member"`
-	CreatedAt time.Time `json:"created_at"`
+	Role      string    `json:"role" enum:"owner,admin,member" doc:"The caller's role."`
+	CreatedAt time.Time `json:"created_at" doc:"When the caller joined (RFC 3339)."`
 }
 
 func workspaceOut(v tenant.WorkspaceView) Workspace {
@@ -244,12 +244,12 @@ func workspaceOut(v tenant.WorkspaceView) Workspace {
 
 // Member is a workspace member.
 type Member struct {
-	ID        string    `json:"id"`
-	Email     string    `json:"email"`
-	Name      string    `json:"name"`
-	Role      string    `json:"role" enum:"owner,admin,member"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID        string    `json:"id" doc:"The member id."`
+	Email     string    `json:"email" doc:"The member's e-mail address."`
+	Name      string    `json:"name" doc:"The member's name."`
+	Role      string    `json:"role" enum:"owner,admin,member" doc:"owner, admin or member. Only owners may grant or remove the owner role."`
+	CreatedAt time.Time `json:"created_at" doc:"When it was created (RFC 3339)."`
+	UpdatedAt time.Time `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
 func memberOut(m tenant.Member) Member {
@@ -258,12 +258,12 @@ func memberOut(m tenant.Member) Member {
 
 // APIKey is an API key; Token is set only in the response that creates it.
 type APIKey struct {
-	ID        string     `json:"id"`
-	Nickname  string     `json:"nickname"`
+	ID        string     `json:"id" doc:"The key id, for DELETE."`
+	Nickname  string     `json:"nickname" doc:"A name to tell keys apart."`
 	Token     string     `json:"token,omitempty" doc:"The key itself; returned only when it is created."`
 	Last4     string     `json:"last4" doc:"The key's last four characters, to tell keys apart."`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
+	RevokedAt *time.Time `json:"revoked_at,omitempty" doc:"When it was revoked; absent while it works."`
 }
 
 func apiKeyOut(k tenant.APIKey, tok string) APIKey {
@@ -272,7 +272,7 @@ func apiKeyOut(k tenant.APIKey, tok string) APIKey {
 
 // OK is the body of DELETE responses and other acknowledgements.
 type OK struct {
-	Message string `json:"message" example:"ok"`
+	Message string `json:"message" example:"ok" doc:"Always ok."`
 }
 
 var okBody = OK{Message: "ok"}
