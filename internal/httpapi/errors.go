@@ -28,7 +28,7 @@ type ErrorBody struct {
 	Error          string            `json:"error" doc:"What went wrong, for people."`
 	Code           string            `json:"error_code,omitempty" doc:"What went wrong, for programs; absent on 401 and 403."`
 	UserMetaErrors map[string]string `json:"user_meta_errors,omitempty" doc:"Why each refused user_meta key was refused (422 invalid_user_meta)."`
-	Details        map[string]any    `json:"details,omitempty" doc:"More about the error: recent_sign_in_minutes with 403 verification_required."`
+	Details        map[string]any    `json:"details,omitempty" doc:"More about the error: recent_sign_in_minutes with 403 verification_required; rows (index, field, error_code, error) and total with a refused user import."`
 }
 
 // ErrorsBody is the one other error shape (interface §4.6, §7): a PATCH of

@@ -182,7 +182,7 @@ func verified(e Enrollment) Enrollment { e.Verified, e.VerifiedAt = true, &exT1;
 // operation gets an entry here (opdocs_test.go fails until it has one).
 var opDocs = map[string]opDoc{
 	// Operations and discovery.
-	"health":  {resp: `{"status":"ok"}`},
+	"health":  {resp: `{"status":"ok","version":"0.1.0","commit":"5a1f99d0a1b2","build_date":"2026-11-26T14:25:46Z","go_version":"go1.26.0"}`},
 	"ready":   {resp: `{"status":"ready"}`},
 	"jwks":    {resp: `{"keys":[{"kty":"EC","crv":"P-256","x":"ZXhhbXBsZS14LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","y":"ZXhhbXBsZS15LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","alg":"ES256","use":"sig","kid":"example-kid-1"}]}`},
 	"appJwks": {resp: `{"keys":[{"kty":"EC","crv":"P-256","x":"ZXhhbXBsZS14LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","y":"ZXhhbXBsZS15LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","alg":"ES256","use":"sig","kid":"example-kid-1"}]}`},
@@ -287,6 +287,16 @@ var opDocs = map[string]opDoc{
 	"createUser": {desc: "Creates an active user of the app from an `identifier` (or `email` and `phone`), with optional metadata checked against the app's schema: unknown keys or wrong types are dropped and reported in `user_meta_errors`. Nothing is sent to the user. 400 user_exists when the identifier is taken, invalid_identifier when it is not a valid address or number or not one the app allows. With the app's API secret, an API key or a workspace secret. Emits `user.created`.",
 		req:  `{"identifier":"ada@example.com","user_meta":{"first_name":"Ada"}}`,
 		resp: body(func(o *userWithErrorsOutput) { o.Body.User = exUser })},
+	"importUsers": {
+		req: `{"users":[{"email":"ada@example.com","email_verified":true,"user_meta":{"first_name":"Ada"}},{"phone":"+14155552671"}]}`,
+		resp: body(func(o *importUsersOutput) {
+			ada, phone := exEmail, "+14155552671"
+			o.Body.Users = []ImportedUser{
+				{Index: 0, Outcome: "created", ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a21", UserID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a22", Status: "imported", Email: &ada},
+				{Index: 1, Outcome: "exists", ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a23", UserID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a24", Status: "active", Phone: &phone},
+			}
+			o.Body.Created, o.Body.Existing = 1, 1
+		})},
 	"createUserAuth": {desc: "The same as POST /v1/{app_id}/users, at the path the client SDK's createUser uses.",
 		req:  `{"email":"ada@example.com"}`,
 		resp: body(func(o *userWithErrorsOutput) { o.Body.User = exUser })},

@@ -40,8 +40,8 @@ type importUsersInput struct {
 // misspelt field is not lost unnoticed.
 type ImportUserBody struct {
 	Identifier    string         `json:"identifier,omitempty" maxLength:"320" doc:"An e-mail address or an international phone number (+14155552671)."`
-	Email         string         `json:"email,omitempty" maxLength:"320"`
-	Phone         string         `json:"phone,omitempty" maxLength:"40"`
+	Email         string         `json:"email,omitempty" maxLength:"320" doc:"The user's e-mail address, instead of or besides identifier."`
+	Phone         string         `json:"phone,omitempty" maxLength:"40" doc:"The user's phone number in international form, instead of or besides identifier."`
 	UserMeta      map[string]any `json:"user_meta,omitempty" doc:"Checked against the app's schema: a key it does not declare, or of the wrong type, refuses the import (invalid_user_meta)."`
 	EmailVerified bool           `json:"email_verified,omitempty" doc:"The e-mail address was verified by the service the user comes from."`
 	PhoneVerified bool           `json:"phone_verified,omitempty" doc:"The phone number was verified by the service the user comes from."`
@@ -54,8 +54,8 @@ type ImportedUser struct {
 	ID      string  `json:"id" doc:"App-user id; the uuid claim of the user's access tokens."`
 	UserID  string  `json:"user_id" doc:"Base user id: one person across the apps of a workspace."`
 	Status  string  `json:"status" enum:"active,pending,inactive,imported" doc:"The user's status now: imported for a new user; whatever it is for an existing one."`
-	Email   *string `json:"email"`
-	Phone   *string `json:"phone"`
+	Email   *string `json:"email" doc:"The user's e-mail address (normalised), or null."`
+	Phone   *string `json:"phone" doc:"The user's phone number (E.164), or null."`
 }
 
 type importUsersOutput struct {

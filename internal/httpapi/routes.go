@@ -13,7 +13,7 @@ import (
 func (s *Server) registerRoutes() {
 	// Operations and discovery.
 	s.plain(plainOp("health", "GET", "/healthz", "Liveness", "Operations", "application/json",
-		"Answers 200 `{\"status\":\"ok\"}` while the process serves requests."), s.health)
+		"Answers 200 `{\"status\":\"ok\"}` while the process serves requests, with the build: version, commit, build_date (the commit's time) and go_version; commit and build_date are left out when the binary was built without version control information."), s.health)
 	s.plain(plainOp("ready", "GET", "/readyz", "Readiness", "Operations", "application/json",
 		"Answers 200 when the database answers, 503 otherwise."), s.ready, "503")
 	if !s.MetricsApart {
@@ -284,7 +284,7 @@ func (s *Server) plain(o huma.Operation, h http.HandlerFunc, codes ...string) {
 	for _, name := range pathParams(o.Path) {
 		o.Parameters = append(o.Parameters, &huma.Param{Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: "string"}})
 	}
-	if o.Responses["200"].Content["text/html"] != nil {
+	if ok := o.Responses["200"]; ok != nil && ok.Content["text/html"] != nil {
 		// A page's unknown app and failures are plain text (http.Error), a
 		// panic's JSON.
 		for _, status := range []string{"404", "500", "503"} {
