@@ -35,6 +35,7 @@ func ToolVariables() (names, prefixes []string) {
 			"GATEHOUSE_BIN",                // e2e/sdk: the server binary under test
 			"GATEHOUSE_TEST_POSTGRES_URL",  // the tests' PostgreSQL server
 			"GATEHOUSE_TEST_AS_MAIN",       // cmd/gatehouse tests: the test binary runs as gatehouse
+			"GATEHOUSE_ERRDOCS_DUMP",       // internal/httpapi tests: write every error answered to this file
 			"GATEHOUSE_WEBHOOK_SECRET",     // docs/webhooks.md: a receiver's signing secret
 			"GATEHOUSE_WEBHOOK_SECRET_OLD", // and the one it replaces
 		}, []string{
