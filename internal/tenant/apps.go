@@ -178,6 +178,9 @@ func (s *Service) ListApps(ctx context.Context, p access.Principal, workspaceID 
 		if _, err := access.Workspace(ctx, s.db.Queries, p, workspaceID, access.RoleMember); err != nil {
 			return nil, err
 		}
+		if err := s.exists(ctx, p, "", workspaceID); err != nil {
+			return nil, err
+		}
 	}
 	return s.db.ListApps(ctx, workspaceID)
 }
