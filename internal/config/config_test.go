@@ -860,7 +860,7 @@ func TestEveryFieldCovered(t *testing.T) {
 	want := Config{
 		Dev:              true,
 		DevEmailAuthType: "otp",
-		DataDir: "/srv/gh",
+		DataDir:          "/srv/gh",
 		HTTP: HTTP{
 			Addr:              "0.0.0.0:9000",
 			TrustedProxies:    []string{"10.0.0.0/8"},
