@@ -47,6 +47,8 @@ func TestValidationMessages(t *testing.T) {
 				{"PATCH", "/v1/apps/" + app, a, `{"app":{"access_expiration":5}}`, "invalid_request", "app.access_expiration must be at least 60"},
 				{"PATCH", "/v1/apps/" + app, a, `{"app":{"email_auth_type":"sms"}}`, "invalid_request", "app.email_auth_type must be magic or otp"},
 				{"PATCH", "/v1/apps/" + app, a, `{"app":{"login_url":"nope"}}`, "invalid_request", "login_url must be an absolute http or https URL"},
+				{"PATCH", "/v1/apps/" + app, a, `{"app":{"webauthn_rp_id":"example.org"}}`, "invalid_request",
+					"webauthn_rp_id is not valid: origin https://app.example.com is not on example.org or a subdomain of it"},
 				{"POST", "/v1/workspaces/" + ws + "/apps", w, `{"app":{"name":"Shop"}}`, "invalid_request", "app is not a known field"},
 				{"POST", "/v1/workspaces/" + ws + "/members", w, `{"email":"a@example.com","role":"king"}`, "invalid_request", "role must be owner, admin or member"},
 				{"POST", "/v1/workspaces", w, `{"name":""}`, "invalid_request", "name must not be empty"},

@@ -549,7 +549,7 @@ func applyWebauthn(a *App, in AppSettings) error {
 	}
 	if a.WebauthnRPID != "" {
 		if err := passkey.CheckRPID(a.WebauthnRPID, append([]string{a.Origin}, a.AllowedOrigins...)); err != nil {
-			return errs.Invalidf("webauthn_rp_id", "%s", err.Error())
+			return errs.Invalidf("webauthn_rp_id", "is not valid: %s", err.Error())
 		}
 	}
 	return nil
