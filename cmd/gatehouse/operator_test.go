@@ -1,8 +1,15 @@
 package main
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/server"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // gatehouseFails runs a command that must fail with status code and a
@@ -37,6 +44,25 @@ func TestOperatorAppsUsersMembers(t *testing.T) {
 		gatehouseFails(t, env, 1, "email_auth_type must be magic or otp", "apps", "update", appID, "--email-auth-type", "sms")
 		gatehouseFails(t, env, 2, "at least one setting", "apps", "update", appID)
 		gatehouseFails(t, env, 1, "app not found", "apps", "update", "no-such-app", "--name", "X")
+
+		// A webhook endpoint of the app, to see the events the commands emit:
+		// nothing here delivers them (no command runs the workers).
+		cfg, err := config.Load(nil, "", env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Webhooks.AllowPrivateTargets = "true"
+		ctx := context.Background()
+		sys, err := server.New(ctx, cfg, server.Options{Schema: server.RequireSchema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sys.Close()
+		hook := "http://127.0.0.1:9/hook"
+		ep, err := sys.Webhooks.Create(ctx, access.Operator(), appID, webhook.Input{URL: &hook})
+		if err != nil {
+			t.Fatalf("create webhook endpoint: %v", err)
+		}
 
 		// users: create, list, get, update, delete.
 		c := runJSON(t, env, "users", "create", "--app", appID, "--identifier", "Ann@Example.com", "--meta", `{"first_name":"Ann"}`)
@@ -85,6 +111,19 @@ func TestOperatorAppsUsersMembers(t *testing.T) {
 			t.Errorf("users delete = %v; want {id: %s, deleted: true}", d, userID)
 		}
 		gatehouseFails(t, env, 1, "user not found", "users", "get", "--app", appID, userID)
+		// The same events as through the API: two users created, one deactivated.
+		page, err := sys.Webhooks.Deliveries(ctx, access.Operator(), appID, ep.ID, 1, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events []string
+		for _, d := range page.Deliveries {
+			events = append(events, d.EventType)
+		}
+		slices.Sort(events)
+		if want := []string{webhook.UserCreated, webhook.UserCreated, webhook.UserUpdated}; !slices.Equal(events, want) {
+			t.Errorf("events emitted by the user commands = %v; want %v", events, want)
+		}
 		gatehouseFails(t, env, 2, "needs --app", "users", "list")
 
 		// members: list, add, remove; never the last owner.
