@@ -360,7 +360,7 @@ func TestOperatorCommands(t *testing.T) {
 		ws := runJSON(t, env, "workspaces", "create", "--name", "Acme Corp", "--owner-email", "Owner@Acme.test", "--owner-name", "Olive")
 		checkFields(t, "workspaces create", ws, "workspace", "owner")
 		wsObj := checkFields(t, "workspaces create .workspace", ws["workspace"], "id", "name", "slug", "created_at")
-		owner := checkFields(t, "workspaces create .owner", ws["owner"], "id", "email", "role", "created_at")
+		owner := checkFields(t, "workspaces create .owner", ws["owner"], "id", "email", "name", "role", "created_at")
 		wsID, _ := wsObj["id"].(string)
 		ownerID, _ := owner["id"].(string)
 		if wsID == "" || wsObj["name"] != "Acme Corp" || wsObj["slug"] != "acme-corp" {
@@ -392,7 +392,7 @@ func TestOperatorCommands(t *testing.T) {
 		// Apps.
 		app := runJSON(t, env, "apps", "create", "--workspace", wsID, "--name", "Shop", "--origin", "https://shop.acme.test")
 		checkFields(t, "apps create", app, "app")
-		appObj := checkFields(t, "apps create .app", app["app"], "id", "workspace_id", "name", "slug", "origin", "login_url", "created_at")
+		appObj := checkFields(t, "apps create .app", app["app"], "id", "workspace_id", "name", "slug", "origin", "login_url", "email_auth_type", "public_signup", "created_at")
 		appID, _ := appObj["id"].(string)
 		if appID == "" || appObj["workspace_id"] != wsID || appObj["name"] != "Shop" || appObj["slug"] != "shop" ||
 			appObj["origin"] != "https://shop.acme.test" || appObj["login_url"] != "" {
@@ -416,7 +416,7 @@ func TestOperatorCommands(t *testing.T) {
 		inWS := list(t, runJSON(t, env, "apps", "list", "--workspace", wsID), "apps")
 		names := map[any]bool{}
 		for i, a := range inWS {
-			m := checkFields(t, fmt.Sprintf("apps list [%d]", i), a, "id", "workspace_id", "name", "slug", "origin", "login_url", "created_at")
+			m := checkFields(t, fmt.Sprintf("apps list [%d]", i), a, "id", "workspace_id", "name", "slug", "origin", "login_url", "email_auth_type", "public_signup", "created_at")
 			if m["workspace_id"] != wsID {
 				t.Errorf("apps list --workspace %s shows %v", wsID, m)
 			}

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -145,7 +150,72 @@ func appsCommand(e *env) *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&listWorkspace, "workspace", "", "only this workspace's apps")
-	return group(&cobra.Command{Use: "apps", Short: "Manage apps"}, create, list)
+	return group(&cobra.Command{Use: "apps", Short: "Manage apps"}, create, list, appsUpdateCommand(e), appsDeleteCommand(e))
+}
+
+// appsUpdateCommand changes the settings its flags name; the others keep
+// their value. The checks are the API's (tenant.UpdateApp).
+func appsUpdateCommand(e *env) *cobra.Command {
+	var name, slug, origin, loginURL, callbackURL, emailAuthType, alg string
+	var publicSignup bool
+	update := &cobra.Command{
+		Use: "update ID", Short: "Change an app's settings (only those given)", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var s tenant.AppSettings
+			for flag, field := range map[string]**string{"name": &s.Name, "slug": &s.Slug, "origin": &s.Origin,
+				"login-url": &s.LoginURL, "callback-url": &s.CallbackURL, "email-auth-type": &s.EmailAuthType, "access-token-alg": &s.AccessTokenAlg} {
+				if cmd.Flags().Changed(flag) {
+					v, _ := cmd.Flags().GetString(flag)
+					*field = &v
+				}
+			}
+			if cmd.Flags().Changed("public-signup") {
+				s.PublicSignup = &publicSignup
+			}
+			if s == (tenant.AppSettings{}) {
+				return usageError(errors.New("apps update needs at least one setting to change (see --help)"))
+			}
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				app, err := sys.Tenants.GetApp(ctx, a[0])
+				if err != nil {
+					return err
+				}
+				app, err = sys.Tenants.UpdateApp(ctx, access.Operator(), app.WorkspaceID, app.ID, s)
+				if err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"app": appJSON(app)})
+			})
+		},
+	}
+	f := update.Flags()
+	f.StringVar(&name, "name", "", "app name")
+	f.StringVar(&slug, "slug", "", "URL-friendly id")
+	f.StringVar(&origin, "origin", "", "the app's web origin")
+	f.StringVar(&loginURL, "login-url", "", "where magic and invitation links land (empty: the origin)")
+	f.StringVar(&callbackURL, "callback-url", "", "where the hosted sign-in returns")
+	f.StringVar(&emailAuthType, "email-auth-type", "", "how e-mail sign-in works: magic (a link) or otp (a code)")
+	f.StringVar(&alg, "access-token-alg", "", "ES256, RS256, EdDSA, or default (the server's)")
+	f.BoolVar(&publicSignup, "public-signup", true, "whether anyone may sign up")
+	return update
+}
+
+func appsDeleteCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use: "delete ID", Short: "Delete an app with all its users, credentials and webhooks", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+				app, err := sys.Tenants.GetApp(ctx, a[0])
+				if err != nil {
+					return err
+				}
+				if err := sys.Tenants.DeleteApp(ctx, access.Operator(), app.WorkspaceID, app.ID); err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"id": app.ID, "deleted": true})
+			})
+		},
+	}
 }
 
 func secretsCommand(e *env) *cobra.Command {
@@ -214,6 +284,251 @@ func secretsCommand(e *env) *cobra.Command {
 	return group(&cobra.Command{Use: "secrets", Short: "Manage API secrets"}, create, list, revoke)
 }
 
+// usersCommand manages the users of one app, as the API's user routes do
+// (appuser.Service: same checks, same events).
+func usersCommand(e *env) *cobra.Command {
+	var appID string
+	// withApp runs fn with the app --app names; an unknown one is an error.
+	withApp := func(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server, app tenant.App) error) error {
+		if err := required(cmd, "app"); err != nil {
+			return err
+		}
+		return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			app, err := sys.Tenants.GetApp(ctx, appID)
+			if err != nil {
+				return err
+			}
+			return fn(ctx, sys, app)
+		})
+	}
+	var q, status string
+	var page, perPage int
+	list := &cobra.Command{
+		Use: "list", Short: "List an app's users, newest first, one page at a time", Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+				p, err := sys.Users.List(ctx, access.Operator(), app, appuser.Search(appuser.Filter{Status: status}, q), page, perPage)
+				if err != nil {
+					return err
+				}
+				out := make([]map[string]any, 0, len(p.Users))
+				for _, u := range p.Users {
+					out = append(out, userJSON(u))
+				}
+				return printJSON(e.stdout, map[string]any{"users": out, "total_count": p.Total, "total_pages": p.TotalPages,
+					"current_page": p.Page, "per_page": p.PerPage})
+			})
+		},
+	}
+	list.Flags().StringVar(&q, "q", "", "only users whose e-mail address or phone number starts with this text")
+	list.Flags().StringVar(&status, "status", "", "only users of this status: active, pending, inactive or imported")
+	list.Flags().IntVar(&page, "page", 1, "page number, from 1")
+	list.Flags().IntVar(&perPage, "per-page", appuser.DefaultPerPage, fmt.Sprintf("users per page, at most %d", appuser.MaxPerPage))
+
+	var identifier, meta string
+	create := &cobra.Command{
+		Use: "create", Short: "Create an active user", Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := required(cmd, "identifier"); err != nil {
+				return err
+			}
+			m, err := metaFlag(meta)
+			if err != nil {
+				return err
+			}
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+				u, metaErrs, err := sys.Users.Create(ctx, access.Operator(), app, appuser.CreateInput{Identifier: identifier, Meta: m})
+				if err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"user": userJSON(u), "user_meta_errors": metaErrs})
+			})
+		},
+	}
+	create.Flags().StringVar(&identifier, "identifier", "", "e-mail address or international phone number (required)")
+	create.Flags().StringVar(&meta, "meta", "", `metadata as a JSON object, checked against the app's schema, e.g. '{"first_name":"Ann"}'`)
+
+	get := &cobra.Command{
+		Use: "get USER", Short: "Show a user, by id, e-mail address or phone number", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+				u, err := findUser(ctx, sys, app, a[0])
+				if err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"user": userJSON(u)})
+			})
+		},
+	}
+
+	var newStatus string
+	update := &cobra.Command{
+		Use: "update USER", Short: "Change a user's metadata or status", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if !cmd.Flags().Changed("meta") && !cmd.Flags().Changed("status") {
+				return usageError(errors.New("users update needs --meta or --status"))
+			}
+			var m map[string]any
+			if cmd.Flags().Changed("meta") {
+				var err error
+				if m, err = metaFlag(meta); err != nil {
+					return err
+				}
+				if m == nil {
+					m = map[string]any{}
+				}
+			}
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+				u, err := findUser(ctx, sys, app, a[0])
+				if err != nil {
+					return err
+				}
+				if m != nil {
+					if u, err = sys.Users.Update(ctx, access.Operator(), app, u.ID, appuser.UpdateInput{Meta: m}); err != nil {
+						return err
+					}
+				}
+				if cmd.Flags().Changed("status") {
+					if u, err = sys.Users.SetStatus(ctx, access.Operator(), app, u.ID, newStatus); err != nil {
+						return err
+					}
+				}
+				return printJSON(e.stdout, map[string]any{"user": userJSON(u)})
+			})
+		},
+	}
+	update.Flags().StringVar(&meta, "meta", "", "metadata to merge, as a JSON object; a key set to null is removed")
+	update.Flags().StringVar(&newStatus, "status", "", "active, inactive (ends the user's sessions), pending or imported")
+
+	del := &cobra.Command{
+		Use: "delete USER", Short: "Delete a user", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+				u, err := findUser(ctx, sys, app, a[0])
+				if err != nil {
+					return err
+				}
+				if err := sys.Users.Delete(ctx, access.Operator(), app, u.ID); err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"id": u.ID, "deleted": true})
+			})
+		},
+	}
+	cmd := group(&cobra.Command{Use: "users", Short: "Manage the users of an app"}, list, create, get, update, del)
+	cmd.PersistentFlags().StringVar(&appID, "app", "", "app id (required)")
+	return cmd
+}
+
+// findUser reads a user of app by id, or else by e-mail address or phone
+// number (written as sign-in reads them).
+func findUser(ctx context.Context, sys *server.Server, app tenant.App, ref string) (appuser.User, error) {
+	if _, err := uuid.Parse(ref); err == nil {
+		return sys.Users.Get(ctx, access.Operator(), app, ref)
+	}
+	if _, err := appuser.ParseIdentifier(ref); err != nil {
+		return appuser.User{}, usageError(fmt.Errorf("%q is neither a user id nor an e-mail address or phone number", ref))
+	}
+	u, err := sys.Users.Lookup(ctx, app, ref)
+	if err != nil {
+		return appuser.User{}, err
+	}
+	if u == nil {
+		return appuser.User{}, appuser.ErrUserNotFound
+	}
+	return *u, nil
+}
+
+// metaFlag parses --meta: a JSON object, or nothing.
+func metaFlag(raw string) (map[string]any, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(raw), &m); err != nil || m == nil {
+		return nil, usageError(errors.New(`--meta must be a JSON object, e.g. '{"first_name":"Ann"}'`))
+	}
+	return m, nil
+}
+
+// membersCommand manages the members of a workspace, as the API does
+// (tenant: the same checks, and never the last owner removed).
+func membersCommand(e *env) *cobra.Command {
+	var workspaceID string
+	// withWorkspace runs fn once --workspace names a workspace that exists.
+	withWorkspace := func(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error) error {
+		if err := required(cmd, "workspace"); err != nil {
+			return err
+		}
+		return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			v, err := sys.Tenants.GetWorkspace(ctx, access.Operator(), workspaceID)
+			if err != nil {
+				return err
+			}
+			return fn(ctx, sys, v.Workspace)
+		})
+	}
+	list := &cobra.Command{
+		Use: "list", Short: "List a workspace's members", Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error {
+				ms, err := sys.Tenants.ListMembers(ctx, access.Operator(), ws.ID)
+				if err != nil {
+					return err
+				}
+				out := make([]map[string]any, 0, len(ms))
+				for _, m := range ms {
+					out = append(out, memberJSON(m))
+				}
+				return printJSON(e.stdout, map[string]any{"members": out})
+			})
+		},
+	}
+	var email, name, role string
+	add := &cobra.Command{
+		Use: "add", Short: "Add a member", Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := required(cmd, "email"); err != nil {
+				return err
+			}
+			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error {
+				m, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, email, name, role)
+				if err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"member": memberJSON(m)})
+			})
+		},
+	}
+	add.Flags().StringVar(&email, "email", "", "the member's e-mail address (required)")
+	add.Flags().StringVar(&name, "name", "", "the member's name")
+	add.Flags().StringVar(&role, "role", access.RoleMember, "owner, admin or member")
+	remove := &cobra.Command{
+		Use: "remove MEMBER", Short: "Remove a member (by id or e-mail address), revoking their workspace secrets", Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error {
+				ms, err := sys.Tenants.ListMembers(ctx, access.Operator(), ws.ID)
+				if err != nil {
+					return err
+				}
+				id := a[0]
+				for _, m := range ms {
+					if strings.EqualFold(m.Email, a[0]) {
+						id = m.ID
+					}
+				}
+				if err := sys.Tenants.RemoveMember(ctx, access.Operator(), ws.ID, id); err != nil {
+					return err
+				}
+				return printJSON(e.stdout, map[string]any{"id": id, "removed": true})
+			})
+		},
+	}
+	cmd := group(&cobra.Command{Use: "members", Short: "Manage the members of a workspace"}, list, add, remove)
+	cmd.PersistentFlags().StringVar(&workspaceID, "workspace", "", "workspace id (required)")
+	return cmd
+}
+
 func keysCommand(e *env) *cobra.Command {
 	var alg string
 	rotate := &cobra.Command{
@@ -259,12 +574,32 @@ func workspaceJSON(w tenant.Workspace) map[string]any {
 }
 
 func memberJSON(m tenant.Member) map[string]any {
-	return map[string]any{"id": m.ID, "email": m.Email, "role": m.Role, "created_at": m.CreatedAt}
+	return map[string]any{"id": m.ID, "email": m.Email, "name": m.Name, "role": m.Role, "created_at": m.CreatedAt}
 }
 
 func appJSON(a tenant.App) map[string]any {
 	return map[string]any{"id": a.ID, "workspace_id": a.WorkspaceID, "name": a.Name, "slug": a.Slug, "origin": a.Origin,
-		"login_url": a.LoginURL, "created_at": a.CreatedAt}
+		"login_url": a.LoginURL, "email_auth_type": a.EmailAuthType, "public_signup": a.PublicSignup, "created_at": a.CreatedAt}
+}
+
+// userJSON is a user as the API shows one (without its sessions).
+func userJSON(u appuser.User) map[string]any {
+	meta := u.Meta
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	return map[string]any{"id": u.ID, "app_id": u.AppID, "user_id": u.UserID, "status": u.Status, "email": optional(u.Email),
+		"email_verified": u.EmailVerified, "phone": optional(u.Phone), "phone_verified": u.PhoneVerified,
+		"webauthn_enabled": u.WebauthnEnabled, "user_meta": meta, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt,
+		"last_used_at": u.LastUsedAt}
+}
+
+// optional is nil for "": JSON null, as the API shows a missing contact.
+func optional(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func secretJSON(s tenant.APISecret) map[string]any {

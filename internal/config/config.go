@@ -31,6 +31,9 @@ type Config struct {
 	// Dev turns on development mode: SQLite in the data directory, a generated
 	// master key, outbox mail and the /dev/outbox route.
 	Dev bool
+	// DevEmailAuthType is how development mode's Demo app signs in by
+	// e-mail (magic or otp); "" leaves the app as it is.
+	DevEmailAuthType string
 	// DataDir is the directory for local state.
 	DataDir string
 	HTTP    HTTP

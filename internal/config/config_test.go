@@ -778,6 +778,7 @@ func TestEveryFieldCovered(t *testing.T) {
 	masterKey := base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	values := map[string]string{
 		"dev":                                 "true",
+		"dev_email_auth_type":                 "otp",
 		"data_dir":                            "/srv/gh",
 		"http.addr":                           `"0.0.0.0:9000"`,
 		"http.trusted_proxies":                "[10.0.0.0/8]",
@@ -867,8 +868,9 @@ func TestEveryFieldCovered(t *testing.T) {
 		t.Fatalf("Load error = %v", err)
 	}
 	want := Config{
-		Dev:     true,
-		DataDir: "/srv/gh",
+		Dev:              true,
+		DevEmailAuthType: "otp",
+		DataDir:          "/srv/gh",
 		HTTP: HTTP{
 			Addr:              "0.0.0.0:9000",
 			TrustedProxies:    []string{"10.0.0.0/8"},

@@ -72,6 +72,12 @@ func table() []setting {
 			bind: boolField(func(c *Config) *bool { return &c.Dev }),
 		},
 		{
+			Setting: Setting{Key: "dev_email_auth_type", Flag: "dev-email-auth-type",
+				Help: "Development mode only: how the Demo app signs in by e-mail, magic (a link) or otp (a 6-digit code), set on every start. Empty leaves the app as it is (magic when first made)."},
+			bind:  enumField(func(c *Config) *string { return &c.DevEmailAuthType }),
+			check: func(c Config) error { return oneOf(c.DevEmailAuthType, "", "magic", "otp") },
+		},
+		{
 			Setting: Setting{Key: "data_dir", Flag: "data-dir", Default: "./gatehouse-data",
 				Help: "Directory for local state: the default SQLite database and, in development mode, the generated master key."},
 			bind:  stringField(func(c *Config) *string { return &c.DataDir }),

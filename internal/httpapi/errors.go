@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -323,18 +324,13 @@ func reshapeError(hctx huma.Context, _ string, v any) (any, error) {
 // humaErrorBody is the status and body for one of huma's own errors. The
 // caller's input (ErrorDetail.Value) is never echoed.
 func humaErrorBody(m *huma.ErrorModel) (int, ErrorBody) {
-	var details []string
 	body := false // the body did not parse as JSON
 	for _, d := range m.Errors {
-		if d == nil {
-			continue
-		}
-		if d.Location == "body" {
+		if d != nil && d.Location == "body" {
 			body = true
 		}
-		loc := strings.TrimPrefix(d.Location, "body.")
-		details = append(details, strings.TrimSpace(loc+" "+d.Message))
 	}
+	details := validationSentences(m.Errors)
 	status, code, msg := m.Status, "", m.Detail
 	switch status {
 	case http.StatusUnprocessableEntity:
@@ -357,11 +353,13 @@ func humaErrorBody(m *huma.ErrorModel) (int, ErrorBody) {
 	if status >= 500 {
 		msg, details = "internal error", nil
 	}
-	if len(details) > 0 {
-		msg = fmt.Sprintf("%s: %s", strings.TrimSuffix(msg, "."), strings.Join(details, "; "))
-	}
 	if msg != "" {
 		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	if len(details) > 0 {
+		// The details say all: huma's "validation failed" before them adds
+		// nothing. They start with a field's name, which keeps its case.
+		msg = strings.Join(details, "; ")
 	}
 	return status, ErrorBody{Error: msg, Code: code}
 }
@@ -381,4 +379,134 @@ func bodyHas(details []*huma.ErrorDetail, test func([]byte) bool) bool {
 		}
 	}
 	return false
+}
+
+// validationSentences turns huma's validation details ("body.app.name",
+// "expected string") into short sentences that name the field as the
+// caller wrote it ("app.name must be a string"). Fields that are missing
+// are named together ("otp and user_id are required"). The caller's value
+// is never echoed.
+func validationSentences(details []*huma.ErrorDetail) []string {
+	var out, missing, unknown []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, d := range details {
+		if d == nil {
+			continue
+		}
+		field := d.Location
+		for _, p := range []string{"body", "query", "path", "header", "cookie"} {
+			if field == p {
+				field = ""
+				break
+			}
+			field = strings.TrimPrefix(field, p+".")
+		}
+		var prop string
+		if _, err := fmt.Sscanf(d.Message, "expected required property %s to be present", &prop); err == nil {
+			missing = append(missing, joinField(field, prop))
+			continue
+		}
+		if field == "" {
+			field = "the request body"
+		}
+		if d.Message == "unexpected property" {
+			unknown = append(unknown, field)
+			continue
+		}
+		add(field + " " + humanRule(d.Message))
+	}
+	// huma reports an object's properties in map order: sorted, the text is stable.
+	slices.Sort(out)
+	slices.Sort(unknown)
+	if len(unknown) > 0 {
+		out = append([]string{names(unknown) + map[bool]string{true: " is not a known field", false: " are not known fields"}[len(unknown) == 1]}, out...)
+	}
+	if len(missing) > 0 {
+		out = append([]string{names(missing) + map[bool]string{true: " is required", false: " are required"}[len(missing) == 1]}, out...)
+	}
+	return out
+}
+
+// names lists fields as a sentence does: "a", "a and b", "a, b and c".
+func names(fields []string) string {
+	n := len(fields)
+	if n == 1 {
+		return fields[0]
+	}
+	return strings.Join(fields[:n-1], ", ") + " and " + fields[n-1]
+}
+
+func joinField(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+// humanRule rewrites one of huma's validation messages (huma/validation's
+// Msg* texts) as the rest of a sentence that starts with the field's name.
+func humanRule(msg string) string {
+	var n string
+	for _, r := range []struct{ format, rule string }{
+		{"expected number >= %s", "must be at least %s"},
+		{"expected number > %s", "must be greater than %s"},
+		{"expected number <= %s", "must be at most %s"},
+		{"expected number < %s", "must be less than %s"},
+		{"expected length >= %s", "must be at least %s characters long"},
+		{"expected length <= %s", "must be at most %s characters long"},
+		{"expected array length >= %s", "must have at least %s items"},
+		{"expected array length <= %s", "must have at most %s items"},
+		{"expected object with at least %s properties", "must have at least %s keys"},
+		{"expected object with at most %s properties", "must have at most %s keys"},
+		{"expected number to be a multiple of %s", "must be a multiple of %s"},
+	} {
+		if _, err := fmt.Sscanf(msg, r.format, &n); err == nil {
+			if r.rule == "must be at least %s characters long" && n == "1" {
+				return "must not be empty"
+			}
+			return fmt.Sprintf(r.rule, n)
+		}
+	}
+	if v, ok := strings.CutPrefix(msg, `expected value to be one of "`); ok {
+		values := strings.Split(strings.TrimSuffix(v, `"`), ", ")
+		if n := len(values); n > 1 {
+			return "must be " + strings.Join(values[:n-1], ", ") + " or " + values[n-1]
+		}
+		return "must be " + values[0]
+	}
+	switch msg {
+	case "unexpected property":
+		return "is not a known field"
+	case "expected string":
+		return "must be a string"
+	case "expected boolean":
+		return "must be true or false"
+	case "expected number":
+		return "must be a number"
+	case "expected integer":
+		return "must be a whole number"
+	case "expected array":
+		return "must be an array"
+	case "expected object":
+		return "must be an object"
+	case "expected array items to be unique":
+		return "must not list an item twice"
+	case "expected string to be RFC 3339 date-time":
+		return "must be an RFC 3339 date and time, such as 2025-01-31T12:00:00Z"
+	}
+	switch {
+	case strings.HasPrefix(msg, "expected string to be RFC 5322 email"):
+		return "must be an e-mail address"
+	case strings.HasPrefix(msg, "expected string to be RFC 3986"):
+		return "must be an absolute URL"
+	case strings.HasPrefix(msg, "expected string to match pattern"), strings.HasPrefix(msg, "expected string to be"):
+		return "is not in the expected format"
+	}
+	return "is not valid"
 }

@@ -22,6 +22,8 @@ type Bootstrap struct {
 	BaseURL     string `json:"base_url"`
 	// AccessTokenAlg signs the Demo app's access tokens.
 	AccessTokenAlg string `json:"access_token_alg"`
+	// EmailAuthType is how the Demo app signs in by e-mail: magic or otp.
+	EmailAuthType string `json:"email_auth_type"`
 }
 
 // BootstrapPath is where DevBootstrap writes its record.
@@ -89,7 +91,14 @@ func (s *Server) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 	if err != nil {
 		return out, fmt.Errorf("dev bootstrap: %w", err)
 	}
-	out.AccessTokenAlg = s.Tenants.AccessTokenAlg(app)
+	// dev_email_auth_type applies on every start, so switching between codes
+	// and links is a restart with another value.
+	if t := s.cfg.DevEmailAuthType; t != "" && t != app.EmailAuthType {
+		if app, err = s.Tenants.UpdateApp(ctx, op, app.WorkspaceID, app.ID, tenant.AppSettings{EmailAuthType: &t}); err != nil {
+			return out, fmt.Errorf("dev bootstrap: %w", err)
+		}
+	}
+	out.AccessTokenAlg, out.EmailAuthType = s.Tenants.AccessTokenAlg(app), app.EmailAuthType
 	b, _ := json.Marshal(st)
 	if err := s.DB.PutState(ctx, bootstrapKey, string(b), s.now()); err != nil {
 		return out, fmt.Errorf("dev bootstrap: %w", err)

@@ -52,7 +52,9 @@ func TestImportDirection(t *testing.T) {
 		nothing   bool     // imports nothing of ours at all
 	}{
 		{dir: "internal/httpapi", forbidden: []string{"internal/store", "internal/server", "internal/queue"}},
-		{dir: "cmd/gatehouse", forbidden: []string{"internal/store", "internal/queue", "internal/signin", "internal/appuser", "internal/webhook", "internal/httpapi", "internal/machine"}},
+		// The operator commands call the services the assembly built: tenant
+		// for workspaces, apps and members, appuser for users.
+		{dir: "cmd/gatehouse", forbidden: []string{"internal/store", "internal/queue", "internal/signin", "internal/webhook", "internal/httpapi", "internal/machine"}},
 		{dir: "internal/token", nothing: true},
 		{dir: "sessionverify", nothing: true}, // integrators import it: the standard library and go-jose only
 		{dir: "internal/courier", nothing: true},

@@ -181,7 +181,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Messages = messages.New(messages.Deps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log})
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
-	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp)
+	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp, s.log)
 	var limiter signin.Limiter = ratelimit.NewMemory(s.now)
 	s.rateLimits = "memory"
 	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {

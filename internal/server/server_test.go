@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +187,35 @@ func TestDevBootstrapAfterACutOffFirstStart(t *testing.T) {
 			t.Errorf("apps = %d, %v; want the one Demo app", len(apps), err)
 		}
 	})
+}
+
+// TestDevBootstrapEmailAuthType: dev_email_auth_type sets how the Demo app
+// signs in by e-mail when it is made, and again on every later start that
+// names a value; a start without one leaves the app as it is.
+func TestDevBootstrapEmailAuthType(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Settings: map[string]string{"GATEHOUSE_DEV_EMAIL_AUTH_TYPE": "OTP"}}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		check := func(what string, s *servertest.System, want string) {
+			t.Helper()
+			b, err := s.DevBootstrap(ctx)
+			if err != nil {
+				t.Fatalf("%s: DevBootstrap: %v", what, err)
+			}
+			app, err := s.Tenants.GetApp(ctx, b.AppID)
+			if err != nil || app.EmailAuthType != want || b.EmailAuthType != want {
+				t.Errorf("%s: app email_auth_type %q (bootstrap says %q), %v; want %q", what, app.EmailAuthType, b.EmailAuthType, err, want)
+			}
+			raw, err := os.ReadFile(server.BootstrapPath(s.Config.DataDir))
+			if err != nil || !strings.Contains(string(raw), `"email_auth_type": "`+want+`"`) {
+				t.Errorf("%s: bootstrap.json = %s, %v; want email_auth_type %q", what, raw, err, want)
+			}
+		}
+		check("first start with otp", sys, "otp")
+		check("a start without the setting", servertest.New(t, sys.DB.Kind(), servertest.Options{Peer: sys}), "otp")
+		check("a start with magic", servertest.New(t, sys.DB.Kind(), servertest.Options{Peer: sys,
+			Settings: map[string]string{"GATEHOUSE_DEV_EMAIL_AUTH_TYPE": "magic"}}), "magic")
+	})
+	if _, err := config.Load(nil, "", []string{"GATEHOUSE_DEV_EMAIL_AUTH_TYPE=sms"}); err == nil || !strings.Contains(err.Error(), "GATEHOUSE_DEV_EMAIL_AUTH_TYPE") {
+		t.Errorf("Load(dev_email_auth_type sms) error = %v; want one naming the variable", err)
+	}
 }

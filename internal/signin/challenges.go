@@ -491,7 +491,7 @@ func ownContact(u store.AppUser, req ChallengeRequest) (string, error) {
 		}
 	}
 	if want == "" {
-		return "", errs.Invalidf("method", "the user has no %s", map[bool]string{true: "phone number", false: "e-mail address"}[req.Method == MethodSMSOTP])
+		return "", errs.Invalidf("method", "%s cannot be used: the user has no %s", req.Method, map[bool]string{true: "phone number", false: "e-mail address"}[req.Method == MethodSMSOTP])
 	}
 	return want, nil
 }
@@ -513,7 +513,7 @@ func (s *Service) prepareMethod(ctx context.Context, q store.Queries, app store.
 			ch.Recipient = u.Phone
 		}
 		if ch.Recipient == "" {
-			return errs.Invalidf("method", "the user has no %s for %s", map[bool]string{true: "phone number", false: "e-mail address"}[ch.Method == MethodSMSOTP], ch.Method)
+			return errs.Invalidf("method", "%s cannot be used: the user has no %s", ch.Method, map[bool]string{true: "phone number", false: "e-mail address"}[ch.Method == MethodSMSOTP])
 		}
 	case MethodTOTP, MethodBackupCode:
 		st, err := q.GetMFAState(ctx, u.ID)
@@ -521,7 +521,7 @@ func (s *Service) prepareMethod(ctx context.Context, q store.Queries, app store.
 			return err
 		}
 		if (ch.Method == MethodTOTP && st.VerifiedTOTP == 0) || (ch.Method == MethodBackupCode && st.BackupCodes == 0) {
-			return errs.Invalidf("method", "the user has not set up %s", ch.Method)
+			return errs.Invalidf("method", "%s cannot be used: the user has not set it up", ch.Method)
 		}
 		ch.SecretHash = s.hasher.Hash("no-secret", ch.ID)
 	case MethodPasskey:
@@ -534,7 +534,7 @@ func (s *Service) prepareMethod(ctx context.Context, q store.Queries, app store.
 			return err
 		}
 		if len(pu.Credentials) == 0 || pu.Handle == nil {
-			return errs.Invalidf("method", "the user has no passkey")
+			return errs.Invalidf("method", "%s cannot be used: the user has no passkey", ch.Method)
 		}
 		allow := make([]passkey.Descriptor, 0, len(pu.Credentials))
 		for _, c := range pu.Credentials {
@@ -555,7 +555,7 @@ func (s *Service) prepareMethod(ctx context.Context, q store.Queries, app store.
 			return err
 		}
 		if n == 0 {
-			return errs.Invalidf("method", "the user has no other signed-in device to approve a push")
+			return errs.Invalidf("method", "%s cannot be used: the user has no other signed-in device to approve it", ch.Method)
 		}
 		ch.MatchNumber, ch.RemainingAttempts = matchNumber(), pushAttempts
 		ch.SecretHash = s.hasher.Hash("no-secret", ch.ID)

@@ -226,7 +226,7 @@ func (s *Service) EnrollTOTP(ctx context.Context, app store.App, caller Caller, 
 		}
 	}
 	if verified >= maxTOTP {
-		return NewEnrollment{}, errs.Invalidf("method", "the user has %d authenticator apps already: remove one first", maxTOTP)
+		return NewEnrollment{}, errs.Invalidf("method", "totp cannot be added: the user has %d authenticator apps already; remove one first", maxTOTP)
 	}
 	// Checked last: a step-up token it accepts is spent.
 	if err := s.sensitive(ctx, app, caller, stepUp); err != nil {

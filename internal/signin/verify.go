@@ -44,7 +44,7 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 	case v.Status != store.ChallengePending:
 		return VerifyResult{}, &ChallengeClosedError{Status: v.Status}
 	case ch.Method == MethodMagicLink:
-		return VerifyResult{}, errs.Invalidf("method", "a magic link is answered by opening it; poll POST /magic_links/status with this token")
+		return VerifyResult{}, errs.Invalidf("method", "is answered by opening the magic link, not here: poll POST /magic_links/status with this token")
 	case v.DeliveryRequired:
 		return VerifyResult{}, errs.Invalidf("code", "has not been sent yet: POST /challenges/{token}/resend sends it")
 	}

@@ -178,6 +178,9 @@ func (s *Service) ListApps(ctx context.Context, p access.Principal, workspaceID 
 		if _, err := access.Workspace(ctx, s.db.Queries, p, workspaceID, access.RoleMember); err != nil {
 			return nil, err
 		}
+		if err := s.exists(ctx, p, "", workspaceID); err != nil {
+			return nil, err
+		}
 	}
 	return s.db.ListApps(ctx, workspaceID)
 }
@@ -546,7 +549,7 @@ func applyWebauthn(a *App, in AppSettings) error {
 	}
 	if a.WebauthnRPID != "" {
 		if err := passkey.CheckRPID(a.WebauthnRPID, append([]string{a.Origin}, a.AllowedOrigins...)); err != nil {
-			return errs.Invalidf("webauthn_rp_id", "%s", err.Error())
+			return errs.Invalidf("webauthn_rp_id", "is not valid: %s", err.Error())
 		}
 	}
 	return nil

@@ -154,6 +154,9 @@ func (s *Service) ListSecrets(ctx context.Context, p access.Principal, appID, wo
 	if err := authorizeSecret(ctx, s.db.Queries, p, APISecret{AppID: appID, WorkspaceID: workspaceID}); err != nil {
 		return nil, err
 	}
+	if err := s.exists(ctx, p, appID, workspaceID); err != nil {
+		return nil, err
+	}
 	return s.db.ListAPISecrets(ctx, appID, workspaceID)
 }
 

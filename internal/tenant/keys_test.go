@@ -128,6 +128,22 @@ func TestRotateSigningKey(t *testing.T) {
 		if got, want := jwksKids(t, keyring), sorted(oldKid, nk.ID); !slices.Equal(got, want) {
 			t.Errorf("JWKS after rotation = %v; want %v", got, want)
 		}
+		// One INFO line names the new key and its algorithm, and nothing of its private part.
+		lines := sys.Logs.Lines(`"level":"INFO"`, `"msg":"signing key rotated"`)
+		if len(lines) != 1 || !strings.Contains(lines[0], `"kid":"`+nk.ID+`"`) || !strings.Contains(lines[0], `"alg":"ES256"`) {
+			t.Errorf("rotation log lines = %v; want one with kid %s and alg ES256", lines, nk.ID)
+		}
+		for _, line := range lines {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			for k := range rec {
+				if !slices.Contains([]string{"time", "level", "msg", "kid", "alg"}, k) {
+					t.Errorf("rotation log line has %q: %s", k, line)
+				}
+			}
+		}
 		old := signingKey(t, sys, oldKid)
 		wantUntil := rotatedAt.Add(20*24*time.Hour + time.Minute)
 		if old.Status != store.KeyRetired || !old.Published || old.RetiredAt == nil || !old.RetiredAt.Equal(rotatedAt) ||

@@ -24,7 +24,7 @@ func applySMS(a *App, in AppSettings) error {
 			}
 			out, err := smsguard.ParseCountries(list)
 			if err != nil {
-				return errs.Invalidf("sms_allowed_countries", "%s: list ISO 3166-1 alpha-2 codes such as US or GB, [\"*\"] for every country, or [\"default\"] for the server's list", err.Error())
+				return errs.Invalidf("sms_allowed_countries", "is not valid: %s; list ISO 3166-1 alpha-2 codes such as US or GB, [\"*\"] for every country, or [\"default\"] for the server's list", err.Error())
 			}
 			a.SMSAllowedCountries = out
 		}

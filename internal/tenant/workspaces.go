@@ -299,7 +299,25 @@ func (s *Service) ListMembers(ctx context.Context, p access.Principal, workspace
 	if _, err := access.Workspace(ctx, s.db.Queries, p, workspaceID, access.RoleMember); err != nil {
 		return nil, err
 	}
+	if err := s.exists(ctx, p, "", workspaceID); err != nil {
+		return nil, err
+	}
 	return s.db.ListMembers(ctx, workspaceID)
+}
+
+// exists refuses, for the operator, a list of an app or workspace that does
+// not exist: an empty list would read as "none yet". Any other caller was
+// let through by access, which never admits an unknown id.
+func (s *Service) exists(ctx context.Context, p access.Principal, appID, workspaceID string) error {
+	if p.Kind != access.KindOperator {
+		return nil
+	}
+	if appID != "" {
+		_, err := s.db.GetApp(ctx, appID)
+		return notFound(err, ErrAppNotFound)
+	}
+	_, err := s.db.GetWorkspace(ctx, workspaceID)
+	return notFound(err, ErrWorkspaceNotFound)
 }
 
 // AddMember adds a member. Admins may add admins and members; only owners may add owners.

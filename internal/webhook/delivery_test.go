@@ -283,6 +283,28 @@ func TestServerErrorIsRetriedWithGrowingGaps(t *testing.T) {
 		if gap2 <= gap1 {
 			t.Errorf("gaps = %v then %v; want growing", gap1, gap2)
 		}
+
+		// Each failed attempt is one WARN line naming the endpoint, the event,
+		// the attempt and the status, the last one saying it was final;
+		// never the payload, the URL or the signing secret.
+		retried := e.Logs.Lines(`"level":"WARN"`, "webhook delivery attempt failed", `"endpoint_id":"`+ep.ID+`"`)
+		final := e.Logs.Lines(`"level":"WARN"`, "webhook delivery failed for good", `"endpoint_id":"`+ep.ID+`"`)
+		if len(retried) != 2 || len(final) != 1 {
+			t.Fatalf("log has %d retry lines and %d final lines for the endpoint; want 2 and 1:\n%s", len(retried), len(final), e.Logs.String())
+		}
+		for i, line := range append(retried, final...) {
+			for _, want := range []string{`"event_id":"` + first.ID + `"`, `"event_type":"webhook.test"`, `"delivery_id":"` + d.ID + `"`,
+				fmt.Sprintf(`"attempt":%d`, i+1), `"http_status":500`, `"error":"endpoint answered 500"`, `"app_id":"` + e.app.ID + `"`} {
+				if !strings.Contains(line, want) {
+					t.Errorf("log line %d %s lacks %s", i+1, line, want)
+				}
+			}
+		}
+		for _, secret := range []string{ep.Secret, rc.url(), "upstream exploded", string(reqs[0].body)} {
+			if strings.Contains(e.Logs.String(), secret) {
+				t.Errorf("log holds %q", secret)
+			}
+		}
 	})
 }
 

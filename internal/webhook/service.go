@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -69,21 +70,25 @@ type Service struct {
 	emitter      *Emitter
 	now          func() time.Time
 	maxEndpoints int
+	log          *slog.Logger
 }
 
 // DefaultMaxEndpoints is the endpoint limit of an app when NewService is given none.
 const DefaultMaxEndpoints = 20
 
 // NewService returns a Service; an app may have at most maxEndpoints
-// endpoints (0: DefaultMaxEndpoints).
-func NewService(db *store.DB, sealer *token.Sealer, policy Policy, emitter *Emitter, now func() time.Time, maxEndpoints int) *Service {
+// endpoints (0: DefaultMaxEndpoints). log (nil: discarded) records secret rotations.
+func NewService(db *store.DB, sealer *token.Sealer, policy Policy, emitter *Emitter, now func() time.Time, maxEndpoints int, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	if maxEndpoints <= 0 {
 		maxEndpoints = DefaultMaxEndpoints
 	}
-	return &Service{db: db, sealer: sealer, policy: policy, emitter: emitter, now: now, maxEndpoints: maxEndpoints}
+	return &Service{db: db, sealer: sealer, policy: policy, emitter: emitter, now: now, maxEndpoints: maxEndpoints, log: log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -340,6 +345,8 @@ func (s *Service) RotateSecret(ctx context.Context, p access.Principal, appID, i
 	if err != nil {
 		return Endpoint{}, err
 	}
+	s.log.InfoContext(ctx, "webhook signing secret rotated", "app_id", appID, "endpoint_id", ep.ID,
+		"previous_valid_until", ep.PreviousExpiresAt.Format(time.RFC3339))
 	ep.Secret = secret
 	return ep, nil
 }

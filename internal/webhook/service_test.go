@@ -287,6 +287,13 @@ func TestRotateSecret(t *testing.T) {
 		if newSecret == "" || newSecret == oldSecret || !strings.HasPrefix(newSecret, "whsec_") {
 			t.Fatalf("rotated secret = %q (old %q); want a new whsec_ secret", newSecret, oldSecret)
 		}
+		// The rotation is logged once, without either secret.
+		if lines := e.Logs.Lines(`"level":"INFO"`, "webhook signing secret rotated", `"endpoint_id":"`+ep.ID+`"`, `"app_id":"`+e.app.ID+`"`); len(lines) != 1 {
+			t.Errorf("rotation log lines = %v; want one:\n%s", lines, e.Logs.String())
+		}
+		if logs := e.Logs.String(); strings.Contains(logs, newSecret) || strings.Contains(logs, oldSecret) {
+			t.Errorf("log holds a signing secret:\n%s", logs)
+		}
 		other := e.newApp(t, "Other")
 		if _, err := e.Webhooks.RotateSecret(ctx, servertest.Operator, other.ID, ep.ID); !errors.Is(err, webhook.ErrEndpointNotFound) {
 			t.Errorf("RotateSecret via another app = %v; want ErrEndpointNotFound", err)

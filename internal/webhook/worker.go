@@ -161,6 +161,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	if err != nil {
 		return err
 	}
+	if status != store.DeliveryDelivered {
+		w.logFailure(ctx, work, rec, final, next)
+	}
 	switch {
 	case status == store.DeliveryDelivered:
 		return nil
@@ -215,6 +218,24 @@ func (w *Worker) attempt(ctx context.Context, work store.DeliveryWork, rec *stor
 	}
 	rec.Error = fmt.Sprintf("endpoint answered %d", code)
 	return store.DeliveryFailed, true
+}
+
+// logFailure writes one WARN line per failed attempt: which endpoint,
+// event and attempt, the HTTP status or the class of failure (rec.Error,
+// which never holds an address), and whether it will be retried. Never the
+// payload, the signing secret or the endpoint's URL, whose query may hold a
+// token of the receiver's.
+func (w *Worker) logFailure(ctx context.Context, work store.DeliveryWork, rec store.WebhookAttempt, final bool, next *time.Time) {
+	attrs := []any{"app_id", work.Endpoint.AppID, "endpoint_id", work.Endpoint.ID, "delivery_id", work.Delivery.ID,
+		"event_id", work.Delivery.EventID, "event_type", work.Delivery.EventType, "attempt", rec.Attempt, "error", rec.Error}
+	if rec.ResponseStatus != nil {
+		attrs = append(attrs, "http_status", *rec.ResponseStatus)
+	}
+	if final {
+		w.log.WarnContext(ctx, "webhook delivery failed for good: no more attempts", attrs...)
+		return
+	}
+	w.log.WarnContext(ctx, "webhook delivery attempt failed; a retry is scheduled", append(attrs, "next_attempt_at", next.Format(time.RFC3339))...)
 }
 
 // secrets opens the endpoint's signing secret and, during a rotation, the previous one.
