@@ -151,11 +151,13 @@ test("the search filters operations by path, operationId and description", async
   const all = await visible();
   assert.ok(all.length > 50, `${all.length} operations shown`);
 
+  // The path's words match its operation, and the few whose descriptions name the path.
   await page.fill("#filter", "otps/verify");
-  assert.deepEqual(await visible(), ["verifyOtp"]);
+  const byPathWords = await visible();
+  assert.ok(byPathWords.includes("verifyOtp") && byPathWords.length <= 3, JSON.stringify(byPathWords));
   assert.equal(await page.locator("#overview").isVisible(), false, "the overview stays in the way of the results");
   const navShown = await page.locator("#nav .nav-path").evaluateAll((els) => els.filter((e) => e.offsetParent !== null).map((e) => e.textContent));
-  assert.deepEqual(navShown, ["/v1/auth/{app_id}/otps/verify"]);
+  assert.ok(navShown.includes("/v1/auth/{app_id}/otps/verify") && navShown.length === byPathWords.length, JSON.stringify(navShown));
 
   await page.fill("#filter", "refreshTokens");
   assert.ok((await visible()).includes("refreshTokens"));
