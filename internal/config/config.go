@@ -196,6 +196,8 @@ type HTTP struct {
 	TrustedProxies    []string
 	ShutdownTimeout   time.Duration
 	ReadHeaderTimeout time.Duration
+	// RequestTimeout is the deadline of one request (http.request_timeout).
+	RequestTimeout time.Duration
 }
 
 // Metrics holds the settings of the metrics listener.
@@ -209,6 +211,12 @@ type Database struct {
 	// URL selects the database; empty means SQLite in the data directory.
 	URL      string
 	MaxConns int
+	// The PostgreSQL session bounds (database.statement_timeout,
+	// database.lock_timeout, which is also SQLite's busy timeout, and
+	// database.idle_in_transaction_session_timeout).
+	StatementTimeout         time.Duration
+	LockTimeout              time.Duration
+	IdleInTransactionTimeout time.Duration
 }
 
 // Log holds the logging settings.

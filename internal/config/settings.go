@@ -108,6 +108,12 @@ func table() []setting {
 			check: func(c Config) error { return positive(c.HTTP.ReadHeaderTimeout) },
 		},
 		{
+			Setting: Setting{Key: "http.request_timeout", Default: "15s",
+				Help: "Longest time one request is worked on; then what it waits for is cancelled and it answers 503 timeout with Retry-After (nothing half-written). The development outbox's wait_ms and a provider test message get their own wait on top. 10ms to 10m."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.HTTP.RequestTimeout }),
+			check: func(c Config) error { return durationRange(c.HTTP.RequestTimeout, 10*time.Millisecond, 10*time.Minute) },
+		},
+		{
 			Setting: Setting{Key: "metrics.addr", Flag: "metrics-addr",
 				Help: "Address (host:port) of a separate listener serving /metrics alone, which the API listener then no longer serves. Empty: /metrics is served with the API."},
 			bind: stringField(func(c *Config) *string { return &c.Metrics.Addr }),
@@ -141,6 +147,26 @@ func table() []setting {
 				Help: "Maximum database connections: the PostgreSQL pool size, or the number of SQLite readers. 1 to 1000."},
 			bind:  intField(func(c *Config) *int { return &c.Database.MaxConns }),
 			check: func(c Config) error { return inRange(c.Database.MaxConns, 1, 1000) },
+		},
+		{
+			Setting: Setting{Key: "database.statement_timeout", Default: "10s",
+				Help: "PostgreSQL: longest one statement runs (statement_timeout of every session); then it is cancelled and the request answers 503 timeout. Migrations are exempt. 1ms to 1h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.Database.StatementTimeout }),
+			check: func(c Config) error { return durationRange(c.Database.StatementTimeout, time.Millisecond, time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "database.lock_timeout", Default: "5s",
+				Help: "Longest a statement waits for a lock another transaction holds, then the request answers 503 timeout: PostgreSQL's lock_timeout (migrations are exempt), SQLite's busy_timeout (a lock held by another process, such as a command). 1ms to 1h."},
+			bind:  durationField(func(c *Config) *time.Duration { return &c.Database.LockTimeout }),
+			check: func(c Config) error { return durationRange(c.Database.LockTimeout, time.Millisecond, time.Hour) },
+		},
+		{
+			Setting: Setting{Key: "database.idle_in_transaction_session_timeout", Default: "30s",
+				Help: "PostgreSQL: a session that keeps a transaction open this long without running a statement is ended and its locks released (idle_in_transaction_session_timeout). 1ms to 1h."},
+			bind: durationField(func(c *Config) *time.Duration { return &c.Database.IdleInTransactionTimeout }),
+			check: func(c Config) error {
+				return durationRange(c.Database.IdleInTransactionTimeout, time.Millisecond, time.Hour)
+			},
 		},
 		{
 			Setting: Setting{Key: "master_key", Secret: true,

@@ -1,7 +1,8 @@
 // Package errs is what every layer shares about errors: the one typed error
-// for input that breaks a rule, the sentinel for an unreachable database, and
-// the wrapping that names the operation at a domain boundary. httpapi's error
-// table matches these by type, never by their text.
+// for input that breaks a rule, the sentinels for an unreachable database and
+// for work that ran out of time, and the wrapping that names the operation at
+// a domain boundary. httpapi's error table matches these by type, never by
+// their text.
 package errs
 
 import (
@@ -26,6 +27,12 @@ func Invalidf(field, format string, args ...any) error {
 // ErrUnavailable is an outage of the database (or another dependency every
 // request needs): the request may succeed if retried.
 var ErrUnavailable = errors.New("service unavailable")
+
+// ErrTimeout is work that ran out of time: a database statement or lock
+// wait past its bound, or a transaction left idle too long. Like
+// ErrUnavailable it says nothing about the request, which may succeed if
+// retried.
+var ErrTimeout = errors.New("timed out")
 
 // Wrap prefixes *err with the operation when it is not nil. Domain methods
 // defer it first thing, so a failure logged far away still names what failed

@@ -97,6 +97,7 @@ var codeAbout = map[string]string{
 	"sms_prefix_cap_reached":          "Too many SMS to numbers like this one: try later.",
 	"verification_required":           "The action needs a recent sign-in or a completed step_up challenge; details.recent_sign_in_minutes says how recent.",
 	"invalid_user_meta":               "user_meta does not match the app's schema; user_meta_errors says why per key.",
+	"timeout":                         "The request ran out of time (the server's request deadline, or the database's bound on a statement or a lock wait), usually because the server is busy; what it had not committed was rolled back. Retry after Retry-After seconds.",
 }
 
 // statusAbout describes the answers without an error_code.
@@ -139,8 +140,9 @@ var errorCodes = func() map[string]codeDoc {
 const errorsShape = "{errors}"
 
 // Answers every operation can give: a path or query that is not clean text
-// (400 invalid_request) and a server failure. The database's outage (503)
-// is added to every huma operation, all of which read it.
+// (400 invalid_request) and a server failure. The database's outage and a
+// request out of time (503, 503 timeout) are added to every huma
+// operation, all of which read it under the request's deadline.
 // Any request with a body that is not JSON is refused (415) before it is
 // routed; an operation that reads a body refuses one over 1 MiB (413).
 var (
@@ -269,6 +271,10 @@ func (s *Server) documentErrors(o *huma.Operation, decl []string) {
 		if status == http.StatusTooManyRequests {
 			resp.Headers = map[string]*huma.Param{"Retry-After": {Description: "Seconds to wait before trying again.",
 				Required: true, Schema: &huma.Schema{Type: "integer", Minimum: ptrFloat(1)}}}
+		}
+		if status == http.StatusServiceUnavailable && slices.Contains(st.codes, codeTimeout) {
+			resp.Headers = map[string]*huma.Param{"Retry-After": {Description: "With error_code timeout: seconds to wait before trying again.",
+				Schema: &huma.Schema{Type: "integer", Minimum: ptrFloat(1)}}}
 		}
 		if status == http.StatusUnauthorized && slices.Contains(st.codes, "invalid_client") {
 			resp.Headers = map[string]*huma.Param{"WWW-Authenticate": {Description: "With HTTP Basic client authentication: `Basic realm=\"gatehouse\", charset=\"UTF-8\"` (RFC 6749 §5.2)."}}

@@ -130,7 +130,21 @@ var errorTable = []struct {
 	// 503 is retried by the client SDK, which is right for an outage and
 	// never used for an application error.
 	{errs.ErrUnavailable, http.StatusServiceUnavailable, "", "Service temporarily unavailable"},
+	// A deadline passed: the request's own (http.request_timeout), or the
+	// database's bound on a statement, a lock wait or an idle transaction.
+	// Retried like an outage; nothing was half-written (its transaction
+	// rolled back).
+	{errs.ErrTimeout, http.StatusServiceUnavailable, codeTimeout, msgTimeout},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, codeTimeout, msgTimeout},
 }
+
+// The answer to a request that ran out of time, and when to try again: the
+// contention behind it (a lock, a full pool) is usually over by then.
+const (
+	codeTimeout       = "timeout"
+	msgTimeout        = "The request took too long: try again shortly"
+	timeoutRetryAfter = "1"
+)
 
 // msgProviderKeyMissing is the {errors} text of a provider PATCH that names no provider.
 const msgProviderKeyMissing = "slug is required: name the provider to update (slug, provider_key, provider or provider_type)"
@@ -229,11 +243,16 @@ var errDevOnly = errors.New("development mode only")
 func (s *Server) fail(ctx context.Context, err error) *apiError {
 	for _, row := range errorTable {
 		if errors.Is(err, row.target) {
-			if row.status >= 500 {
-				s.Log.ErrorContext(ctx, "request failed", "request_id", requestID(ctx), "err", err)
-			}
 			e := newAPIError(row.status, row.code, row.msg)
-			if row.status == http.StatusTooManyRequests {
+			switch {
+			case row.code == codeTimeout:
+				// Expected under load rather than a fault: a warning, which
+				// names what ran out of time.
+				s.Log.WarnContext(ctx, "request timed out", "request_id", requestID(ctx), "err", err)
+				e.header = http.Header{"Retry-After": {timeoutRetryAfter}}
+			case row.status >= 500:
+				s.Log.ErrorContext(ctx, "request failed", "request_id", requestID(ctx), "err", err)
+			case row.status == http.StatusTooManyRequests:
 				e.header = http.Header{"Retry-After": {"60"}}
 			}
 			return e

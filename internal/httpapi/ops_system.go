@@ -192,6 +192,10 @@ func outboxRecipient(raw string) string {
 	return to
 }
 
+// outboxMaxWait is wait_ms's maximum, which the route's deadline allows
+// for (longRoutes).
+const outboxMaxWait = 10 * time.Second
+
 // devOutbox exists only in development mode: it hands codes and links to
 // tests and to a developer without a mail server.
 func (s *Server) devOutbox(ctx context.Context, in *devOutboxInput) (*devOutboxOutput, error) {

@@ -245,7 +245,7 @@ func register[I, O any](s *Server, o huma.Operation, a auth, h func(context.Cont
 	case authM2M:
 		o.Security = []map[string][]string{{schemeM2M: {}}, {schemeM2M: {}, schemeAPISecret: {}}}
 	}
-	decl := append(append(slices.Clip(anyOperation), "503"), authErrors(a)...)
+	decl := append(append(slices.Clip(anyOperation), "503", codeTimeout), authErrors(a)...)
 	var headers []string
 	for _, c := range codes {
 		if name, ok := strings.CutPrefix(c, headerDecl); ok {

@@ -12,8 +12,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +60,9 @@ type Deps struct {
 	// SendMinTime is the shortest time a request that sends a code or a
 	// magic link to an identifier takes to answer (ratelimit.send_min_time).
 	SendMinTime time.Duration
+	// RequestTimeout is every route's deadline (http.request_timeout), plus
+	// longRoutes' own wait; 0 sets none.
+	RequestTimeout time.Duration
 	// Commit and BuildDate (the commit's time) describe the build beside
 	// Version, in /healthz and the gatehouse_build_info metric.
 	Commit, BuildDate string
@@ -96,7 +101,7 @@ func New(d Deps) *Server {
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{Deps: d, router: newRouter()}
+	s := &Server{Deps: d, router: newRouter(d.RequestTimeout)}
 	s.metrics = newMetrics(d.Registry)
 	d.Registry.MustRegister(buildInfoGauge(d))
 
@@ -203,10 +208,11 @@ func (s *Server) specJSON() []byte {
 type router struct {
 	families map[string]*http.ServeMux // by reserved segment: auth, apps, workspaces, docs
 	rest     *http.ServeMux
+	timeout  time.Duration // each route's deadline (0: none), see HandleFunc
 }
 
-func newRouter() *router {
-	rt := &router{families: map[string]*http.ServeMux{}, rest: http.NewServeMux()}
+func newRouter(timeout time.Duration) *router {
+	rt := &router{families: map[string]*http.ServeMux{}, rest: http.NewServeMux(), timeout: timeout}
 	for _, seg := range reservedSegments {
 		rt.families[seg] = http.NewServeMux()
 	}
@@ -226,13 +232,44 @@ func (rt *router) muxFor(path string) *http.ServeMux {
 	return rt.rest
 }
 
-// HandleFunc registers a "METHOD /path" pattern on its family's mux.
+// HandleFunc registers a "METHOD /path" pattern on its family's mux, with
+// the route's deadline: every registered route has one (huma's operations
+// are registered here too); the 404 fallback, which does no work, has none.
 func (rt *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
 	path := pattern
 	if i := strings.IndexByte(pattern, ' '); i >= 0 {
 		path = pattern[i+1:]
 	}
+	if rt.timeout > 0 {
+		h = withDeadline(rt.timeout+longRoutes[pattern], h)
+	}
 	rt.muxFor(path).HandleFunc(pattern, h)
+}
+
+// longRoutes wait longer than a request may, on purpose, and by how much
+// more: the development outbox's long poll (wait_ms) and a provider test
+// message, which awaits the provider's answer. Nothing else waits on
+// anything but the database, and nothing streams.
+var longRoutes = map[string]time.Duration{
+	"GET /dev/outbox": outboxMaxWait,
+	"POST /v1/apps/{app_id}/message_service_providers/test": tenant.ProviderTestTimeout,
+}
+
+// LongestDeadline is the longest deadline of a route when requests have
+// requestTimeout: the HTTP server's write timeout must allow for it.
+func LongestDeadline(requestTimeout time.Duration) time.Duration {
+	return requestTimeout + slices.Max(slices.Collect(maps.Values(longRoutes)))
+}
+
+// withDeadline runs h with a context that ends after d. What the request
+// waits for then (a connection, a lock, a statement) is cancelled, and it
+// answers 503 timeout (errors.go); a transaction it had open rolls back.
+func withDeadline(d time.Duration, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		h(w, r.WithContext(ctx))
+	}
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -263,7 +263,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
-		MetricsApart: cfg.Metrics.Addr != "", SendMinTime: cfg.RateLimit.SendMinTime, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
+		MetricsApart: cfg.Metrics.Addr != "", SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
 }
 
@@ -462,12 +462,18 @@ func (s *Server) signingAlgs() []string {
 	return out
 }
 
-// httpServer serves h with the server's timeouts.
+// httpServer serves h with the server's timeouts. The write timeout runs
+// from the end of the headers, so it allows for reading the body (within
+// readTimeout), the longest deadline of a route and writing the answer: a
+// request that runs out of time still gets its 503.
 func (s *Server) httpServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: s.cfg.HTTP.ReadHeaderTimeout,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: 64 << 10}
+	return &http.Server{Handler: h, ReadHeaderTimeout: s.cfg.HTTP.ReadHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: readTimeout + httpapi.LongestDeadline(s.cfg.HTTP.RequestTimeout) + 10*time.Second,
+		IdleTimeout:  120 * time.Second, MaxHeaderBytes: 64 << 10}
 }
+
+// readTimeout bounds reading a whole request, its body (1 MiB at most) included.
+const readTimeout = 30 * time.Second
 
 // every runs fn each interval until ctx ends.
 func every(ctx context.Context, interval time.Duration, fn func()) {
@@ -489,7 +495,8 @@ func openStore(ctx context.Context, cfg config.Config) (*store.DB, error) {
 	if kind == store.SQLite && strings.HasPrefix(target, "file:") {
 		target, _, _ = strings.Cut(strings.TrimPrefix(target, "file:"), "?")
 	}
-	return store.Open(ctx, kind, target, store.Options{MaxConns: cfg.Database.MaxConns})
+	return store.Open(ctx, kind, target, store.Options{MaxConns: cfg.Database.MaxConns, StatementTimeout: cfg.Database.StatementTimeout,
+		LockTimeout: cfg.Database.LockTimeout, IdleInTransactionTimeout: cfg.Database.IdleInTransactionTimeout})
 }
 
 // queueMaintenance runs periodic housekeeping jobs.

@@ -23,6 +23,11 @@ var (
 	// ErrUnavailable is errs.ErrUnavailable: an outage travels unchanged
 	// through every layer to the one error table.
 	ErrUnavailable = errs.ErrUnavailable
+	// ErrTimeout is errs.ErrTimeout: a statement, a lock wait or an idle
+	// transaction ran past its bound (database.statement_timeout,
+	// database.lock_timeout, database.idle_in_transaction_session_timeout;
+	// SQLite's busy timeout).
+	ErrTimeout = errs.ErrTimeout
 )
 
 // mapErr turns driver errors into the store's sentinel errors, keeping the
@@ -44,6 +49,8 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
 		case refusing(pgErr.Code):
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		case timedOut(pgErr.Code):
+			return fmt.Errorf("%w: %v", ErrTimeout, err)
 		}
 		return err
 	}
@@ -54,6 +61,12 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %v", ErrConflict, err)
 		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		// Still locked when the busy timeout ended (another process held
+		// the write lock): the same as a PostgreSQL lock wait that timed
+		// out. The low byte is the primary code of an extended one.
+		if c := sqErr.Code() & 0xff; c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED {
+			return fmt.Errorf("%w: %v", ErrTimeout, err)
 		}
 		return err
 	}
@@ -75,4 +88,13 @@ func mapErr(err error) error {
 // session timeout).
 func refusing(code string) bool {
 	return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") || code == "55000" || strings.HasPrefix(code, "57P0")
+}
+
+// timedOut reports whether a PostgreSQL error is one of the bounds the store
+// sets on its sessions: 57014 (query_canceled: statement_timeout, or an
+// operator's pg_cancel_backend), 55P03 (lock_not_available: lock_timeout)
+// and 25P03 (idle_in_transaction_session_timeout, which also ends the
+// session).
+func timedOut(code string) bool {
+	return code == "57014" || code == "55P03" || code == "25P03"
 }

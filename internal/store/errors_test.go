@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -36,5 +37,23 @@ func TestMapErrRefusingPostgres(t *testing.T) {
 	}
 	if err := mapErr(&pgconn.PgError{Code: "23505", ConstraintName: "users_email_key"}); !errors.Is(err, ErrConflict) {
 		t.Errorf("mapErr(23505) = %v; want ErrConflict", err)
+	}
+}
+
+// TestMapErrTimeouts: PostgreSQL's answers to the bounds the store sets on
+// its sessions (statement_timeout, lock_timeout,
+// idle_in_transaction_session_timeout) are ErrTimeout, not an outage and not
+// a bug; a context that ended stays itself.
+func TestMapErrTimeouts(t *testing.T) {
+	for _, code := range []string{"57014", "55P03", "25P03"} {
+		err := mapErr(fmt.Errorf("exec: %w", &pgconn.PgError{Severity: "ERROR", Code: code, Message: "timed out"}))
+		if !errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnavailable) {
+			t.Errorf("mapErr(SQLSTATE %s) = %v; want ErrTimeout", code, err)
+		}
+	}
+	for _, err := range []error{context.DeadlineExceeded, context.Canceled} {
+		if got := mapErr(fmt.Errorf("query: %w", err)); !errors.Is(got, err) || errors.Is(got, ErrTimeout) {
+			t.Errorf("mapErr(%v) = %v; want it unchanged", err, got)
+		}
 	}
 }

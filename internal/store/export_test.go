@@ -54,3 +54,13 @@ func (db *DB) UserListPlans(ctx context.Context, appID string, f UserFilter, lim
 
 // PrefixEnd is prefixEnd, for tests.
 var PrefixEnd = prefixEnd
+
+// BusyTimeouts reads SQLite's busy_timeout (milliseconds) on the writer and
+// on a reader connection.
+func (db *DB) BusyTimeouts(ctx context.Context) (writer, reader int, err error) {
+	if err := db.writer.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&writer); err != nil {
+		return 0, 0, err
+	}
+	err = db.reader.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&reader)
+	return writer, reader, err
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -75,10 +76,10 @@ func RiverVersion() (int, error) {
 	return all[len(all)-1].Version, nil
 }
 
-// provider builds the goose runner. On PostgreSQL it takes a session
-// advisory lock, so replicas starting together migrate one at a time and the
-// others wait, then find nothing left to do.
-func (db *DB) provider() (*goose.Provider, func(), error) {
+// provider builds the goose runner on pool (nil on SQLite). On PostgreSQL
+// it takes a session advisory lock, so replicas starting together migrate
+// one at a time and the others wait, then find nothing left to do.
+func (db *DB) provider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 	fsys, err := Migrations(db.kind)
 	if err != nil {
 		return nil, nil, err
@@ -86,8 +87,8 @@ func (db *DB) provider() (*goose.Provider, func(), error) {
 	var sqlDB *sql.DB
 	var opts []goose.ProviderOption
 	cleanup := func() {}
-	if db.pool != nil {
-		sqlDB = stdlib.OpenDBFromPool(db.pool)
+	if pool != nil {
+		sqlDB = stdlib.OpenDBFromPool(pool)
 		cleanup = func() { _ = sqlDB.Close() }
 		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 600))
 		if err != nil {
@@ -106,6 +107,28 @@ func (db *DB) provider() (*goose.Provider, func(), error) {
 	return p, cleanup, nil
 }
 
+// migrationPool is a small pool of its own for applying migrations on
+// PostgreSQL (nil on SQLite), closed by the function it returns. Its
+// sessions are the store's without statement_timeout and lock_timeout: a
+// migration may rightly run long (an index on a large table) and wait for
+// the locks its DDL needs, and a replica waits for another's migration lock
+// as long as that migration takes. ctx still bounds it all.
+func (db *DB) migrationPool(ctx context.Context) (*pgxpool.Pool, func(), error) {
+	if db.pool == nil {
+		return nil, func() {}, nil
+	}
+	cfg := db.pool.Config()
+	cfg.MinConns = 0
+	cfg.MaxConns = 2 // one holds the queue's migration lock while River migrates on the other
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "0"
+	cfg.ConnConfig.RuntimeParams["lock_timeout"] = "0"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: connect postgres: %w", mapErr(err))
+	}
+	return pool, pool.Close, nil
+}
+
 // river is the queue's migrator on this database (River's two drivers differ
 // only in their transaction type); its chatter stays out of the log.
 type river interface {
@@ -114,10 +137,10 @@ type river interface {
 	AllVersions() []rivermigrate.Migration
 }
 
-func (db *DB) river() (river, error) {
+func (db *DB) river(pool *pgxpool.Pool) (river, error) {
 	cfg := &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)}
-	if db.pool != nil {
-		m, err := rivermigrate.New(riverpgxv5.New(db.pool), cfg)
+	if pool != nil {
+		m, err := rivermigrate.New(riverpgxv5.New(pool), cfg)
 		return m, err
 	}
 	m, err := rivermigrate.New[*sql.Tx](riversqlite.New(db.writer), cfg)
@@ -125,9 +148,15 @@ func (db *DB) river() (river, error) {
 }
 
 // Migrate applies every pending migration of both sets. River's run under
-// the queue's advisory lock on PostgreSQL, like goose's under its own.
+// the queue's advisory lock on PostgreSQL, like goose's under its own, both
+// on the migration pool.
 func (db *DB) Migrate(ctx context.Context) error {
-	p, cleanup, err := db.provider()
+	pool, closePool, err := db.migrationPool(ctx)
+	if err != nil {
+		return err
+	}
+	defer closePool()
+	p, cleanup, err := db.provider(pool)
 	if err != nil {
 		return err
 	}
@@ -135,11 +164,11 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("store: migrate: %w", mapErr(err))
 	}
-	r, err := db.river()
+	r, err := db.river(pool)
 	if err != nil {
 		return fmt.Errorf("store: migrate river: %w", err)
 	}
-	return db.withMigrationLock(ctx, func() error {
+	return withMigrationLock(ctx, pool, func() error {
 		if _, err := r.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 			return fmt.Errorf("store: migrate river: %w", mapErr(err))
 		}
@@ -149,7 +178,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 
 // MigrationStatus lists every known migration of both sets, Gatehouse's first.
 func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
-	p, cleanup, err := db.provider()
+	p, cleanup, err := db.provider(db.pool)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +195,7 @@ func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
 		}
 		out = append(out, m)
 	}
-	r, err := db.river()
+	r, err := db.river(db.pool)
 	if err != nil {
 		return nil, fmt.Errorf("store: migration status: %w", err)
 	}
@@ -200,13 +229,14 @@ func (db *DB) Pending(ctx context.Context) (bool, error) {
 }
 
 // withMigrationLock runs fn while holding the queue's migration advisory
-// lock on PostgreSQL, so replicas starting together apply River's migrations
-// one at a time. On SQLite it just runs fn.
-func (db *DB) withMigrationLock(ctx context.Context, fn func() error) error {
-	if db.pool == nil {
+// lock on PostgreSQL (taken on a session of pool, the migration pool, whose
+// wait no lock_timeout cuts short), so replicas starting together apply
+// River's migrations one at a time. On SQLite (pool nil) it just runs fn.
+func withMigrationLock(ctx context.Context, pool *pgxpool.Pool, fn func() error) error {
+	if pool == nil {
 		return fn()
 	}
-	conn, err := db.pool.Acquire(ctx)
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return mapErr(err)
 	}

@@ -8,9 +8,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,11 +26,31 @@ const (
 	Postgres = "postgres"
 )
 
-// Options tune Open.
+// Options tune Open. A zero duration means its default below.
 type Options struct {
 	// MaxConns bounds the PostgreSQL pool and the SQLite reader pool.
 	MaxConns int
+	// StatementTimeout is PostgreSQL's statement_timeout on every pooled
+	// session: the longest one statement runs before it is cancelled.
+	StatementTimeout time.Duration
+	// LockTimeout is PostgreSQL's lock_timeout (the longest a statement
+	// waits for a row or table lock) and SQLite's busy_timeout (the longest
+	// a statement waits for another process's lock on the file).
+	LockTimeout time.Duration
+	// IdleInTransactionTimeout is PostgreSQL's
+	// idle_in_transaction_session_timeout: a session that holds a
+	// transaction open without running a statement this long is ended, its
+	// locks released.
+	IdleInTransactionTimeout time.Duration
 }
+
+// The defaults of Options, which are also the defaults of the database.*
+// settings of the same names.
+const (
+	DefaultStatementTimeout         = 10 * time.Second
+	DefaultLockTimeout              = 5 * time.Second
+	DefaultIdleInTransactionTimeout = 30 * time.Second
+)
 
 // DB is an open database. Reads outside a transaction use the read pool;
 // writes and transactions use the write pool (one connection on SQLite, so
@@ -51,6 +73,15 @@ func Open(ctx context.Context, kind, target string, opts Options) (*DB, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
+	if opts.StatementTimeout <= 0 {
+		opts.StatementTimeout = DefaultStatementTimeout
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	if opts.IdleInTransactionTimeout <= 0 {
+		opts.IdleInTransactionTimeout = DefaultIdleInTransactionTimeout
+	}
 	switch kind {
 	case SQLite:
 		return openSQLite(ctx, target, opts)
@@ -66,9 +97,12 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("store: create database directory: %w", err)
 		}
 	}
+	// The busy timeout bounds a wait for another process's lock (the
+	// command line's, say): this process's writers queue for the one
+	// writer connection instead, bounded by their request's deadline.
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)" +
-		"&_pragma=foreign_keys(1)&_time_format=sqlite"
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(millis(opts.LockTimeout), 10) + ")" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_time_format=sqlite"
 	writer, err := sql.Open("sqlite", base+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
@@ -112,6 +146,14 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	cfg.MinConns = 1
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	// Every session is bounded, so that no request, job or stuck client
+	// holds a lock or a connection for long: the settings win over the
+	// same parameters in the URL. Migrations lift the first two (migrate.go).
+	maps.Copy(cfg.ConnConfig.RuntimeParams, map[string]string{
+		"statement_timeout":                   strconv.FormatInt(millis(opts.StatementTimeout), 10),
+		"lock_timeout":                        strconv.FormatInt(millis(opts.LockTimeout), 10),
+		"idle_in_transaction_session_timeout": strconv.FormatInt(millis(opts.IdleInTransactionTimeout), 10),
+	})
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect postgres: %w", mapErr(err))
@@ -121,6 +163,11 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db.Queries = Queries{r: q, w: q, d: &db.dialect}
 	return db, nil
 }
+
+// millis is d in whole milliseconds, at least 1: PostgreSQL and SQLite read
+// their timeouts in milliseconds, and 0 would mean none (or, for SQLite's
+// busy timeout, no wait at all).
+func millis(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
 
 // Kind reports SQLite or Postgres.
 func (db *DB) Kind() string { return db.kind }

@@ -77,9 +77,11 @@ const (
 	maxProviderSettingLen = 4096
 	// secretHintMin is the shortest secret whose hint shows its last 4 characters.
 	secretHintMin = 16
-	// providerTestTimeout bounds a test message.
-	providerTestTimeout = 20 * time.Second
 )
+
+// ProviderTestTimeout bounds a test message: the provider's answer is
+// awaited within the request (whose deadline allows for it, httpapi).
+const ProviderTestTimeout = 20 * time.Second
 
 // MessageProvider is one provider slot of an app as shown: its secret
 // settings redacted.
@@ -557,7 +559,7 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 		m.Subject = "Test message from " + app.Name
 		m.Text += "\n\nIt was sent because someone who manages the app asked for a test of its e-mail settings."
 	}
-	sendCtx, cancel := context.WithTimeout(ctx, providerTestTimeout)
+	sendCtx, cancel := context.WithTimeout(ctx, ProviderTestTimeout)
 	defer cancel()
 	msgID, sendErr := prov.Send(sendCtx, m)
 	out := ProviderTest{Slug: slug, Channel: ch, To: courier.MaskAddress(id.Value), Delivered: sendErr == nil, MessageID: msgID}
