@@ -509,7 +509,7 @@ func testLastAttemptKilled(t *testing.T) {
 	restarted := time.Now()
 	s2 := startServer(t, args, environ)
 	var final []delivery
-	// The rescue runs on River's leader every 30s once RESCUE_AFTER has passed.
+	// The delivery is retried once it has run for RESCUE_AFTER (plus up to 2 s).
 	ok := waitFor(75*time.Second, func() bool {
 		final = listDeliveries(t, s2.url(), b.AppID, hookID, b.APISecret)
 		return len(final) == 1 && final[0].Status == "delivered"
@@ -527,6 +527,145 @@ func testLastAttemptKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledWorkRetriedWithinRescueAfter kills a real server while webhook
+// deliveries and an SMS are in flight, and further deliveries wait for their
+// endpoint's turn, then restarts it once: every one of them must be attempted
+// again within webhooks.rescue_after of the kill, plus a few seconds, with no
+// second restart. River's own rescue runs only on its leader, which the
+// restarted server becomes 10 to 21 s after the kill (when the dead one's
+// lease ends), and then every 30 s: its first pass found the work not yet
+// rescue_after old, and the next came 30 s later (or only at another restart).
+func TestKilledWorkRetriedWithinRescueAfter(t *testing.T) {
+	for _, eng := range []struct {
+		name string
+		env  func(t *testing.T) []string
+	}{
+		{"sqlite", func(*testing.T) []string { return nil }},
+		{"postgres", func(t *testing.T) []string {
+			return []string{"GATEHOUSE_DATABASE_URL=" + storetest.EmptyPostgresURL(t)}
+		}},
+	} {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			testKilledWorkRetried(t, eng.env(t))
+		})
+	}
+}
+
+func testKilledWorkRetried(t *testing.T, dbEnv []string) {
+	// Long enough that River's first pass on the new leader (at most 21 s
+	// after the kill) comes before the work is rescue_after old, as it
+	// does with the default of 30 s.
+	const rescueAfter = 25 * time.Second
+	// What a restart, the rescue's own period (2 s) and a fetch may add.
+	const slack = 10 * time.Second
+	const users = 6 // 4 attempts in flight (an endpoint's share), 2 waiting their turn
+	dir := t.TempDir()
+	args := []string{"serve", "--dev", "--data-dir", dir, "--addr", "127.0.0.1:0"}
+	sms := newHoldServer(t)
+	environ := append([]string{"GATEHOUSE_WEBHOOKS_RETRY_BASE=100ms", "GATEHOUSE_WEBHOOKS_RESCUE_AFTER=" + rescueAfter.String(),
+		"GATEHOUSE_SMS_PROVIDER=http", "GATEHOUSE_SMS_HTTP_URL=" + sms.URL}, dbEnv...)
+	rcv := newReceiver(t)
+	rcv.up(t, true)
+
+	s1 := startServer(t, args, environ)
+	b := readBootstrap(t, dir)
+	status, body := call(t, "POST", s1.url()+"/v1/apps/"+b.AppID+"/webhooks", b.APISecret,
+		fmt.Sprintf(`{"webhook":{"url":%q,"retry_limit":10,"event_types":["user.created"]}}`, rcv.url()))
+	hook, _ := body["webhook"].(map[string]any)
+	hookID, _ := hook["id"].(string)
+	rcv.secret, _ = hook["secret"].(string)
+	if status != 200 || hookID == "" {
+		t.Fatalf("create webhook = %d %v", status, body)
+	}
+	for i := range users {
+		if status, body := call(t, "POST", s1.url()+"/v1/"+b.AppID+"/users", b.APISecret, fmt.Sprintf(`{"identifier":"held%d@example.com"}`, i)); status != 200 {
+			t.Fatalf("create user %d = %d %v", i, status, body)
+		}
+	}
+	if status, body := call(t, "POST", s1.url()+"/v1/auth/"+b.AppID+"/otps/login", "", `{"identifier":"+14155550142"}`); status != 200 {
+		t.Fatalf("send an SMS code = %d %v", status, body)
+	}
+	if !waitFor(30*time.Second, func() bool { _, _, n := rcv.snapshot(); return n >= 4 && sms.inFlight() >= 1 }) {
+		_, _, n := rcv.snapshot()
+		t.Fatalf("%d deliveries and %d SMS in flight; want 4 and 1; log:\n%s", n, sms.inFlight(), s1.log.String())
+	}
+	s1.kill(t)
+	killed := time.Now()
+	rcv.accept()
+	sms.accept()
+
+	s2 := startServer(t, args, environ)
+	var final []delivery
+	done := func() bool {
+		final = listDeliveries(t, s2.url(), b.AppID, hookID, b.APISecret)
+		if len(final) < users || sms.answered() == 0 {
+			return false
+		}
+		for _, d := range final {
+			if d.Status != "delivered" {
+				return false
+			}
+		}
+		return true
+	}
+	if !waitFor(time.Until(killed.Add(rescueAfter+slack)), done) {
+		t.Fatalf("%s after the kill (rescue_after %s): SMS answered %d; deliveries %+v\nlog:\n%s",
+			time.Since(killed).Round(time.Second), rescueAfter, sms.answered(), final, s2.log.String())
+	}
+	t.Logf("everything the killed server held was done %s after the kill", time.Since(killed).Round(100*time.Millisecond))
+	if lines := s2.log.Lines("retrying jobs a stopped server left running"); len(lines) == 0 {
+		t.Errorf("no log line says the cut-off work is retried; log:\n%s", s2.log.String())
+	}
+}
+
+// holdServer is an HTTP endpoint (an SMS provider here) that holds every
+// request open until accept, and answers 200 after it.
+type holdServer struct {
+	URL string
+
+	mu       sync.Mutex
+	held     int
+	ok       int
+	accepted chan struct{}
+}
+
+func newHoldServer(t *testing.T) *holdServer {
+	t.Helper()
+	h := &holdServer{accepted: make(chan struct{})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h.mu.Lock()
+		h.held++
+		h.mu.Unlock()
+		select {
+		case <-h.accepted:
+		case <-r.Context().Done():
+		}
+		h.mu.Lock()
+		h.held--
+		if r.Context().Err() == nil {
+			h.ok++
+		}
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	h.URL = "http://" + ln.Addr().String() + "/sms"
+	return h
+}
+
+func (h *holdServer) accept() { close(h.accepted) }
+
+func (h *holdServer) inFlight() int { h.mu.Lock(); defer h.mu.Unlock(); return h.held }
+
+func (h *holdServer) answered() int { h.mu.Lock(); defer h.mu.Unlock(); return h.ok }
 
 // TestWebhookSSRFOutsideDev creates webhooks against a real server outside
 // dev mode: non-public, legacy-numeric and plain-http targets are refused

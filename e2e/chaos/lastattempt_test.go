@@ -58,8 +58,8 @@ func testLastAttemptKilledAgain(t *testing.T, dbURL string) {
 	}
 
 	for i := range lastAttemptKills {
-		// The first attempt runs at once; each later one only after the
-		// queue's leader has rescued the job cut off before it.
+		// The first attempt runs at once; each later one only once the job
+		// cut off before it is rescued, webhooks.rescue_after after it began.
 		deadline := time.Now().Add(3 * time.Minute)
 		for n := 0; rcv.inFlight() == 0; n++ {
 			if n%100 == 0 {

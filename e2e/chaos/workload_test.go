@@ -310,8 +310,9 @@ func (a *actor) settle(ctx context.Context, ident string, since time.Time, want 
 }
 
 // outboxAfterKill is how long a message may take when a kill came after its
-// send: the attempt cut off is rescued after webhooks.rescue_after (30 s) by
-// the rescuer, which looks every 30 s once the new process leads.
+// send: the attempt cut off is tried again webhooks.rescue_after (16 s here)
+// after it began, once a process is up again (a later kill may cut that try
+// off too).
 const outboxAfterKill = 2 * time.Minute
 
 // outbox returns the newest message to ident sent after since (the dev

@@ -411,7 +411,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "webhooks.rescue_after", Default: "30s",
-				Help: "When a delivery left in progress by a crashed server is attempted again. 16s to 1h."},
+				Help: "How long after a server that stopped (crashed, was killed) began an attempt at a webhook delivery or message the work is tried again, by the restarted server or another replica (checked every 2s). Longer than any attempt (15s). 16s to 1h."},
 			bind:  durationField(func(c *Config) *time.Duration { return &c.Webhooks.RescueAfter }),
 			check: func(c Config) error { return durationRange(c.Webhooks.RescueAfter, 16*time.Second, time.Hour) },
 		},

@@ -39,13 +39,24 @@ type Config struct {
 	FetchPollInterval time.Duration
 	// RescueAfter is when a job left running by a crashed process is retried.
 	RescueAfter time.Duration
+	// Rescue names the queues whose jobs Rescue makes available again once
+	// they have run for RescueAfter: their workers' deadlines are shorter.
+	Rescue []string
 }
+
+// RescueEvery is how often the server calls Rescue: a job a stopped process
+// left running is tried again at most this long after RescueAfter.
+const RescueEvery = 2 * time.Second
 
 // Queue inserts and works jobs. The two River clients differ only in their
 // transaction type; exactly one is set.
 type Queue struct {
 	pg *river.Client[pgx.Tx]
 	sq *river.Client[*sql.Tx]
+
+	db          *store.DB
+	rescue      []string
+	rescueAfter time.Duration
 }
 
 // New builds a queue on db. With no Queues in cfg it can insert jobs but works none.
@@ -67,6 +78,14 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 	if rc.RescueStuckJobsAfter == 0 {
 		rc.RescueStuckJobsAfter = time.Minute
 	}
+	rescueAfter := rc.RescueStuckJobsAfter
+	if len(cfg.Rescue) > 0 {
+		// River's own rescue (on its leader, every 30 s) stays behind Rescue
+		// for the jobs it leaves: those on their last attempt, which River
+		// discards. Were both to rescue at the same age, River could put
+		// back a job Rescue had just handed to a worker.
+		rc.RescueStuckJobsAfter *= 2
+	}
 	if len(cfg.Queues) > 0 {
 		rc.Queues = map[string]river.QueueConfig{}
 		for name, n := range cfg.Queues {
@@ -77,7 +96,7 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 			rc.Queues[name] = qc
 		}
 	}
-	q := &Queue{}
+	q := &Queue{db: db, rescue: cfg.Rescue, rescueAfter: rescueAfter}
 	var err error
 	if db.Pool() != nil {
 		q.pg, err = river.NewClient(riverpgxv5.New(db.Pool()), rc)
@@ -91,6 +110,21 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	return q, nil
+}
+
+// Rescue makes the jobs of the Rescue queues that a stopped process left
+// running (running for longer than RescueAfter) available again, and reports
+// how many. Any replica may call it at any time.
+func (q *Queue) Rescue(ctx context.Context) (int, error) {
+	total := 0
+	for _, name := range q.rescue {
+		n, err := q.db.RescueJobs(ctx, name, q.rescueAfter, "interrupted: the process working the job stopped")
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+	}
+	return total, nil
 }
 
 // InsertTx enqueues a job inside tx: it runs only if tx commits.

@@ -104,6 +104,10 @@ type Server struct {
 	// rateLimits is the rate-limit backend chosen: "memory" or "database".
 	rateLimits string
 	current    atomic.Bool // the schema was found current
+	// watch keeps a database outage to one line each way; background is the
+	// log of the work it watches (the queue's is quietRiver(background)).
+	watch      *dbWatch
+	background *slog.Logger
 }
 
 // New builds the system for cfg. On error nothing is left open.
@@ -165,15 +169,22 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		}
 	}
 
+	// Background work polls the database: while it does not answer, one
+	// line says so, not one per poll.
+	s.watch = newDBWatch(func(ctx context.Context) error {
+		return s.DB.Tx(ctx, func(*store.Tx) error { return nil })
+	}, s.log)
+	s.background = slog.New(s.watch.filter(s.log.Handler()))
+
 	// Queue: an inserting client for the services (jobs are inserted in
 	// their transactions); the working client, which needs the services, comes after them.
-	jobs, err := queue.New(s.DB, queue.Config{Log: quietRiver(s.log)})
+	jobs, err := queue.New(s.DB, queue.Config{Log: quietRiver(s.background)})
 	if err != nil {
 		return nil, err
 	}
 
 	// Services.
-	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.log))
+	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.background))
 	templates, err := courier.LoadTemplates()
 	if err != nil {
 		return nil, err
@@ -232,7 +243,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
 	river.AddWorker(workers, machine.NewPurgeWorker(s.Machines))
-	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
+	// Deliveries and messages a stopped process was working are tried again
+	// once they have run for webhooks.rescue_after (Serve rescues them).
+	rescue := []string{webhook.QueueName, sendqueue.QueueName}
+	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
 		Periodic:      []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
 		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, sendqueue.QueueName: cfg.Messages.Workers},
 		PollIntervals: map[string]time.Duration{sendqueue.QueueName: cfg.Messages.PollInterval}})
@@ -242,7 +256,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 	// Without Serve (tests, commands), the send queue's workers can run
 	// alone (StartSending) on a River client of their own.
-	s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.log), RescueAfter: cfg.Webhooks.RescueAfter,
+	s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
 		FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
 	if err != nil {
 		return nil, err
@@ -378,8 +392,9 @@ func Listen(cfg config.Config) (Listeners, config.Config, error) {
 
 // Serve runs the system on ls until ctx ends: the HTTP API (and /metrics on
 // its own listener when metrics.addr is set), the job workers and the
-// periodic key reload and rate-limit pruning, each started here with a
-// context and ended here. Then it stops gracefully: no new connections,
+// periodic key reload, rate-limit pruning, rescue of jobs a stopped server
+// left running and database watch, each started here with a context and
+// ended here. Then it stops gracefully: no new connections,
 // in-flight requests drained (up to http.shutdown_timeout), deliveries in
 // flight given their attempt's time. It returns the server's error, if any.
 func (s *Server) Serve(ctx context.Context, ls Listeners) error {
@@ -400,6 +415,8 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	// picks up rotations (and publication windows ending) otherwise. A failed
 	// reload is logged by the key source.
 	wg.Go(func() { every(loops, 10*time.Second, func() { _ = s.keyring.Reload(loops) }) })
+	wg.Go(func() { s.watch.run(loops) })
+	wg.Go(func() { every(loops, queue.RescueEvery, func() { s.rescue(loops) }) })
 	if s.pruneRates != nil {
 		wg.Go(func() { every(loops, time.Minute, func() { _ = s.pruneRates(loops) }) })
 	}
@@ -449,6 +466,23 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		s.log.Info("stopped")
 	}
 	return err
+}
+
+// rescue makes the deliveries and messages a stopped process left running
+// available again once they have run for webhooks.rescue_after. River's own
+// rescue runs on its leader every 30 s only: after a crash, work would wait
+// up to a minute, or for another restart.
+func (s *Server) rescue(ctx context.Context) {
+	n, err := s.workers.Rescue(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.background.Warn("retry jobs a stopped server left running", "err", err)
+		}
+		return
+	}
+	if n > 0 {
+		s.log.Info("retrying jobs a stopped server left running", "jobs", n, "running_for_over", s.cfg.Webhooks.RescueAfter.String())
+	}
 }
 
 // signingAlgs lists the algorithms the keyring holds a signing key for.

@@ -28,6 +28,11 @@ type dialect struct {
 	// collation already compares bytes, and its UNIQUE (app_id, email) and
 	// (app_id, phone) indexes serve the range.
 	byteOrder string
+	// rescueJobs makes running jobs of queue $2 attempted more than $1
+	// seconds ago available at once, appending River's attempt error ($3) to
+	// their errors (see RescueJobs). River keeps times, arrays and JSON
+	// differently on each engine.
+	rescueJobs string
 }
 
 // forShareOf is forShare limited to one table of a join (PostgreSQL refuses
@@ -44,6 +49,11 @@ var (
 		name:         SQLite,
 		gooseDialect: "sqlite3",
 		forUpdate:    "",
+		rescueJobs: `UPDATE river_job SET state = 'available', scheduled_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
+			errors = jsonb(json_insert(json(coalesce(errors, jsonb('[]'))), '$[#]', json_object(
+				'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'attempt', attempt, 'error', $3, 'trace', '')))
+		WHERE state = 'running' AND queue = $2 AND attempt < max_attempts
+			AND attempted_at < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || $1 || ' seconds')`,
 	}
 	postgresDialect = dialect{
 		name:         Postgres,
@@ -51,6 +61,10 @@ var (
 		forUpdate:    " FOR NO KEY UPDATE",
 		forShare:     " FOR SHARE",
 		byteOrder:    ` COLLATE "C"`,
+		rescueJobs: `UPDATE river_job SET state = 'available', scheduled_at = now(),
+			errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', $3::text, 'trace', ''))
+		WHERE state = 'running' AND queue = $2 AND attempt < max_attempts
+			AND attempted_at < now() - make_interval(secs => $1)`,
 		rotateRefresh: `WITH spent AS (
 			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL
 			RETURNING session_id)
