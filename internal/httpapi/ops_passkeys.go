@@ -266,7 +266,8 @@ func (s *Server) deleteUserDevice(ctx context.Context, in *userDeviceInput) (*ok
 
 const registerDeviceDoc = "Starts adding a passkey to the signed-in user's account (client SDK `addDevice`). " +
 	"Send the access token in `X-Authorization`; no body. Hand `options` to `navigator.credentials.create({publicKey})` " +
-	"(after decoding its base64url fields) and post the result to `/devices/finalize` within 5 minutes. " +
+	"(after decoding its base64url fields) and post the result to `/devices/finalize` within 5 minutes; asking again " +
+	"replaces the user's unfinished registration, so only the newest options register. " +
 	"`excludeCredentials` lists the user's passkeys, so an authenticator registers once per account. " +
 	"Where the app's mfa_policy is optional or required, a passkey is a second factor: adding one needs a sign-in or step-up within mfa_reverify_minutes (else 403 verification_required)."
 
@@ -281,11 +282,16 @@ const loginInitializeDoc = "Sign-in options for a passkey. With `identifier`, `a
 	"passkeys (the client SDK compares them with the credentials it stored on this device, and falls back to a code " +
 	"or link when none matches); an unknown identifier, or a user without passkeys, gets a stand-in credential " +
 	"that is stable for the identifier, so the answer does not reveal who has an account. Without `identifier` the " +
-	"sign-in is discoverable (conditional UI). No credentials; rate limited per IP with the anonymous lookups."
+	"sign-in is discoverable (conditional UI). Options for an identifier replace that identifier's earlier unfinished " +
+	"ones (the same for every identifier, known or not): only the newest can sign in. A discoverable sign-in replaces " +
+	"nothing and can be finished only from the same IP address and user agent that asked for it. No credentials; " +
+	"rate limited per IP with the anonymous lookups."
 
 const loginFinalizeDoc = "Finishes a passkey sign-in: the browser's assertion JSON. The body names no user: the " +
 	"ceremony is found by the challenge signed in `clientDataJSON` and spent by this request whatever its outcome, " +
-	"so an assertion cannot be replayed; any replica can finish what another began. Verified: origin, RP id hash, " +
+	"so an assertion cannot be replayed; any replica can finish what another began. A ceremony replaced by newer " +
+	"options for the same identifier, or a discoverable one asked for from another IP address or user agent, is " +
+	"refused as an unknown one is. Verified: origin, RP id hash, " +
 	"that the passkey is this app's and (for an identifier sign-in) the user's, user presence and verification, the " +
 	"signature, the backup flags, and that the signature counter advanced (a counter that goes backwards suspends " +
 	"the passkey). Answers a token set (interface §2.8) and emits `challenge.completed`; a refusal is 400 " +

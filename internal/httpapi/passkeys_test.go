@@ -207,6 +207,16 @@ func testPasskeyDevices(t *testing.T, e *env) {
 	r = scenario{method: "POST", path: e.authPath("/webauthn/login/finalize"), body: a.get(t, disc), wantStatus: 200,
 		events: []string{"challenge.completed"}}.run(t, e)
 	e.tokenSet(t, r, userID)
+	// It belongs to the client that asked for it: another user agent's
+	// answer is refused and leaves it to that client.
+	disc = scenario{method: "POST", path: e.authPath("/webauthn/login/initialize"), headers: browser, body: map[string]any{},
+		wantStatus: 200}.run(t, e)
+	answer := a.get(t, disc)
+	scenario{method: "POST", path: e.authPath("/webauthn/login/finalize"), headers: map[string]string{"User-Agent": "curl/8.0"},
+		body: answer, wantStatus: 400, wantCode: "webauthn_verification_error",
+		events: []string{"auth.login.failed", "challenge.failed"}}.run(t, e)
+	scenario{method: "POST", path: e.authPath("/webauthn/login/finalize"), headers: browser, body: answer, wantStatus: 200,
+		events: []string{"challenge.completed"}}.run(t, e)
 
 	// Listing, renaming, the administrator's view.
 	list := scenario{method: "GET", path: e.authPath("/devices"), headers: user(access), wantStatus: 200}.run(t, e)

@@ -110,24 +110,77 @@ func (s *Service) beginRegistration(ctx context.Context, app store.App, u store.
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	if err := s.storeCeremony(ctx, s.db.Queries, app, u.ID, kind, cer); err != nil {
+	// The user's earlier registration of this kind, unfinished, is
+	// replaced: only the newest options can add a passkey.
+	owner := ceremonyOwner{userID: u.ID, subject: userSubject(u.ID)}
+	if err := s.storeCeremonyFor(ctx, s.db.Queries, app, kind, cer, owner); err != nil {
 		return PasskeyOptions{}, err
 	}
 	return PasskeyOptions{Options: opts, UserVerification: rp.UserVerification()}, nil
 }
 
+// ceremonyOwner is whom a new ceremony is for and who may finish it.
+type ceremonyOwner struct {
+	// userID is the user whose passkey must answer; "" lets any of the
+	// app's passkeys answer (discoverable), or none when subject is set (a
+	// stand-in's ceremony).
+	userID string
+	// subject is replaced: starting the ceremony ends the subject's earlier
+	// one of the same kind, in the statement that stores it. "" replaces
+	// nothing.
+	subject string
+	// binding is the only client that may finish it (clientBinding); ""
+	// for any.
+	binding string
+}
+
+// userSubject is the subject of ceremonies for a user.
+func userSubject(userID string) string { return "user:" + userID }
+
+// identifierSubject is the subject of a stand-in's ceremonies: the
+// identifier's keyed hash, so that ceremonies for an identifier nobody
+// signs in with by passkey replace each other exactly as a user's do,
+// without storing the identifier.
+func (s *Service) identifierSubject(app store.App, identifier string) string {
+	return "identifier:" + s.hasher.Hash("webauthn-subject", app.ID, identifier)
+}
+
+// clientBinding names the client a request came from as the magic-link
+// flow's sameDevice does: its address and user agent, as a keyed hash.
+// The unmodified client SDK carries nothing else back (no cookie, no
+// header, nothing in the credential JSON beyond what the authenticator
+// signed), so this is the binding every browser can keep.
+func (s *Service) clientBinding(app store.App, c Client) string {
+	return s.hasher.Hash("webauthn-client", app.ID, c.IP, truncate(c.UserAgent, 512))
+}
+
+// storeCeremony stores a ceremony that replaces nothing and any client
+// may finish (a challenge's: the challenge it belongs to is what is
+// superseded and spent).
 func (s *Service) storeCeremony(ctx context.Context, q store.Queries, app store.App, userID, kind string, cer passkey.Ceremony) error {
+	return s.storeCeremonyFor(ctx, q, app, kind, cer, ceremonyOwner{userID: userID})
+}
+
+func (s *Service) storeCeremonyFor(ctx context.Context, q store.Queries, app store.App, kind string, cer passkey.Ceremony, owner ceremonyOwner) error {
 	now := s.clock()
-	return q.CreatePasskeyCeremony(ctx, store.PasskeyCeremony{ID: newID(), AppID: app.ID, AppUserID: userID, Kind: kind,
-		ChallengeHash: s.hasher.Hash("webauthn-challenge", cer.Challenge), Session: cer.State, CreatedAt: now,
-		ExpiresAt: now.Add(passkey.Timeout)})
+	return q.CreatePasskeyCeremony(ctx, store.PasskeyCeremony{ID: newID(), AppID: app.ID, AppUserID: owner.userID, Kind: kind,
+		ChallengeHash: s.hasher.Hash("webauthn-challenge", cer.Challenge), Session: cer.State, Subject: owner.subject,
+		ClientBinding: owner.binding, CreatedAt: now, ExpiresAt: now.Add(passkey.Timeout)})
 }
 
 // takeCeremony spends the ceremony of app whose challenge a browser
 // answered, in a statement of its own: whatever the verification then
-// decides, the challenge cannot be answered again.
+// decides, the challenge cannot be answered again. A ceremony bound to a
+// client is not taken (nor spent) here; see takeCeremonyFrom.
 func (s *Service) takeCeremony(ctx context.Context, app store.App, challenge, kind string) (store.PasskeyCeremony, bool, error) {
-	cer, err := s.db.TakePasskeyCeremony(ctx, app.ID, s.hasher.Hash("webauthn-challenge", challenge))
+	return s.takeCeremonyFrom(ctx, app, challenge, kind, "")
+}
+
+// takeCeremonyFrom is takeCeremony for a client whose binding is given: a
+// ceremony bound to another client is unknown to it, and stays for the
+// client it is bound to.
+func (s *Service) takeCeremonyFrom(ctx context.Context, app store.App, challenge, kind, binding string) (store.PasskeyCeremony, bool, error) {
+	cer, err := s.db.TakePasskeyCeremony(ctx, app.ID, s.hasher.Hash("webauthn-challenge", challenge), binding)
 	if errors.Is(err, store.ErrNotFound) {
 		return cer, false, nil
 	}
@@ -307,6 +360,11 @@ func (s *Service) passkeyEventData(app store.App, u store.AppUser, change string
 // same, so the answer does not tell who has an account (security R-WA-7).
 // Without an identifier the sign-in is discoverable: the browser offers
 // whatever passkey it holds for the app.
+//
+// A new ceremony for an identifier replaces its earlier unfinished one (the
+// user's, or the stand-in's for the identifier), so only the newest options
+// can sign in. A discoverable ceremony names nobody and replaces nothing;
+// only the client that asked for it (clientBinding) may finish it.
 func (s *Service) BeginPasskeyLogin(ctx context.Context, app store.App, identifier string, c Client) (_ json.RawMessage, err error) {
 	defer errs.Wrap(&err, "begin passkey sign-in")
 	// Options for an identifier tell whether it has passkeys only as far
@@ -320,7 +378,7 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context, app store.App, identifi
 	}
 	var handle []byte
 	var allow []passkey.Descriptor
-	var userID string
+	owner := ceremonyOwner{binding: s.clientBinding(app, c)}
 	if strings.TrimSpace(identifier) != "" {
 		id, err := appuser.ParseIdentifier(identifier)
 		if err != nil {
@@ -342,17 +400,24 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context, app store.App, identifi
 				allow = append(allow, passkey.Descriptor{ID: raw, Transports: p.Transports})
 			}
 		}
+		// Both kinds of ceremony replace their subject's earlier one with
+		// the same statement. A stand-in's subject is the identifier, not
+		// the user it may name: ceremonies for a user's e-mail and phone
+		// replacing each other would link the two when the options (a
+		// stand-in each) do not.
 		if len(allow) > 0 && h.Status == store.StatusActive {
-			handle, userID = h.Handle, h.UserID
+			handle = h.Handle
+			owner = ceremonyOwner{userID: h.UserID, subject: userSubject(h.UserID)}
 		} else {
 			allow = []passkey.Descriptor{s.decoyCredential(app, id.Value)}
+			owner = ceremonyOwner{subject: s.identifierSubject(app, id.Value)}
 		}
 	}
 	opts, cer, err := rp.BeginLogin(handle, allow)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.storeCeremony(ctx, s.db.Queries, app, userID, store.CeremonyLogin, cer); err != nil {
+	if err := s.storeCeremonyFor(ctx, s.db.Queries, app, store.CeremonyLogin, cer, owner); err != nil {
 		return nil, err
 	}
 	return opts, nil
@@ -368,7 +433,8 @@ func (s *Service) decoyCredential(app store.App, identifier string) passkey.Desc
 
 // FinishPasskeyLogin verifies a sign-in answer and starts a session. The
 // body names no user: the ceremony is found by the challenge it signed, the
-// passkey by its credential id within the app.
+// passkey by its credential id within the app. A replaced ceremony, and a
+// discoverable one c did not start, are refused as unknown ones are.
 func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-in")
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
@@ -378,7 +444,7 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 	if err != nil {
 		return TokenSet{}, s.refuseLogin(ctx, app, "", "", "malformed", err, c)
 	}
-	cer, ok, err := s.takeCeremony(ctx, app, a.Challenge, store.CeremonyLogin)
+	cer, ok, err := s.takeCeremonyFrom(ctx, app, a.Challenge, store.CeremonyLogin, s.clientBinding(app, c))
 	if err != nil {
 		return TokenSet{}, err
 	}
@@ -442,7 +508,9 @@ func (s *Service) checkAssertion(ctx context.Context, app store.App, cer store.P
 	if err != nil {
 		return assertionCheck{}, err
 	}
-	if cer.AppUserID != "" && cer.AppUserID != pk.AppUserID {
+	// A stand-in's ceremony (a subject, no user) is for nobody's passkey:
+	// refused exactly as a user's ceremony answered by another's passkey.
+	if (cer.AppUserID != "" || cer.Subject != "") && cer.AppUserID != pk.AppUserID {
 		return assertionCheck{}, s.refuseLogin(ctx, app, cer.AppUserID, a.CredentialID, "wrong_user", errors.New("the passkey is another user's"), c)
 	}
 	if pk.SuspendedAt != nil {

@@ -43,6 +43,9 @@ var released = map[string]string{
 	"sqlite/00011_message_templates.sql":        "4e1c54bb36c5e2191cfcd3038731b878274adfe3be1eba50cfc336fb99fd3aab",
 	"postgres/00012_invitation_short_links.sql": "cc19b116686fe8cfe1a2410dc4c840e507b951f87fd42536524d924bf210b8a6",
 	"sqlite/00012_invitation_short_links.sql":   "cc19b116686fe8cfe1a2410dc4c840e507b951f87fd42536524d924bf210b8a6",
+
+	"postgres/00013_passkey_ceremony_subjects.sql": "ce5db8a782fbcdf2d1ed1c4493f187f548b68dfae101a94032315bcafc5a4f91",
+	"sqlite/00013_passkey_ceremony_subjects.sql":   "ce5db8a782fbcdf2d1ed1c4493f187f548b68dfae101a94032315bcafc5a4f91",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

@@ -148,10 +148,17 @@ func (q Queries) EnsureWebauthnHandle(ctx context.Context, appUserID string, h [
 type PasskeyCeremony struct {
 	ID            string
 	AppID         string
-	AppUserID     string // "" for a sign-in with no identifier (discoverable)
+	AppUserID     string // "" for a sign-in with no identifier (discoverable) or a stand-in's
 	Kind          string
 	ChallengeHash string
 	Session       []byte // the verifier's session data, JSON
+	// Subject is whom the ceremony is for (a user, or an identifier's keyed
+	// hash): an app holds at most one ceremony per kind and subject, so a
+	// new one replaces the earlier. "" for ceremonies that replace nothing.
+	Subject string
+	// ClientBinding, when set, is the only client that may finish the
+	// ceremony (TakePasskeyCeremony's binding must equal it).
+	ClientBinding string
 	CreatedAt     time.Time
 	ExpiresAt     time.Time
 }
@@ -166,24 +173,36 @@ const (
 	CeremonyChallenge = "challenge"
 )
 
-// CreatePasskeyCeremony inserts c.
+// CreatePasskeyCeremony inserts c. When c has a subject it replaces the
+// app's ceremony of that kind and subject, in the same statement: of
+// ceremonies started at once for one subject, exactly one remains, and a
+// finish that has not yet taken the replaced one never will.
 func (q Queries) CreatePasskeyCeremony(ctx context.Context, c PasskeyCeremony) error {
 	_, err := q.w.exec(ctx, `INSERT INTO passkey_ceremonies (id, app_id, app_user_id, kind, challenge_hash, session,
-		created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, c.ID, c.AppID, nullString(c.AppUserID), c.Kind,
-		c.ChallengeHash, string(c.Session), ts(c.CreatedAt), ts(c.ExpiresAt))
+		subject, client_binding, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (app_id, kind, subject) DO UPDATE SET id = excluded.id, app_user_id = excluded.app_user_id,
+		challenge_hash = excluded.challenge_hash, session = excluded.session, client_binding = excluded.client_binding,
+		created_at = excluded.created_at, expires_at = excluded.expires_at`,
+		c.ID, c.AppID, nullString(c.AppUserID), c.Kind, c.ChallengeHash, string(c.Session), nullString(c.Subject),
+		nullString(c.ClientBinding), ts(c.CreatedAt), ts(c.ExpiresAt))
 	return err
 }
 
 // TakePasskeyCeremony deletes and returns the ceremony of an app with this
-// challenge hash: of two requests answering the same challenge, one gets it
-// and the other ErrNotFound. Expiry is the caller's to check.
-func (q Queries) TakePasskeyCeremony(ctx context.Context, appID, challengeHash string) (PasskeyCeremony, error) {
+// challenge hash, unless it is bound to a client other than binding: of two
+// requests answering the same challenge, one gets it and the other
+// ErrNotFound, and another client leaves a bound ceremony as it was. Expiry
+// is the caller's to check.
+func (q Queries) TakePasskeyCeremony(ctx context.Context, appID, challengeHash, binding string) (PasskeyCeremony, error) {
 	var c PasskeyCeremony
-	var user *string
+	var user, subject, bound *string
 	err := q.w.queryRow(ctx, `DELETE FROM passkey_ceremonies WHERE app_id = $1 AND challenge_hash = $2
-		RETURNING id, app_id, app_user_id, kind, challenge_hash, session, created_at, expires_at`, appID, challengeHash).
-		Scan(&c.ID, &c.AppID, &user, &c.Kind, &c.ChallengeHash, &c.Session, &c.CreatedAt, &c.ExpiresAt)
-	c.AppUserID, c.CreatedAt, c.ExpiresAt = deref(user), c.CreatedAt.UTC(), c.ExpiresAt.UTC()
+		AND (client_binding IS NULL OR client_binding = $3)
+		RETURNING id, app_id, app_user_id, kind, challenge_hash, session, subject, client_binding, created_at, expires_at`,
+		appID, challengeHash, binding).
+		Scan(&c.ID, &c.AppID, &user, &c.Kind, &c.ChallengeHash, &c.Session, &subject, &bound, &c.CreatedAt, &c.ExpiresAt)
+	c.AppUserID, c.Subject, c.ClientBinding = deref(user), deref(subject), deref(bound)
+	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
 	return c, err
 }
 
