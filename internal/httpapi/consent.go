@@ -22,8 +22,9 @@ import (
 // The magic-link consent page (security.md R-ML-2, R-ML-4): every e-mailed
 // link lands here. Opening it changes nothing. The device that asked for the
 // link is sent on to the app at once (one click: the link); any other device
-// is asked "Was this you?" with the requesting device's details and the
-// number it shows, and only its Approve releases a session to the poller.
+// is asked "Was this you?" with the requesting device's details, and to pick
+// the number that device shows among three. Only Approve with the right
+// number releases a session to the poller; a wrong or missing number denies.
 // Served as HTML by the binary, styled with the app's name and logo, and
 // usable without JavaScript.
 
@@ -39,7 +40,7 @@ type magicLinkView struct {
 	Link                                        signin.LinkConsent
 }
 
-// maxConsentForm bounds the consent form's body: a token and two words.
+// maxConsentForm bounds the consent form's body: a token, a number and two words.
 const maxConsentForm = 16 << 10
 
 func (s *Server) magicLinkOpen(w http.ResponseWriter, r *http.Request) {
@@ -79,14 +80,18 @@ func (s *Server) magicLinkDecide(w http.ResponseWriter, r *http.Request) {
 		s.renderMagicLink(w, r, http.StatusBadRequest, magicLinkView{Page: "invalid", Title: "Not answered", App: app})
 		return
 	}
-	decision := r.PostForm.Get("decision")
-	err := s.SignIn.DecideMagicLink(r.Context(), app, strings.TrimSpace(r.PostForm.Get("sct_magic")), decision,
-		r.PostForm.Get("reason"), client(r.Context(), r.UserAgent()))
+	answer := signin.ConsentAnswer{Decision: r.PostForm.Get("decision"), Number: strings.TrimSpace(r.PostForm.Get("number")),
+		Reason: r.PostForm.Get("reason")}
+	approved, err := s.SignIn.DecideMagicLink(r.Context(), app, strings.TrimSpace(r.PostForm.Get("sct_magic")), answer,
+		client(r.Context(), r.UserAgent()))
 	switch {
 	case err != nil:
 		s.renderLinkError(w, r, app, err)
-	case decision == signin.DecisionApprove:
+	case approved:
 		s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "approved", Title: "Approved", App: app})
+	case answer.Decision == signin.DecisionApprove:
+		s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "wrong_number", Title: "Request denied", App: app,
+			LoginURL: loginURL(app)})
 	default:
 		s.renderMagicLink(w, r, http.StatusOK, magicLinkView{Page: "denied", Title: "Request denied", App: app})
 	}

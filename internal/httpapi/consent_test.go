@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -8,8 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 const (
@@ -50,7 +55,65 @@ func (e *env) browse(t *testing.T, method, rawURL, ua string, form url.Values) p
 	return page{status: res.StatusCode, header: res.Header, body: string(b), location: res.Header.Get("Location")}
 }
 
-var matchNumberRE = regexp.MustCompile(`data-testid="match-number">(\d+)<`)
+var (
+	choiceRE      = regexp.MustCompile(`<input type="radio" name="number" value="(\d+)"`)
+	preselectedRE = regexp.MustCompile(`<input[^>]*\bchecked\b`)
+)
+
+// choices are the numbers the consent page offers, in its order, and fails
+// the test unless they are three distinct two-digit numbers, the right one
+// once, none of them pre-selected.
+func choices(t *testing.T, p page, right int) []int {
+	t.Helper()
+	var out []int
+	for _, m := range choiceRE.FindAllStringSubmatch(p.body, -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, n)
+	}
+	sorted := slices.Sorted(slices.Values(out))
+	if len(out) != 3 || len(slices.Compact(slices.Clone(sorted))) != 3 || sorted[0] < 10 || sorted[2] > 99 {
+		t.Fatalf("consent page offers %v; want three distinct two-digit numbers", out)
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(out), func(c int) bool { return c != right })); n != 1 {
+		t.Fatalf("consent page offers %v; want the match number %d among them once", out, right)
+	}
+	if preselectedRE.MatchString(p.body) {
+		t.Errorf("consent page pre-selects a choice")
+	}
+	return out
+}
+
+// decoy is a choice that is not the right number.
+func decoy(offered []int, right int) int {
+	return slices.DeleteFunc(slices.Clone(offered), func(c int) bool { return c == right })[0]
+}
+
+// eventData is the data of the newest recorded event of type typ.
+func (l *eventLog) eventData(t *testing.T, typ string) map[string]any {
+	t.Helper()
+	ctx := t.Context()
+	page, err := l.sys.Webhooks.Deliveries(ctx, servertest.Operator, l.appID, l.endpointID, 1, 100)
+	if err != nil {
+		t.Fatalf("read the recorded events: %v", err)
+	}
+	for _, d := range page.Deliveries { // newest first
+		if d.EventType != typ {
+			continue
+		}
+		w, err := l.sys.DB.GetDeliveryWork(ctx, d.ID)
+		if err != nil {
+			t.Fatalf("GetDeliveryWork(%s): %v", d.ID, err)
+		}
+		var env webhook.Envelope
+		if err := json.Unmarshal(w.Body, &env); err != nil {
+			t.Fatalf("delivery %s: %v", d.ID, err)
+		}
+		data, _ := env.Data.(map[string]any)
+		return data
+	}
+	t.Fatalf("no %s event was recorded", typ)
+	return nil
+}
 
 // testMagicLinkConsentFlow drives R-ML-4 over HTTP: an attacker asks for the
 // victim's link and polls; the victim opens the e-mail elsewhere, sees who
@@ -104,11 +167,15 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 				t.Errorf("consent page lacks %s", h)
 			}
 		}
-		m := matchNumberRE.FindStringSubmatch(p.body)
-		if m == nil || m[1] != strconv.Itoa(number) {
-			t.Errorf("consent page shows number %v; want %d, the one the asking device got", m, number)
+		offered := choices(t, p, number)
+		if again := e.browse(t, "GET", link, phoneUA, nil); !slices.Equal(choices(t, again, number), offered) {
+			t.Errorf("a reload offers %v, the first load %v; want the same choices in the same order", choices(t, again, number), offered)
 		}
-		for _, want := range []string{"Was this you?", "Chrome on Windows", "Approve", "Deny", "v*****@example.com"} {
+		if strings.Contains(p.body, "match-number") {
+			t.Errorf("consent page shows the match number; want it asked for")
+		}
+		for _, want := range []string{"Was this you?", "Chrome on Windows", "Which number does that device show?", "Approve", "Deny",
+			"v*****@example.com"} {
 			if !strings.Contains(p.body, want) {
 				t.Errorf("consent page lacks %q", want)
 			}
@@ -134,24 +201,139 @@ func testMagicLinkConsentFlow(t *testing.T, e *env) {
 	})
 
 	t.Run("approve", func(t *testing.T) {
-		handle, _, link := ask(t, attackerUA)
+		handle, number, link := ask(t, attackerUA)
 		tok := linkToken(t, link)
 		poll(t, "pending", handle, attackerUA, 409, "magic_link_pending")
-		for _, bad := range []url.Values{{"sct_magic": {tok}}, {"sct_magic": {tok}, "decision": {"yes"}}} {
+		right := strconv.Itoa(number)
+		for _, bad := range []url.Values{{"sct_magic": {tok}, "number": {right}}, {"sct_magic": {tok}, "decision": {"yes"}, "number": {right}}} {
 			if p := e.browse(t, "POST", link, phoneUA, bad); p.status != 400 {
 				t.Errorf("POST %v = %d; want 400 (an answer needs a decision)", bad, p.status)
 			}
 		}
-		a := e.browse(t, "POST", link, phoneUA, url.Values{"sct_magic": {tok}, "decision": {"approve"}})
+		a := e.browse(t, "POST", link, phoneUA, url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {right}})
 		if a.status != 200 || !strings.Contains(a.body, "Approved") {
-			t.Fatalf("POST approve = %d; want the approved page", a.status)
+			t.Fatalf("POST approve with the right number = %d; want the approved page", a.status)
 		}
 		if got := e.events.take(t); !slices.Equal(got, []string{"challenge.completed", "verification.email.verified"}) {
 			t.Errorf("approve emitted %v; want verification.email.verified", got)
 		}
+		if d := e.events.eventData(t, "verification.email.verified"); d["consent_decision"] != "approved" {
+			t.Errorf("verified event data %v; want consent_decision approved", d)
+		}
 		r := poll(t, "the asking device collects its session", handle, attackerUA, 200, "")
 		e.tokenSet(t, r, r.str("user_id"))
 		poll(t, "once", handle, attackerUA, 404, "magic_link_not_found_or_expired")
+	})
+
+	// Approve without the right number is the link's one guess: it denies.
+	for _, tc := range []struct {
+		name string
+		form func(tok string, right int, offered []int) url.Values
+	}{
+		{"a wrong number", func(tok string, right int, offered []int) url.Values {
+			return url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {strconv.Itoa(decoy(offered, right))}}
+		}},
+		{"no number field", func(tok string, _ int, _ []int) url.Values {
+			return url.Values{"sct_magic": {tok}, "decision": {"approve"}}
+		}},
+		{"an empty number", func(tok string, _ int, _ []int) url.Values {
+			return url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {""}}
+		}},
+		{"a malformed number", func(tok string, right int, _ []int) url.Values {
+			return url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {strconv.Itoa(right) + "x"}}
+		}},
+		{"two numbers", func(tok string, right int, offered []int) url.Values {
+			return url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {strconv.Itoa(decoy(offered, right)), strconv.Itoa(right)}}
+		}},
+	} {
+		t.Run("approve with "+tc.name, func(t *testing.T) {
+			handle, number, link := ask(t, attackerUA)
+			tok := linkToken(t, link)
+			offered := choices(t, e.browse(t, "GET", link, phoneUA, nil), number)
+			d := e.browse(t, "POST", link, phoneUA, tc.form(tok, number, offered))
+			if d.status != 200 || !strings.Contains(d.body, "Request denied") || !strings.Contains(d.body, "not the number") {
+				t.Fatalf("POST approve with %s = %d; want the denied page saying the number was wrong", tc.name, d.status)
+			}
+			if got := e.events.take(t); !slices.Equal(got, []string{"challenge.failed", "verification.email.denied"}) {
+				t.Errorf("approve with %s emitted %v; want verification.email.denied", tc.name, got)
+			}
+			if data := e.events.eventData(t, "verification.email.denied"); data["consent_decision"] != "denied" || data["denial_reason"] != "number_mismatch" {
+				t.Errorf("denied event data %v; want consent_decision denied, denial_reason number_mismatch", data)
+			}
+			retry := e.browse(t, "POST", link, phoneUA, url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {strconv.Itoa(number)}})
+			if retry.status != 404 {
+				t.Errorf("POST approve with the right number after %s = %d; want 404 (the link had its one guess)", tc.name, retry.status)
+			}
+			if got := e.events.take(t); len(got) != 0 {
+				t.Errorf("the refused retry emitted %v; want nothing", got)
+			}
+			poll(t, "the asking device after "+tc.name, handle, attackerUA, 404, "magic_link_denied")
+		})
+	}
+
+	t.Run("none of these", func(t *testing.T) {
+		handle, _, link := ask(t, attackerUA)
+		tok := linkToken(t, link)
+		d := e.browse(t, "POST", link, phoneUA, url.Values{"sct_magic": {tok}, "decision": {"deny"}, "reason": {"number_mismatch"}})
+		if d.status != 200 || !strings.Contains(d.body, "Request denied") {
+			t.Fatalf("POST deny (none of these) = %d; want the denied page", d.status)
+		}
+		if got := e.events.take(t); !slices.Equal(got, []string{"challenge.failed", "verification.email.denied"}) {
+			t.Errorf("deny emitted %v; want verification.email.denied", got)
+		}
+		if data := e.events.eventData(t, "verification.email.denied"); data["denial_reason"] != "number_mismatch" {
+			t.Errorf("denied event data %v; want denial_reason number_mismatch", data)
+		}
+		poll(t, "denied", handle, attackerUA, 404, "magic_link_denied")
+	})
+
+	t.Run("50 answers at once", func(t *testing.T) {
+		handle, number, link := ask(t, attackerUA)
+		tok := linkToken(t, link)
+		offered := choices(t, e.browse(t, "GET", link, phoneUA, nil), number)
+		forms := make([]url.Values, 50)
+		for i := range forms {
+			forms[i] = url.Values{"sct_magic": {tok}, "decision": {"approve"}, "number": {strconv.Itoa(number)}}
+			if i%2 == 1 {
+				forms[i].Set("number", strconv.Itoa(decoy(offered, number)))
+			}
+		}
+		statuses := make([]int, len(forms))
+		bodies := make([]string, len(forms))
+		var wg sync.WaitGroup
+		for i, f := range forms {
+			wg.Go(func() {
+				req, _ := http.NewRequest("POST", link, strings.NewReader(f.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("User-Agent", phoneUA)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Errorf("POST %d: %v", i, err)
+					return
+				}
+				defer res.Body.Close()
+				b, _ := io.ReadAll(res.Body)
+				statuses[i], bodies[i] = res.StatusCode, string(b)
+			})
+		}
+		wg.Wait()
+		won := slices.IndexFunc(statuses, func(s int) bool { return s == 200 })
+		if n := len(slices.DeleteFunc(slices.Clone(statuses), func(s int) bool { return s != 404 })); won < 0 || n != len(forms)-1 {
+			t.Fatalf("50 answers at once: statuses %v; want one 200 and 49 404", statuses)
+		}
+		got := e.events.take(t)
+		if won%2 == 0 { // the right number won
+			if !strings.Contains(bodies[won], "Approved") || !slices.Equal(got, []string{"challenge.completed", "verification.email.verified"}) {
+				t.Fatalf("the right number won; events %v; want approved, verification.email.verified once", got)
+			}
+			r := poll(t, "the asking device collects its session", handle, attackerUA, 200, "")
+			e.tokenSet(t, r, r.str("user_id"))
+		} else {
+			if !strings.Contains(bodies[won], "Request denied") || !slices.Equal(got, []string{"challenge.failed", "verification.email.denied"}) {
+				t.Fatalf("a wrong number won; events %v; want denied, verification.email.denied once", got)
+			}
+			poll(t, "denied", handle, attackerUA, 404, "magic_link_denied")
+		}
 	})
 
 	t.Run("same device", func(t *testing.T) {

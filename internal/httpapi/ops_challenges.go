@@ -26,7 +26,7 @@ type Challenge struct {
 	TimeRemaining     int             `json:"time_remaining" example:"597" doc:"Seconds until expires_at while pending; 0 otherwise."`
 	Intent            string          `json:"intent" example:"delete_account" doc:"What the app said the challenge is for (free text, at most 100 characters)."`
 	DeliveryRequired  bool            `json:"delivery_required" doc:"True while the code of an e-mail or SMS challenge has not been sent: a second factor picked at sign-in sends nothing until POST /challenges/{token}/resend."`
-	MatchNumber       int             `json:"match_number,omitempty" example:"42" doc:"push and magic_link: show it on the requesting device; the approving device must enter (push) or see (link) the same number."`
+	MatchNumber       int             `json:"match_number,omitempty" example:"42" doc:"push and magic_link: show it on the requesting device; the approving device must enter (push) or pick among three on the consent page (link) the same number."`
 	WebauthnOptions   json.RawMessage `json:"webauthn_options,omitempty" doc:"webauthn: the PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get; answer with POST /verify {credential}."`
 }
 

@@ -108,8 +108,8 @@ type magicLinkOutput struct {
 	Body struct {
 		MagicLink struct {
 			ID string `json:"id" doc:"The polling handle for POST /magic_links/status. It is not the e-mailed token."`
-			// Shown by the requesting device; the consent page shows it too.
-			MatchNumber int `json:"match_number" minimum:"10" maximum:"99" doc:"A two-digit number to show on the requesting device. If the link is opened on another device, the consent page shows the same number, so the user can tell the request is theirs before approving it."`
+			// Shown by the requesting device; the consent page asks for it.
+			MatchNumber int `json:"match_number" minimum:"10" maximum:"99" doc:"A two-digit number to show on the requesting device. If the link is opened on another device, the consent page asks the user to pick this number among three before approving; a wrong pick denies the request."`
 		} `json:"magic_link" doc:"The link sent: poll its id with POST /magic_links/status."`
 		UserID         string             `json:"user_id" doc:"The user's id."`
 		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`

@@ -4,9 +4,13 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"math/big"
+	mrand "math/rand/v2"
 	"net/url"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -94,14 +98,39 @@ func (s *Service) consentLink(app store.App, tok string) string {
 		url.Values{"sct_magic": {tok}}.Encode()
 }
 
-// matchNumber is the two-digit number the requesting device and the
-// consent page both show, so the user can see they belong together.
+// Match numbers are two-digit: 10 to 99.
+const minMatch, maxMatch = 10, 99
+
+// matchNumber is the two-digit number the requesting device shows; the
+// consent page asks for it, so the user proves the two belong together.
 func matchNumber() int {
-	n, err := rand.Int(rand.Reader, big.NewInt(90))
+	n, err := rand.Int(rand.Reader, big.NewInt(maxMatch-minMatch+1))
 	if err != nil {
 		panic(err) // crypto/rand does not fail on supported systems
 	}
-	return int(n.Int64()) + 10
+	return int(n.Int64()) + minMatch
+}
+
+// matchChoices are the three numbers the consent page offers: ch's match
+// number and two decoys, in a shuffled order. They come from a keyed hash of
+// the challenge id, so every reload of the page offers the same three in the
+// same order (reloading cannot narrow them down), and nobody without the
+// server's key can tell the right one from the decoys: the decoys are uniform
+// over the other two-digit numbers and the order is a uniform shuffle.
+func (s *Service) matchChoices(ch store.Challenge) []int {
+	var seed [32]byte
+	sum, _ := hex.DecodeString(s.hasher.Hash("magic-choices", ch.ID))
+	copy(seed[:], sum)
+	// A deterministic generator on purpose: the seed is the secret part.
+	r := mrand.New(mrand.NewChaCha8(seed))
+	out := []int{ch.MatchNumber}
+	for len(out) < 3 {
+		if n := minMatch + r.IntN(maxMatch-minMatch+1); !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }
 
 // describeRequester names the requesting device for the e-mail.
@@ -198,8 +227,11 @@ type LinkConsent struct {
 	// The requesting device, as the request that asked for the link showed it.
 	Browser, OS, IP, Location string
 	RequestedAt, ExpiresAt    time.Time
-	MatchNumber               int
-	Recipient                 string // masked
+	// Choices are three numbers, the one the requesting device shows among
+	// them, the same on every opening; the page asks which it is and never
+	// says.
+	Choices   []int
+	Recipient string // masked
 }
 
 // OpenMagicLink reads what the consent page shows for a link. It changes
@@ -217,7 +249,7 @@ func (s *Service) OpenMagicLink(ctx context.Context, app store.App, tok string, 
 	browser, os := DescribeUserAgent(ch.UserAgent)
 	return LinkConsent{SameDevice: sameDevice(ch, c), AppLink: appuser.AppLink(app, "sct_magic", tok),
 		Browser: browser, OS: os, IP: ch.IP, Location: ch.Location, RequestedAt: ch.CreatedAt, ExpiresAt: ch.ExpiresAt,
-		MatchNumber: ch.MatchNumber, Recipient: courier.MaskAddress(ch.Recipient)}, nil
+		Choices: s.matchChoices(ch), Recipient: courier.MaskAddress(ch.Recipient)}, nil
 }
 
 // Consent decisions and denial reasons the consent page sends.
@@ -229,33 +261,55 @@ const (
 	DenialNumberMismatch = "number_mismatch"
 )
 
-// DecideMagicLink records the recipient's answer on the consent page.
-// Approve verifies the contact and releases a session to the device that
-// asked (its next poll collects it); Deny ends the request for good. Either
-// way the link is spent, and the event carries consent_decision.
-func (s *Service) DecideMagicLink(ctx context.Context, app store.App, tok, decision, reason string, c Client) (err error) {
+// ConsentAnswer is the consent page's form, as sent.
+type ConsentAnswer struct {
+	Decision string // DecisionApprove or DecisionDeny
+	// Number goes with approve: the number the person picked. Anything but
+	// the requesting device's number (none, malformed, wrong) denies.
+	Number string
+	Reason string // goes with deny: DenialNotRequested (the default) or DenialNumberMismatch
+}
+
+// DecideMagicLink records the recipient's answer on the consent page and
+// reports whether it approved. Approve with the requesting device's number
+// verifies the contact and releases a session to the device that asked (its
+// next poll collects it). Approve with any other number, or none, is the one
+// guess the link gets: it denies, as Deny does, with denial_reason
+// number_mismatch, so a person who did not compare, or a scanner pressing
+// buttons, cannot approve. Either way the link is spent, in one
+// compare-and-set that exactly one answer wins, and the event carries
+// consent_decision.
+func (s *Service) DecideMagicLink(ctx context.Context, app store.App, tok string, a ConsentAnswer, c Client) (approved bool, err error) {
 	defer errs.Wrap(&err, "decide magic link")
-	if decision != DecisionApprove && decision != DecisionDeny {
-		return &errs.Invalid{Field: "decision", Reason: "must be approve or deny"}
+	if a.Decision != DecisionApprove && a.Decision != DecisionDeny {
+		return false, &errs.Invalid{Field: "decision", Reason: "must be approve or deny"}
 	}
-	if reason != DenialNumberMismatch {
-		reason = DenialNotRequested
+	reason := DenialNotRequested
+	if a.Reason == DenialNumberMismatch {
+		reason = DenialNumberMismatch
 	}
 	ch, err := s.openLink(ctx, app, tok)
 	if err != nil {
-		return err
+		return false, err
+	}
+	approve := a.Decision == DecisionApprove && rightNumber(ch, a.Number)
+	if a.Decision == DecisionApprove && !approve {
+		reason = DenialNumberMismatch
 	}
 	now := s.clock()
 	browser, os := DescribeUserAgent(c.UserAgent)
 	decidedBy := map[string]any{"ip_address": c.IP, "browser": browser, "os": os}
-	return s.db.Tx(ctx, func(tx *store.Tx) error {
-		if decision == DecisionDeny {
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if !approve {
 			won, err := tx.DenyChallenge(ctx, ch.ID, now)
 			if err != nil || !won {
 				return cmp.Or(err, ErrMagicLinkNotFound)
 			}
-			s.log.WarnContext(ctx, "magic link denied by its recipient", "app_id", app.ID, "challenge_id", ch.ID,
-				"reason", reason)
+			msg := "magic link denied by its recipient"
+			if a.Decision == DecisionApprove {
+				msg = "magic link denied: the consent page was answered with the wrong number"
+			}
+			s.log.WarnContext(ctx, msg, "app_id", app.ID, "challenge_id", ch.ID, "reason", reason)
 			return s.emitVerification(ctx, tx, ch, webhook.OutcomeDenied, &now, map[string]any{
 				"consent_decision": "denied", "denial_reason": reason, "decided_by": decidedBy})
 		}
@@ -267,6 +321,17 @@ func (s *Service) DecideMagicLink(ctx context.Context, app store.App, tok, decis
 			"consent_decision": "approved", "decided_by": decidedBy})
 		return err
 	})
+	return approve && err == nil, err
+}
+
+// rightNumber reports whether number, as the form sent it, is ch's match
+// number: plain decimal digits, nothing else.
+func rightNumber(ch store.Challenge, number string) bool {
+	if len(number) > 2 {
+		return false
+	}
+	n, err := strconv.Atoi(number)
+	return err == nil && n >= minMatch && n == ch.MatchNumber
 }
 
 func notFound(err error) error {

@@ -2,6 +2,9 @@ package signin_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,21 +143,27 @@ func TestMagicLinkConsentApprove(t *testing.T) {
 
 		b := signin.Client{IP: "203.0.113.9", UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Version/18.0 Mobile/15E148 Safari/604.1"}
 		view, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, b)
-		if err != nil || view.SameDevice || view.MatchNumber != res.MatchNumber || view.IP != a.IP ||
+		if err != nil || view.SameDevice || slices.Index(view.Choices, res.MatchNumber) < 0 || view.IP != a.IP ||
 			view.Browser != "Firefox" || view.OS != "Linux" || view.Location != "Lisbon, PT" || view.Recipient == "alice@example.com" {
-			t.Fatalf("OpenMagicLink(device B) = %+v, %v; want A's details, number %d, a masked address", view, err, res.MatchNumber)
+			t.Fatalf("OpenMagicLink(device B) = %+v, %v; want A's details, number %d among the choices, a masked address", view, err, res.MatchNumber)
 		}
-		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, "maybe", "", b); err == nil {
-			t.Errorf("DecideMagicLink(decision maybe) = nil; want an invalid-input error")
+		for _, decision := range []string{"maybe", ""} {
+			if _, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.ConsentAnswer{Decision: decision, Number: strconv.Itoa(res.MatchNumber)}, b); err == nil {
+				t.Errorf("DecideMagicLink(decision %q) = nil; want an invalid-input error", decision)
+			}
 		}
-		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionApprove, "", b); err != nil {
-			t.Fatalf("DecideMagicLink(approve) = %v", err)
+		right := signin.ConsentAnswer{Decision: signin.DecisionApprove, Number: strconv.Itoa(res.MatchNumber)}
+		if approved, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, right, b); err != nil || !approved {
+			t.Fatalf("DecideMagicLink(approve, the right number) = %t, %v; want approved", approved, err)
 		}
 		for name, try := range map[string]func() error{
-			"approve again": func() error { return e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionApprove, "", b) },
-			"deny after":    func() error { return e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionDeny, "", b) },
-			"exchange":      func() error { _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, b); return err },
-			"open":          func() error { _, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, b); return err },
+			"approve again": func() error { _, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, right, b); return err },
+			"deny after": func() error {
+				_, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.ConsentAnswer{Decision: signin.DecisionDeny}, b)
+				return err
+			},
+			"exchange": func() error { _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, b); return err },
+			"open":     func() error { _, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, b); return err },
 		} {
 			if err := try(); !errors.Is(err, signin.ErrMagicLinkNotFound) {
 				t.Errorf("%s after approval = %v; want ErrMagicLinkNotFound", name, err)
@@ -199,13 +208,15 @@ func TestMagicLinkConsentDeny(t *testing.T) {
 		e := newEnv(t, sys, nil)
 		ep := e.hook(t, e.app)
 		e.user(t, "alice@example.com")
-		handle, tok := e.sendLink(t, "alice@example.com", false)
+		handle, tok, number := e.sendNumberedLink(t, "alice@example.com")
 		b := signin.Client{IP: "203.0.113.9", UserAgent: "curl/8.0"}
-		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionDeny, signin.DenialNumberMismatch, b); err != nil {
-			t.Fatalf("DecideMagicLink(deny) = %v", err)
+		deny := signin.ConsentAnswer{Decision: signin.DecisionDeny, Reason: signin.DenialNumberMismatch}
+		if approved, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, deny, b); err != nil || approved {
+			t.Fatalf("DecideMagicLink(deny) = %t, %v; want denied", approved, err)
 		}
-		if err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.DecisionApprove, "", b); !errors.Is(err, signin.ErrMagicLinkNotFound) {
-			t.Errorf("approve after deny = %v; want ErrMagicLinkNotFound", err)
+		right := signin.ConsentAnswer{Decision: signin.DecisionApprove, Number: strconv.Itoa(number)}
+		if _, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, right, b); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+			t.Errorf("approve (the right number) after deny = %v; want ErrMagicLinkNotFound", err)
 		}
 		if _, err := e.SignIn.AuthenticateMagicLink(ctx, e.app, tok, e.client); !errors.Is(err, signin.ErrMagicLinkNotFound) {
 			t.Errorf("exchange after deny = %v; want ErrMagicLinkNotFound", err)
@@ -235,6 +246,197 @@ func TestMagicLinkConsentDeny(t *testing.T) {
 		}
 		if n := len(rows(t, e.DB, `SELECT id FROM sessions`)); n != 0 {
 			t.Errorf("%d sessions after a denied link; want none", n)
+		}
+	})
+}
+
+// sendNumberedLink sends a magic link to identifier from e.client and
+// returns its poll handle, token and the match number the asking device got.
+func (e *env) sendNumberedLink(t testing.TB, identifier string) (handle, tok string, number int) {
+	t.Helper()
+	res, err := e.SignIn.SendMagicLink(t.Context(), e.app, identifier, nil, false, e.client)
+	if err != nil || res.MatchNumber < 10 || res.MatchNumber > 99 {
+		t.Fatalf("SendMagicLink(%q) = %+v, %v; want a two-digit match number", identifier, res, err)
+	}
+	m, ok := e.Mail.Last(identifier)
+	if !ok {
+		t.Fatalf("SendMagicLink(%q) sent nothing", identifier)
+	}
+	return res.ChallengeID, linkToken(t, m.Link), res.MatchNumber
+}
+
+// otherDevice is where the consent page is opened in these tests: not the
+// device that asked.
+var otherDevice = signin.Client{IP: "203.0.113.9", UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Version/18.0 Mobile/15E148 Safari/604.1"}
+
+// TestMagicLinkConsentChoices: the consent page offers three distinct
+// two-digit numbers, the asking device's exactly once, and the same three in
+// the same order however often and wherever the link is opened, so
+// reloading cannot single out the right one.
+func TestMagicLinkConsentChoices(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		for _, who := range []string{"alice@example.com", "bob@example.com", "carol@example.com"} {
+			e.user(t, who)
+			_, tok, number := e.sendNumberedLink(t, who)
+			var first []int
+			for i, c := range []signin.Client{otherDevice, otherDevice, {IP: "192.0.2.1", UserAgent: "curl/8.0"}} {
+				view, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, c)
+				if err != nil {
+					t.Fatalf("OpenMagicLink(%s, opening %d) = %v", who, i+1, err)
+				}
+				got := view.Choices
+				sorted := slices.Sorted(slices.Values(got))
+				if len(got) != 3 || len(slices.Compact(sorted)) != 3 || sorted[0] < 10 || sorted[2] > 99 {
+					t.Fatalf("%s: choices %v; want three distinct two-digit numbers", who, got)
+				}
+				if n := len(slices.DeleteFunc(slices.Clone(got), func(c int) bool { return c != number })); n != 1 {
+					t.Errorf("%s: choices %v hold the match number %d %d times; want once", who, got, number, n)
+				}
+				if first == nil {
+					first = got
+				} else if !slices.Equal(got, first) {
+					t.Errorf("%s: opening %d offers %v, the first offered %v; want the same, in the same order", who, i+1, got, first)
+				}
+			}
+		}
+	})
+}
+
+// TestMagicLinkConsentWrongNumber: Approve with any number but the asking
+// device's (another choice, none, or something that is not a number) is the
+// link's one guess: it denies the request for good, with denial_reason
+// number_mismatch, as Deny does; the right number cannot approve afterwards.
+func TestMagicLinkConsentWrongNumber(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		cases := []struct {
+			name   string
+			number func(right int, choices []int) string
+		}{
+			{"a decoy", func(right int, choices []int) string {
+				return strconv.Itoa(slices.DeleteFunc(slices.Clone(choices), func(c int) bool { return c == right })[0])
+			}},
+			{"missing", func(int, []int) string { return "" }},
+			{"not a number", func(int, []int) string { return "4x" }},
+			{"a leading zero", func(right int, _ []int) string { return "0" + strconv.Itoa(right) }},
+			{"signed", func(right int, _ []int) string { return "+" + strconv.Itoa(right) }},
+			{"spaces", func(right int, _ []int) string { return " " + strconv.Itoa(right) }},
+			{"out of range", func(int, []int) string { return "100" }},
+		}
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ep := e.hook(t, e.app)
+				who := fmt.Sprintf("user%d@example.com", i)
+				e.user(t, who)
+				handle, tok, number := e.sendNumberedLink(t, who)
+				view, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, otherDevice)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wrong := tc.number(number, view.Choices)
+				approved, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, signin.ConsentAnswer{Decision: signin.DecisionApprove, Number: wrong}, otherDevice)
+				if err != nil || approved {
+					t.Fatalf("DecideMagicLink(approve, number %q; right %d) = %t, %v; want denied, no error", wrong, number, approved, err)
+				}
+				right := signin.ConsentAnswer{Decision: signin.DecisionApprove, Number: strconv.Itoa(number)}
+				if _, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, right, otherDevice); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+					t.Errorf("the right number after a wrong one = %v; want ErrMagicLinkNotFound", err)
+				}
+				if _, err := e.SignIn.OpenMagicLink(ctx, e.app, tok, otherDevice); !errors.Is(err, signin.ErrMagicLinkNotFound) {
+					t.Errorf("OpenMagicLink(after a wrong number) = %v; want ErrMagicLinkNotFound", err)
+				}
+				e.Clock.Advance(3 * time.Second)
+				if set, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, e.client); !errors.Is(err, signin.ErrMagicLinkDenied) || set.Access != "" {
+					t.Errorf("MagicLinkStatus(after a wrong number) = %v; want ErrMagicLinkDenied and no tokens", err)
+				}
+				evs := e.events(t, e.app, ep)
+				if got := count(evs); got["verification.email.denied"] != 1 || got["challenge.failed"] != 1 || got["verification.email.verified"] != 0 {
+					t.Fatalf("events %v; want one verification.email.denied and one challenge.failed, nothing verified", got)
+				}
+				for _, ev := range evs {
+					if ev.Type == "verification.email.denied" && (ev.Data["consent_decision"] != "denied" ||
+						ev.Data["denial_reason"] != "number_mismatch" || ev.Data["decided_by"] == nil) {
+						t.Errorf("denied event data = %v; want consent_decision denied, denial_reason number_mismatch, decided_by", ev.Data)
+					}
+				}
+				if st := rows(t, e.DB, `SELECT status, consent FROM challenges WHERE method = 'magic_link' AND recipient = $1`, who); len(st) != 1 || st[0][0] != "denied" || st[0][1] != "denied" {
+					t.Errorf("challenge rows = %v; want one, denied", st)
+				}
+			})
+		}
+		if n := len(rows(t, e.DB, `SELECT id FROM sessions`)); n != 0 {
+			t.Errorf("%d sessions after wrong numbers only; want none", n)
+		}
+	})
+}
+
+// TestMagicLinkConsentConcurrentDecisions: 50 answers to one link at once,
+// right and wrong numbers and denials mixed: exactly one is recorded, the
+// challenge ends in that one terminal state with its events once, and the
+// poller gets what that answer decided.
+func TestMagicLinkConsentConcurrentDecisions(t *testing.T) {
+	servertest.ForEach(t, options(), func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		for round := range 3 {
+			ep := e.hook(t, e.app)
+			who := fmt.Sprintf("racer%d@example.com", round)
+			e.user(t, who)
+			handle, tok, number := e.sendNumberedLink(t, who)
+			answers := make([]signin.ConsentAnswer, 50)
+			for i := range answers {
+				switch i % 5 {
+				case 0, 1:
+					answers[i] = signin.ConsentAnswer{Decision: signin.DecisionApprove, Number: strconv.Itoa(number)}
+				case 2:
+					answers[i] = signin.ConsentAnswer{Decision: signin.DecisionApprove, Number: strconv.Itoa(10 + (number-10+1+i)%90)}
+				case 3:
+					answers[i] = signin.ConsentAnswer{Decision: signin.DecisionApprove}
+				default:
+					answers[i] = signin.ConsentAnswer{Decision: signin.DecisionDeny}
+				}
+			}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			won, approvals, refused := 0, 0, 0
+			for _, a := range answers {
+				wg.Go(func() {
+					approved, err := e.SignIn.DecideMagicLink(ctx, e.app, tok, a, otherDevice)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						won++
+						if approved {
+							approvals++
+						}
+					case errors.Is(err, signin.ErrMagicLinkNotFound):
+						refused++
+					default:
+						t.Errorf("DecideMagicLink(concurrent %+v) = %v; want nil or ErrMagicLinkNotFound", a, err)
+					}
+				})
+			}
+			wg.Wait()
+			if won != 1 || refused != len(answers)-1 {
+				t.Fatalf("round %d: %d concurrent answers: %d recorded, %d refused; want 1 and %d", round, len(answers), won, refused, len(answers)-1)
+			}
+			got := count(e.events(t, e.app, ep))
+			st := rows(t, e.DB, `SELECT status, consent FROM challenges WHERE method = 'magic_link' AND recipient = $1`, who)
+			e.Clock.Advance(3 * time.Second)
+			set, err := e.SignIn.MagicLinkStatus(ctx, e.app, handle, e.client)
+			if approvals == 1 {
+				if got["verification.email.verified"] != 1 || got["verification.email.denied"] != 0 ||
+					len(st) != 1 || st[0][0] != "completed" || st[0][1] != "approved" || err != nil || set.Access == "" {
+					t.Errorf("round %d, approved: events %v, challenge %v, poll %v; want one verified, completed and approved, tokens", round, got, st, err)
+				}
+			} else if got["verification.email.denied"] != 1 || got["verification.email.verified"] != 0 ||
+				len(st) != 1 || st[0][0] != "denied" || !errors.Is(err, signin.ErrMagicLinkDenied) {
+				t.Errorf("round %d, denied: events %v, challenge %v, poll %v; want one denied, denied, ErrMagicLinkDenied", round, got, st, err)
+			}
 		}
 	})
 }

@@ -1,10 +1,12 @@
 // The magic-link consent page (security.md R-ML-2, R-ML-4) in a real browser:
 // headless Chromium, driven by playwright-core, against the real binary.
 // An attacker asks for a link to the victim's address from another machine
-// and polls; the victim opens the genuine e-mail, sees who asked and the
-// number that device shows, and denies; the attacker gets nothing. A genuine
-// cross-device sign-in is approved, with JavaScript off; a link opened by the
-// browser that asked for it goes straight on to the app (one click).
+// and polls; the victim opens the genuine e-mail, sees who asked, is asked
+// which number that device shows (three choices), and denies; the attacker
+// gets nothing. Picking a wrong number denies too. A genuine cross-device
+// sign-in is approved by picking the right number, with JavaScript off; a
+// link opened by the browser that asked for it goes straight on to the app
+// (one click).
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -21,6 +23,9 @@ gatehouseBin();
 chromiumPath(); // fail at once, with how to get it, when Chromium is missing
 
 const ATTACKER_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/141.0 Safari/537.36";
+// The device the e-mail is opened on: not the one that asked.
+const PHONE_UA = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1";
+const QUESTION = "Which number does that device show?";
 const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
 let gh, browser, shots;
@@ -61,23 +66,59 @@ async function poll(handle, ua = ATTACKER_UA) {
   return { status: res.status, body: await res.json() };
 }
 
+/** otherDevice opens a browser context as the victim's phone would, JavaScript off. */
+async function otherDevice() {
+  return browser.newContext({ javaScriptEnabled: false, userAgent: PHONE_UA });
+}
+
+/**
+ * choices reads the numbers the page offers, in order, through the accessible
+ * tree (a group named by its legend, radios named by their labels), and checks
+ * there are three, distinct, none selected, with number among them once.
+ */
+async function choices(page, number) {
+  const group = page.getByRole("group", { name: QUESTION });
+  const radios = group.getByRole("radio");
+  assert.equal(await radios.count(), 3, "three choices");
+  const offered = [];
+  for (let i = 0; i < 3; i++) {
+    const r = radios.nth(i);
+    assert.equal(await r.isChecked(), false, "no choice is pre-selected");
+    offered.push(Number(await r.getAttribute("value")));
+    // The label names the radio: picking by its accessible name works.
+    assert.equal(await group.getByRole("radio", { name: String(offered[i]), exact: true }).count(), 1);
+  }
+  assert.equal(new Set(offered).size, 3, `distinct: ${offered}`);
+  assert.ok(offered.every((n) => n >= 10 && n <= 99), `two-digit: ${offered}`);
+  assert.equal(offered.filter((n) => n === number).length, 1, `${offered} hold ${number} once`);
+  return offered;
+}
+
+/** pick chooses a number with the keyboard-reachable radio of that name and presses Approve. */
+async function pickAndApprove(page, n) {
+  await page.getByRole("group", { name: QUESTION }).getByRole("radio", { name: String(n), exact: true }).check();
+  await page.getByRole("button", { name: "Approve: sign in that device" }).click();
+}
+
 test("cross-device: the victim denies; the attacker's poll never gets a session", async () => {
   const victim = `victim-${tag}@example.com`;
   const { handle, number, link } = await ask(victim);
   assert.ok(number >= 10 && number <= 99, `match_number ${number}`);
   assert.ok(link.startsWith(`${gh.base}/v1/auth/${gh.appId}/magic_links/open?sct_magic=`), link);
 
-  const ctx = await browser.newContext({ javaScriptEnabled: false });
+  const ctx = await otherDevice();
   const page = await ctx.newPage();
   const res = await page.goto(link);
   assert.equal(res.status(), 200);
   await page.getByRole("heading", { name: "Was this you?" }).waitFor();
-  assert.equal((await page.getByTestId("match-number").textContent()).trim(), String(number));
+  const offered = await choices(page, number);
   const text = await page.textContent("main");
   assert.match(text, /Chrome on Windows/);
   assert.match(text, /Demo/, "styled with the app's name");
   assert.doesNotMatch(text, new RegExp(victim.replace(/[.@+-]/g, "\\$&")), "the full address is not shown");
   await page.screenshot({ path: path.join(shots, "consent.png"), fullPage: true });
+  await page.reload();
+  assert.deepEqual(await choices(page, number), offered, "a reload offers the same choices in the same order");
   assert.equal((await poll(handle)).status, 409, "opening the page changes nothing");
 
   await page.getByRole("button", { name: "Deny: this was not me" }).click();
@@ -90,13 +131,40 @@ test("cross-device: the victim denies; the attacker's poll never gets a session"
   await ctx.close();
 });
 
-test("cross-device: Approve, with JavaScript off, releases a session to the poller once", async () => {
-  const user = `approve-${tag}@example.com`;
-  const { handle, link } = await ask(user);
-  const ctx = await browser.newContext({ javaScriptEnabled: false });
+test("cross-device: picking a wrong number denies; the poller gets no session", async () => {
+  const user = `wrong-${tag}@example.com`;
+  const { handle, number, link } = await ask(user);
+  const ctx = await otherDevice();
   const page = await ctx.newPage();
   await page.goto(link);
+  const offered = await choices(page, number);
+  await pickAndApprove(page, offered.find((n) => n !== number));
+  await page.getByRole("heading", { name: "Request denied" }).waitFor();
+  assert.match(await page.textContent("main"), /not the number/);
+  await page.screenshot({ path: path.join(shots, "wrong-number.png"), fullPage: true });
+  const after = await poll(handle);
+  assert.equal(after.status, 404, JSON.stringify(after.body));
+  assert.equal(after.body.error_code, "magic_link_denied");
+  assert.equal(after.body.access, undefined);
+  // The link had its one guess: it is spent.
+  const again = await page.goto(link);
+  assert.equal(again.status(), 404);
+  await ctx.close();
+});
+
+test("cross-device: Approve with the right number, JavaScript off, releases a session to the poller once", async () => {
+  const user = `approve-${tag}@example.com`;
+  const { handle, number, link } = await ask(user);
+  const ctx = await otherDevice();
+  const page = await ctx.newPage();
+  await page.goto(link);
+  await choices(page, number);
+  // Approve without a pick: the browser asks for one (the radios are required) and nothing is sent.
   await page.getByRole("button", { name: "Approve: sign in that device" }).click();
+  await page.getByRole("heading", { name: "Was this you?" }).waitFor();
+  assert.equal((await poll(handle)).status, 409, "nothing was answered");
+  await sleep(2_100);
+  await pickAndApprove(page, number);
   await page.getByRole("heading", { name: "Approved" }).waitFor();
   const got = await poll(handle);
   assert.equal(got.status, 200, JSON.stringify(got.body));
