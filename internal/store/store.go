@@ -28,6 +28,10 @@ const (
 type Options struct {
 	// MaxConns bounds the PostgreSQL pool and the SQLite reader pool.
 	MaxConns int
+	// StrictTx fails, with ErrSecondConnection, any statement or transaction
+	// that a goroutine asks of the pool while it holds a transaction. The
+	// test suites turn it on; production code never does that by design.
+	StrictTx bool
 }
 
 // DB is an open database. Reads outside a transaction use the read pool;
@@ -43,6 +47,8 @@ type DB struct {
 	writer *sql.DB // SQLite
 	reader *sql.DB // SQLite
 	rebind *rebinder
+
+	holders *txHolders // strict mode only
 }
 
 // Open connects to the database. For SQLite, target is a file path (its
@@ -99,6 +105,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 		w: sqlQuerier{c: writer, rebind: db.rebind},
 		d: &db.dialect,
 	}
+	db.strict(opts)
 	return db, nil
 }
 
@@ -119,7 +126,18 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db := &DB{kind: Postgres, dialect: postgresDialect, pool: pool}
 	q := pgxQuerier{c: pool}
 	db.Queries = Queries{r: q, w: q, d: &db.dialect}
+	db.strict(opts)
 	return db, nil
+}
+
+// strict wraps the pool's queriers when opts ask for strict mode.
+func (db *DB) strict(opts Options) {
+	if !opts.StrictTx {
+		return
+	}
+	db.holders = &txHolders{held: map[uint64]bool{}}
+	db.r = strictQuerier{q: db.r, h: db.holders}
+	db.w = strictQuerier{q: db.w, h: db.holders}
 }
 
 // Kind reports SQLite or Postgres.
@@ -168,6 +186,11 @@ func (tx *Tx) SQLTx() *sql.Tx { return tx.sqlTx }
 
 // Tx runs fn in a transaction: committed when fn returns nil, rolled back otherwise.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	leave, err := db.holders.enter("a transaction inside a transaction")
+	if err != nil {
+		return err
+	}
+	defer leave()
 	tx := &Tx{}
 	if db.pool != nil {
 		ptx, beginErr := db.pool.Begin(ctx)
