@@ -492,7 +492,7 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.Ap
 	// (the "locale" key), else English.
 	var meta map[string]any
 	_ = json.Unmarshal(u.Meta, &meta) // stored metadata is a JSON object
-	r, err := s.messages.Render(ctx, app.ID, courier.TemplateInvitation, msg.Channel, messages.Languages(meta, nil),
+	r, err := s.messages.Render(ctx, tx.Queries, app.ID, courier.TemplateInvitation, msg.Channel, messages.Languages(meta, nil),
 		courier.Vars{AppName: app.Name, Link: link, ExpiresIn: InvitationTTL, To: u.Email})
 	if err != nil {
 		return err
@@ -535,21 +535,41 @@ func (s *Service) ResolveInvitationShortLink(ctx context.Context, hash string) (
 	return app.ID, AppLink(app, "sct_magic", tok), nil
 }
 
-// AcceptInvitation spends an invitation inside signin's transaction, which
-// then starts the user's session: it checks the token (signature, app,
-// expiry, single use), stores the metadata the user gave (keys the schema
-// does not accept are dropped), marks the invited contact verified,
-// activates the user and emits user.updated. The invitee writes metadata as
-// someone registering (RegistrationMeta). Anything wrong with the token, an
-// invitation replaced by a newer one, or a user who is no longer pending, is
-// ErrInvitationNotFound.
-func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.App, tok string, meta map[string]any) (_ store.AppUser, err error) {
+// Invitation is an invitation token of an app whose signature, audience and
+// expiry ParseInvitation checked.
+type Invitation struct {
+	token  string
+	claims invitationClaims
+}
+
+// ParseInvitation checks an invitation token of app, before the transaction
+// that spends it (AcceptInvitation): a token signed by a key this replica
+// has not loaded yet makes the keyring read the keys, through a connection
+// of its own that no transaction may wait for. ErrInvitationNotFound: not a
+// valid invitation of app.
+func (s *Service) ParseInvitation(app store.App, tok string) (_ Invitation, err error) {
 	defer errs.Wrap(&err, "accept invitation")
 	var c invitationClaims
 	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
-		return store.AppUser{}, ErrInvitationNotFound
+		return Invitation{}, ErrInvitationNotFound
 	}
 	if err := c.Validate(s.issuer, app.ID, s.now(), true); err != nil || c.Purpose != "invitation" {
+		return Invitation{}, ErrInvitationNotFound
+	}
+	return Invitation{token: tok, claims: c}, nil
+}
+
+// AcceptInvitation spends an invitation inside signin's transaction, which
+// then starts the user's session: it spends the token once, stores the
+// metadata the user gave (keys the schema does not accept are dropped),
+// marks the invited contact verified, activates the user and emits
+// user.updated. The invitee writes metadata as someone registering
+// (RegistrationMeta). An invitation used or replaced by a newer one, or a
+// user who is no longer pending, is ErrInvitationNotFound.
+func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.App, in Invitation, meta map[string]any) (_ store.AppUser, err error) {
+	defer errs.Wrap(&err, "accept invitation")
+	tok, c := in.token, in.claims
+	if tok == "" {
 		return store.AppUser{}, ErrInvitationNotFound
 	}
 	clean, _, err := RegistrationMeta(app, meta)

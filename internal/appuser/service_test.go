@@ -179,8 +179,12 @@ func markVerified(sys *servertest.System, app store.App, id string, email, phone
 // accept calls AcceptInvitation inside a transaction, as signin does.
 func accept(sys *servertest.System, app store.App, tok string, meta map[string]any) (store.AppUser, error) {
 	var u store.AppUser
-	err := sys.DB.Tx(context.Background(), func(tx *store.Tx) (err error) {
-		u, err = sys.Users.AcceptInvitation(context.Background(), tx, app, tok, meta)
+	inv, err := sys.Users.ParseInvitation(app, tok)
+	if err != nil {
+		return u, err
+	}
+	err = sys.DB.Tx(context.Background(), func(tx *store.Tx) (err error) {
+		u, err = sys.Users.AcceptInvitation(context.Background(), tx, app, inv, meta)
 		return err
 	})
 	return u, err

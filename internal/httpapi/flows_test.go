@@ -208,9 +208,11 @@ func testOTPFlow(t *testing.T, e *env) {
 		runScenarios(t, e, []scenario{failing})
 	}
 	runScenarios(t, e, []scenario{
-		{name: "the fifth wrong code fails the challenge", method: "POST", path: verify,
+		{name: "the fifth wrong code is compared and fails the challenge", method: "POST", path: verify,
+			body: map[string]any{"otp": wrong, "user_id": userID}, wantStatus: 422, wantCode: "invalid_code",
+			events: []string{"auth.login.failed", "verification.email.failed", "challenge.failed"}},
+		{name: "a sixth code is refused uncompared", method: "POST", path: verify,
 			body: map[string]any{"otp": wrong, "user_id": userID}, wantStatus: 429, wantCode: "too_many_attempts",
-			events: []string{"auth.login.failed", "verification.email.failed", "challenge.failed"},
 			check: func(t *testing.T, r response) {
 				if r.header.Get("Retry-After") == "" {
 					t.Errorf("429 without Retry-After")

@@ -54,7 +54,8 @@ func TestCodeLockout(t *testing.T) {
 				enter(ip, wrong, 422, "invalid_code", "auth.login.failed")
 			}
 			if final == nil {
-				enter(ip, wrong, 429, "too_many_attempts", "auth.login.failed", "verification.email.failed", "challenge.failed")
+				enter(ip, wrong, 422, "invalid_code", "auth.login.failed", "verification.email.failed", "challenge.failed")
+				enter(ip, wrong, 429, "too_many_attempts") // a sixth: refused uncompared
 			} else {
 				final(wrong)
 			}
@@ -72,12 +73,14 @@ func TestCodeLockout(t *testing.T) {
 		})
 
 		// Fifteen consecutive wrong codes from three other IPs lock code
-		// entry; the fifteenth says so, and the user gets one notice.
+		// entry; the fifteenth is compared, the next is refused, and the
+		// user gets one notice.
 		before := len(e.Mail.Messages())
 		guess("192.0.2.1", nil)
 		guess("192.0.2.1", nil)
 		guess("192.0.2.2", func(wrong string) {
-			enter("192.0.2.2", wrong, 429, "code_entry_locked", "auth.login.failed", "verification.email.failed", "challenge.failed")
+			enter("192.0.2.2", wrong, 422, "invalid_code", "auth.login.failed", "verification.email.failed", "challenge.failed")
+			enter("192.0.2.2", wrong, 429, "code_entry_locked")
 		})
 		notices := 0
 		for _, m := range e.Mail.Messages()[before:] {

@@ -180,7 +180,7 @@ func (s *Server) registerRoutes() {
 		"The challenge behind a token, with its status (client SDK getChallengeStatus). A requesting device polls this while a push waits for approval."),
 		authPublicApp, s.getChallenge, "challenge_not_found")
 	register(s, described(op("verifyChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/verify", "Answer a challenge", "Challenges"), verifyChallengeDoc),
-		authPublicApp, s.verifyChallenge, "401", "challenge_not_found", "challenge_closed", "challenge_pending", "invalid_code", "too_many_attempts", "code_entry_locked", "factor_locked", "rate_limited", "webauthn_verification_error", "identifier_taken")
+		authPublicApp, s.verifyChallenge, "401", "challenge_not_found", "challenge_closed", "challenge_pending", "invalid_code", "code_used", "too_many_attempts", "code_entry_locked", "factor_locked", "rate_limited", "webauthn_verification_error", "identifier_taken")
 	register(s, smsGuarded(described(op("resendChallenge", "POST", "/v1/auth/{app_id}/challenges/{token}/resend", "Send a challenge's code again", "Challenges"),
 		"Sends a new code for a pending email_otp or sms_otp challenge; the old code stops working at once and the attempts left stay as they were. A second factor picked at sign-in (delivery_required) sends its first code this way. Rate limited per address and IP. Emits `verification.{channel}.requested`.")),
 		authPublicApp, s.resendChallenge, with(sendErrors, "challenge_not_found", "challenge_closed")...)
@@ -191,8 +191,8 @@ func (s *Server) registerRoutes() {
 		"Makes a TOTP secret for the signed-in user and returns it with its otpauth:// URI, shown this once. The enrolment works as a second factor once POST /mfa/enroll/verify confirms a code from the app. Needs a sign-in or step-up within the app's mfa_reverify_minutes (else 403 verification_required; pass a completed step_up challenge's token as `challenge`)."),
 		authUser, s.enrollMFA, "verification_required")
 	register(s, described(op("verifyMfaEnrollment", "POST", "/v1/auth/{app_id}/mfa/enroll/verify", "Confirm an authenticator app", "MFA"),
-		"Confirms a TOTP enrolment with a code from the app: wrong code 422 invalid_code. Emits `user.updated` (change mfa_method_added) and tells the user by e-mail."),
-		authUser, s.verifyEnrollment, "invalid_code", "too_many_attempts", "mfa_method_not_found", "rate_limited")
+		"Confirms a TOTP enrolment with a code from the app: wrong code 422 invalid_code (it spends one of the hourly budget of wrong codes, as at sign-in). The code that confirmed the enrolment may be used once more, for the sign-in's second factor that follows in the same 30-second step; used a third time it is 422 code_used. Emits `user.updated` (change mfa_method_added) and tells the user by e-mail."),
+		authUser, s.verifyEnrollment, "invalid_code", "code_used", "too_many_attempts", "factor_locked", "mfa_method_not_found", "rate_limited")
 	register(s, described(op("createBackupCodes", "POST", "/v1/auth/{app_id}/mfa/backup-codes", "Make new backup codes", "MFA"),
 		"Makes 10 single-use backup codes, shown this once; any earlier set stops working. Needs a recent sign-in or step-up as /mfa/enroll does. Emits `user.updated` (change backup_codes_generated) and tells the user."),
 		authUser, s.newBackupCodes, "verification_required")
@@ -209,7 +209,7 @@ func (s *Server) registerRoutes() {
 		"The push challenges the signed-in user may approve from this device: what asks, from which device and place, until when. The number to match is shown only on the requesting device."),
 		authUser, s.pendingPush)
 	register(s, described(op("approvePush", "POST", "/v1/auth/{app_id}/push/{id}/approve", "Approve a push challenge", "MFA"),
-		"Approves a push challenge of the signed-in user from another of their sessions, with the number the requesting device shows. A wrong number is 400 and spends an attempt (3); the last fails the challenge (429). Emits `challenge.completed`."),
+		"Approves a push challenge of the signed-in user from another of their sessions, with the number the requesting device shows. The number is taken from the challenge's attempts (3) before it is compared: a wrong one is 400 and the last one fails the challenge; once they are spent every answer, the right one included, is 429 too_many_attempts. Emits `challenge.completed`."),
 		authUser, s.approvePush, "challenge_not_found", "challenge_closed", "invalid_code", "too_many_attempts")
 	register(s, described(op("denyPush", "POST", "/v1/auth/{app_id}/push/{id}/deny", "Deny a push challenge", "MFA"),
 		"Refuses a push challenge (\"this was not me\"): it becomes denied and the requester gets nothing. Emits `challenge.failed` with reason denied."),

@@ -61,9 +61,11 @@ func New(d Deps) *Service {
 // Render builds message name for channel ch of app appID in the first of
 // langs (most preferred first) that has a template, falling back to each
 // one's base language and then English; the app's override wins over the
-// built-in template of the same locale (courier.Templates.Render).
-func (s *Service) Render(ctx context.Context, appID, name string, ch courier.Channel, langs []string, v courier.Vars) (courier.Rendered, error) {
-	o, err := s.overrides(ctx, appID)
+// built-in template of the same locale (courier.Templates.Render). A cold
+// cache is filled through q: the caller's transaction when it holds one,
+// never a second connection.
+func (s *Service) Render(ctx context.Context, q store.Queries, appID, name string, ch courier.Channel, langs []string, v courier.Vars) (courier.Rendered, error) {
+	o, err := s.overrides(ctx, q, appID)
 	if err != nil {
 		return courier.Rendered{}, err
 	}
@@ -85,12 +87,12 @@ func Languages(meta map[string]any, acceptLanguage []string) []string {
 const MetaLocaleKey = "locale"
 
 // overrides returns app's compiled overrides, from the cache when fresh.
-func (s *Service) overrides(ctx context.Context, appID string) (*courier.Overrides, error) {
+func (s *Service) overrides(ctx context.Context, q store.Queries, appID string) (*courier.Overrides, error) {
 	o, _, fresh, gen := s.cache.Get(appID)
 	if fresh {
 		return o, nil
 	}
-	rows, err := s.db.ListMessageTemplates(ctx, appID)
+	rows, err := q.ListMessageTemplates(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +274,7 @@ func (s *Service) Preview(ctx context.Context, p access.Principal, appID string,
 		out.Rendered, err = courier.RenderSource(info.Name, req.Channel, locale, *req.Draft, v)
 		out.Override = true
 	} else {
-		out.Rendered, err = s.Render(ctx, appID, info.Name, req.Channel, []string{locale}, v)
+		out.Rendered, err = s.Render(ctx, s.db.Queries, appID, info.Name, req.Channel, []string{locale}, v)
 	}
 	if err != nil {
 		return Preview{}, err

@@ -47,7 +47,7 @@ func TestRenderCachesOverrides(t *testing.T) {
 		v := courier.Vars{AppName: "Acme", Code: "123456"}
 		render := func() string {
 			t.Helper()
-			r, err := s.Render(ctx, "app1", courier.TemplateLoginCode, courier.ChannelSMS, []string{"fr"}, v)
+			r, err := s.Render(ctx, db.Queries, "app1", courier.TemplateLoginCode, courier.ChannelSMS, []string{"fr"}, v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func BenchmarkRender(b *testing.B) {
 	s := messages.New(messages.Deps{DB: db, Templates: tpl, Now: fakeclock.New(t0).Now})
 	v := courier.Vars{AppName: "Acme", Code: "123456", ExpiresIn: 10 * time.Minute}
 	for b.Loop() {
-		if _, err := s.Render(ctx, "app1", courier.TemplateLoginCode, courier.ChannelSMS, []string{"de-AT", "en"}, v); err != nil {
+		if _, err := s.Render(ctx, db.Queries, "app1", courier.TemplateLoginCode, courier.ChannelSMS, []string{"de-AT", "en"}, v); err != nil {
 			b.Fatal(err)
 		}
 	}

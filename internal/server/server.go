@@ -75,6 +75,9 @@ type Options struct {
 	Version   string
 	Commit    string
 	BuildDate string
+	// StrictTx makes the store refuse a second connection asked for while a
+	// transaction is held (store.Options.StrictTx): the tests' tripwire.
+	StrictTx bool
 }
 
 // Server is the assembled system.
@@ -136,7 +139,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 
 	// Store and schema.
-	if s.DB, err = openStore(ctx, cfg); err != nil {
+	if s.DB, err = openStore(ctx, cfg, opts.StrictTx); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -524,13 +527,14 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 }
 
 // openStore connects to the configured database.
-func openStore(ctx context.Context, cfg config.Config) (*store.DB, error) {
+func openStore(ctx context.Context, cfg config.Config, strict bool) (*store.DB, error) {
 	kind, target := cfg.DatabaseKind()
 	if kind == store.SQLite && strings.HasPrefix(target, "file:") {
 		target, _, _ = strings.Cut(strings.TrimPrefix(target, "file:"), "?")
 	}
 	return store.Open(ctx, kind, target, store.Options{MaxConns: cfg.Database.MaxConns, StatementTimeout: cfg.Database.StatementTimeout,
-		LockTimeout: cfg.Database.LockTimeout, IdleInTransactionTimeout: cfg.Database.IdleInTransactionTimeout})
+		LockTimeout: cfg.Database.LockTimeout, IdleInTransactionTimeout: cfg.Database.IdleInTransactionTimeout,
+		StrictTx: strict})
 }
 
 // queueMaintenance runs periodic housekeeping jobs.

@@ -90,6 +90,9 @@ var (
 	ErrMFAMethodNotFound = errors.New("mfa method not found")
 	// ErrFactorLocked: too many consecutive wrong TOTP or backup codes.
 	ErrFactorLocked = errors.New("factor locked")
+	// ErrCodeUsed: a TOTP code whose time step was accepted already (a
+	// replay); the next code works.
+	ErrCodeUsed = errors.New("code used already")
 )
 
 // ChallengeClosedError refuses an action on a challenge that is no longer pending.
@@ -681,7 +684,7 @@ func (s *Service) challengeCodeMessage(ctx context.Context, app store.App, ch st
 	if ch.Method == MethodSMSOTP {
 		id.Kind = appuser.KindPhone
 	}
-	msg, err := s.message(ctx, app, id, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: ch.ExpiresAt.Sub(ch.CreatedAt)},
+	msg, err := s.message(ctx, s.db.Queries, app, id, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: ch.ExpiresAt.Sub(ch.CreatedAt)},
 		decodeData(ch).Languages)
 	msg.Code = code
 	return msg, err

@@ -75,7 +75,7 @@ func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient,
 			return SendResult{}, err
 		}
 	}
-	msg, err := s.message(ctx, app, r.ID, courier.TemplateMagicLink, courier.Vars{Link: link, ExpiresIn: ttl,
+	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateMagicLink, courier.Vars{Link: link, ExpiresIn: ttl,
 		RequestedFrom: describeRequester(ch)}, messages.Languages(u.Meta, c.Languages))
 	if err != nil {
 		return SendResult{}, err
@@ -404,9 +404,13 @@ func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle str
 // SDK expects for any link.
 func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, meta map[string]any, c Client) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "confirm invite")
+	inv, err := s.users.ParseInvitation(app, tok)
+	if err != nil {
+		return TokenSet{}, ErrMagicLinkNotFound
+	}
 	var out TokenSet
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		u, err := s.users.AcceptInvitation(ctx, tx, app, tok, meta)
+		u, err := s.users.AcceptInvitation(ctx, tx, app, inv, meta)
 		if errors.Is(err, appuser.ErrInvitationNotFound) {
 			return ErrMagicLinkNotFound
 		}

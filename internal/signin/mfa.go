@@ -258,39 +258,55 @@ func (s *Service) EnrollTOTP(ctx context.Context, app store.App, caller Caller, 
 }
 
 // VerifyEnrollment confirms a TOTP enrolment with a code from the app: from
-// then on it is a second factor. The code's step counts as used.
+// then on it is a second factor. The code is a guess (guess.go): taken from
+// the user's hourly budget and TOTP streak before it is compared. The step
+// of the confirming code stays usable once more, so the sign-in that follows
+// at once may answer its second factor with the same code (Scute does so;
+// both its server SDKs' suites rely on it); any other use spends the step.
 func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Caller, id, code string, c Client) (_ Enrollment, err error) {
 	defer errs.Wrap(&err, "verify totp enrollment")
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return Enrollment{}, err
 	}
-	e, err := s.db.GetTOTP(ctx, caller.User.ID, strings.TrimSpace(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return Enrollment{}, ErrMFAMethodNotFound
-	}
-	if err != nil {
-		return Enrollment{}, err
-	}
-	secret, err := s.openTOTP(e)
-	if err != nil {
-		return Enrollment{}, err
-	}
+	userID := caller.User.ID
 	now := s.clock()
-	step, ok := matchTOTP(secret, normalizeCode(code), now)
-	if !ok || step <= e.LastUsedStep {
-		return Enrollment{}, ErrInvalidCode
-	}
 	var out store.TOTPEnrollment
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.UseTOTPStep(ctx, e.ID, step, now)
-		if err != nil || !won {
-			return orInvalid(err, won)
+	err = s.settle(ctx, func(tx *store.Tx, wrong *error) error {
+		g, err := s.takeGuess(ctx, tx, userID, MethodTOTP, c, now, func(since time.Time) (store.Guess, error) {
+			return tx.GuessState(ctx, userID, MethodTOTP, c.IP, since)
+		})
+		if err != nil {
+			return notFoundAs(err, ErrMFAMethodNotFound)
 		}
-		if out, err = tx.GetTOTP(ctx, caller.User.ID, e.ID); err != nil {
+		e, err := tx.GetTOTP(ctx, userID, strings.TrimSpace(id))
+		if err != nil {
+			return notFoundAs(err, ErrMFAMethodNotFound)
+		}
+		secret, err := s.openTOTP(e)
+		if err != nil {
 			return err
 		}
+		step, ok := matchTOTP(secret, normalizeCode(code), now)
+		if !ok || step <= e.LastUsedStep {
+			*wrong = ErrInvalidCode
+			if ok {
+				*wrong = ErrCodeUsed
+			}
+			return s.wrongGuess(ctx, tx, app, g, userID, MethodTOTP, c, now)
+		}
 		if e.Verified {
-			return nil
+			won, err := tx.UseTOTPStep(ctx, e.ID, step, now)
+			if err != nil || !won {
+				return orInvalid(err, won)
+			}
+			out, err = tx.GetTOTP(ctx, userID, e.ID)
+			return err
+		}
+		if err := tx.ConfirmTOTP(ctx, e.ID, step, now); err != nil {
+			return err
+		}
+		if out, err = tx.GetTOTP(ctx, userID, e.ID); err != nil {
+			return err
 		}
 		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.mfaEventData(app, caller.User, "mfa_method_added", MethodTOTP, e.ID)); err != nil {
 			return err
@@ -497,7 +513,7 @@ func (s *Service) notice(ctx context.Context, tx *store.Tx, app store.App, u sto
 // queueNotice renders the notice name (no challenge, no secret) and queues
 // it inside tx. A rendering failure is logged and sends nothing.
 func (s *Service) queueNotice(ctx context.Context, tx *store.Tx, app store.App, to appuser.Identifier, name string, v courier.Vars, langs []string, what string) error {
-	msg, err := s.message(ctx, app, to, name, v, langs)
+	msg, err := s.message(ctx, tx.Queries, app, to, name, v, langs)
 	if err != nil {
 		s.log.ErrorContext(ctx, "notice not rendered", "app_id", app.ID, "message", what, "err", err)
 		return nil

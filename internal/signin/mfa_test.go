@@ -187,8 +187,8 @@ func TestTOTPCodeOnceUnderRace(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if won != 1 || len(errs) != 1 || !errors.Is(errs[0], signin.ErrInvalidCode) {
-			t.Errorf("two answers with one code: %d won, refusals %v; want 1 won and 1 invalid code", won, errs)
+		if won != 1 || len(errs) != 1 || !errors.Is(errs[0], signin.ErrCodeUsed) {
+			t.Errorf("two answers with one code: %d won, refusals %v; want 1 won and 1 ErrCodeUsed (a replay says so)", won, errs)
 		}
 	})
 }
@@ -281,8 +281,12 @@ func TestFactorLock(t *testing.T) {
 		for range 5 {
 			_ = answer(tok, "000000")
 		}
-		if err := answer(stepUp("totp"), "000000"); !errors.Is(err, signin.ErrFactorLocked) {
-			t.Fatalf("sixth wrong TOTP code = %v; want ErrFactorLocked", err)
+		tok = stepUp("totp")
+		if err := answer(tok, "000000"); !errors.Is(err, signin.ErrInvalidCode) {
+			t.Fatalf("sixth wrong TOTP code = %v; want ErrInvalidCode (compared: it reaches the lock)", err)
+		}
+		if err := answer(tok, "000000"); !errors.Is(err, signin.ErrFactorLocked) {
+			t.Fatalf("seventh TOTP code = %v; want ErrFactorLocked", err)
 		}
 		e.Clock.Advance(30 * time.Second)
 		right, _ := totp.GenerateCode(secret, e.Clock.Now())

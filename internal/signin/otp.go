@@ -87,7 +87,7 @@ func (s *Service) sendOTP(ctx context.Context, app store.App, r recipient, c Cli
 	ch := s.newChallenge(app, r, method, codeAttempts, s.settings.CodeLifetime, c)
 	code := s.newCode(app, r.ID.Value)
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
-	msg, err := s.message(ctx, app, r.ID, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: s.settings.CodeLifetime},
+	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: s.settings.CodeLifetime},
 		messages.Languages(r.User.Meta, c.Languages))
 	if err != nil {
 		return SendResult{}, err
@@ -104,8 +104,9 @@ func (s *Service) sendOTP(ctx context.Context, app store.App, r recipient, c Cli
 const codeFailureWindow = time.Hour
 
 // VerifyOTP checks a one-time code for a user (the id the client SDK looked
-// up) and, when it is right, starts a session. Wrong codes spend the
-// challenge's attempts and are recorded with their time and source (the
+// up) and, when it is right, starts a session. Each code is a guess taken
+// before it is compared (guess.go): it spends one of the challenge's
+// attempts, and wrong ones are recorded with their time and source (the
 // client IP). Two limits span every challenge, so resending cannot buy more
 // guesses: a budget of wrong codes per user and source in a rolling hour
 // (ErrTooManyAttempts), so a stranger's guesses do not lock the owner out,
@@ -118,43 +119,34 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		return TokenSet{}, err
 	}
 	now := s.clock()
-	ch, err := s.db.LatestCodeChallenge(ctx, app.ID, userID)
-	if errors.Is(err, store.ErrNotFound) {
-		return TokenSet{}, ErrInvalidCode
-	}
-	if err != nil {
-		return TokenSet{}, err
-	}
-	// The limits are checked inside the transaction that spends an attempt
-	// or completes the challenge (codeLimits), where racing guesses are
-	// serialised; a check here as well would only repeat it.
-	switch {
-	case ch.Status == store.ChallengeFailed:
-		return TokenSet{}, ErrTooManyAttempts
-	case ch.Status != store.ChallengePending || !now.Before(ch.ExpiresAt):
-		return TokenSet{}, ErrInvalidCode
-	}
-	if !s.codeRight(app, ch, code) {
-		return TokenSet{}, s.wrongCode(ctx, app, ch, c, now)
-	}
 	var out TokenSet
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.CompleteCode(ctx, ch.ID, ch.SecretHash, now)
+	err = s.settle(ctx, func(tx *store.Tx, wrong *error) error {
+		g, err := s.takeGuess(ctx, tx, userID, MethodEmailOTP, c, now, func(since time.Time) (store.Guess, error) {
+			return tx.TakeLatestCodeAttempt(ctx, app.ID, userID, c.IP, now, since)
+		})
+		if errors.Is(err, errNoAttempt) {
+			ch, err := tx.LatestCodeChallenge(ctx, app.ID, userID)
+			if err != nil {
+				return notFoundAs(err, ErrInvalidCode)
+			}
+			return noAttemptError(ch, now, func(string) error { return ErrInvalidCode })
+		}
 		if err != nil {
 			return err
 		}
-		if !won {
-			return ErrInvalidCode
+		ch := g.Challenge
+		if !s.codeRight(app, ch, code) {
+			*wrong = ErrInvalidCode
+			return s.wrongGuess(ctx, tx, app, g, userID, ch.Method, c, now)
 		}
-		streak, err := s.rightCode(ctx, tx, userID, c, now)
-		if err != nil {
-			return err
+		if won, err := tx.CompleteAttempt(ctx, ch.ID, now, ""); err != nil || !won {
+			return orInvalid(err, won)
 		}
 		u, err := s.verifyContact(ctx, tx, app, ch, now, ErrInvalidCode, nil)
 		if err != nil {
 			return err
 		}
-		if streak > 0 { // the sign-in ends the streak; most have none to end
+		if g.Streak > 0 { // the sign-in ends the streak; most have none to end
 			if err := tx.EndCodeFailureStreak(ctx, userID); err != nil {
 				return err
 			}
@@ -163,94 +155,6 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 		return err
 	})
 	return out, err
-}
-
-// rightCode checks, inside the transaction that completes a challenge with
-// a right e-mail or SMS code, the limits a right code must still pass: the
-// user's lock of code entry and the hourly budget of wrong codes from this
-// source (one statement reads both). It returns the user's streak.
-func (s *Service) rightCode(ctx context.Context, tx *store.Tx, userID string, c Client, now time.Time) (int, error) {
-	streak, fromSource, err := tx.CodeFailureState(ctx, userID, c.IP, now.Add(-codeFailureWindow))
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case s.limits.CodeLockAfter > 0 && streak >= s.limits.CodeLockAfter:
-		return streak, ErrCodeEntryLocked
-	case s.limits.CodeFailuresPerHour > 0 && fromSource >= s.limits.CodeFailuresPerHour:
-		return streak, ErrTooManyAttempts
-	}
-	return streak, nil
-}
-
-// wrongCode records a wrong e-mail or SMS code on ch: it spends one of the
-// challenge's attempts (the last one fails it) and adds to the user's
-// streak and to the hourly budget of the source, with the events that
-// follow, and returns the refusal: ErrInvalidCode, or ErrTooManyAttempts /
-// ErrCodeEntryLocked once a limit is reached.
-func (s *Service) wrongCode(ctx context.Context, app store.App, ch store.Challenge, c Client, now time.Time) error {
-	var status string
-	var locks bool
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
-			return err
-		}
-		streak, err := tx.RecordCodeFailure(ctx, store.CodeFailure{ID: newID(), AppID: app.ID, AppUserID: ch.AppUserID,
-			Method: ch.Method, Source: c.IP, At: now})
-		if err != nil {
-			return err
-		}
-		if err := s.codeLimits(ctx, tx, ch.AppUserID, c.IP, now, streak-1, 1); err != nil {
-			return err
-		}
-		locks = s.limits.CodeLockAfter > 0 && streak == s.limits.CodeLockAfter
-		if err := s.afterWrongAnswer(ctx, tx, ch, status, "invalid_code", now); err != nil {
-			return err
-		}
-		if locks {
-			return s.noticeCodeLocked(ctx, tx, app, ch)
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return ErrInvalidCode
-	case err != nil: // ErrTooManyAttempts and ErrCodeEntryLocked among others
-		return err
-	case locks:
-		s.log.WarnContext(ctx, "sign-in by code locked after consecutive wrong codes", "app_id", app.ID,
-			"user_id", ch.AppUserID, "failures", s.limits.CodeLockAfter)
-		return ErrCodeEntryLocked
-	case status == store.ChallengeFailed:
-		s.log.WarnContext(ctx, "code challenge failed", "app_id", app.ID, "challenge_id", ch.ID, "purpose", ch.Purpose)
-		return ErrTooManyAttempts
-	}
-	return ErrInvalidCode
-}
-
-// codeLimits refuses a code when the user's consecutive wrong codes before
-// this one (streak) have locked code entry, or when the user's wrong codes
-// from source in the last hour, not counting the mine the caller has just
-// recorded, have spent the hourly budget. It runs in the transaction that
-// has just updated the challenge's row, which stays locked until commit, so
-// racing guesses are counted one after another and a burst cannot slip past
-// a limit; refused, the transaction rolls back and nothing is spent.
-func (s *Service) codeLimits(ctx context.Context, tx *store.Tx, userID, source string, now time.Time, streak, mine int) error {
-	if s.limits.CodeLockAfter > 0 && streak >= s.limits.CodeLockAfter {
-		return ErrCodeEntryLocked
-	}
-	if s.limits.CodeFailuresPerHour <= 0 {
-		return nil
-	}
-	failures, err := tx.CodeFailuresFrom(ctx, userID, source, now.Add(-codeFailureWindow))
-	if err != nil {
-		return err
-	}
-	if failures-mine >= s.limits.CodeFailuresPerHour {
-		return ErrTooManyAttempts
-	}
-	return nil
 }
 
 // noticeCodeLocked queues inside tx, the lock's, a notice telling the user

@@ -87,8 +87,10 @@ func (s *Service) pushFor(ctx context.Context, app store.App, caller Caller, id 
 }
 
 // ApprovePush approves a push challenge from another signed-in device of
-// its user, who must type the number the requesting device shows. A wrong
-// number spends an attempt (the last fails the challenge).
+// its user, who must type the number the requesting device shows. The
+// number is a guess (guess.go), taken from the challenge's attempts before
+// it is compared: a wrong one spends an attempt (the last fails the
+// challenge), and once they are spent even the right one is refused.
 func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller, id string, number int) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "approve push")
 	ch, err := s.pushFor(ctx, app, caller, id)
@@ -96,16 +98,19 @@ func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller,
 		return ChallengeView{}, err
 	}
 	now := s.clock()
-	if number != ch.MatchNumber {
-		if err := s.wrongFactor(ctx, app, ch, Client{}, now); !errors.Is(err, ErrInvalidCode) {
-			return ChallengeView{}, err // the last attempt (ErrTooManyAttempts), or a failure
+	err = s.settle(ctx, func(tx *store.Tx, wrong *error) error {
+		g, err := s.takeChallengeAttempt(ctx, tx, app, ch, Client{}, now)
+		if err != nil {
+			return err
 		}
-		return ChallengeView{}, errs.Invalidf("match_number", "does not match the number on the requesting device")
-	}
-	d := decodeData(ch)
-	d.ApprovedBy = caller.Session.ID
-	ch.Data = encodeData(d)
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		ch = g.Challenge
+		if number != ch.MatchNumber {
+			*wrong = errs.Invalidf("match_number", "does not match the number on the requesting device")
+			return s.wrongGuess(ctx, tx, app, g, ch.AppUserID, ch.Method, Client{}, now)
+		}
+		d := decodeData(ch)
+		d.ApprovedBy = caller.Session.ID
+		ch.Data = encodeData(d)
 		won, err := tx.ApprovePush(ctx, ch.ID, ch.Data, now)
 		if err != nil {
 			return err

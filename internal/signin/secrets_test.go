@@ -146,7 +146,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 		secrets := secretFlow(t, e, &fail)
 		logs := e.Logs.String()
 		// The flow must have logged, or the test proves nothing.
-		for _, want := range []string{"refresh token reused", "code challenge failed", `"msg":"message not delivered","app_id"`,
+		for _, want := range []string{"refresh token reused", "challenge failed after its last wrong answer", `"msg":"message not delivered","app_id"`,
 			`"message":"invitation"`, `"message":"magic_link"`, `"message":"login_code"`} {
 			if !strings.Contains(logs, want) {
 				t.Errorf("logs lack %q; want every logging path exercised:\n%s", want, logs)

@@ -187,13 +187,13 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 // the first of langs that has it (then its base language, then English),
 // from the app's override or the built-in template (messages.Service.Render).
 // AppName is filled in from app.
-func (s *Service) message(ctx context.Context, app store.App, id appuser.Identifier, name string, v courier.Vars, langs []string) (courier.Message, error) {
+func (s *Service) message(ctx context.Context, q store.Queries, app store.App, id appuser.Identifier, name string, v courier.Vars, langs []string) (courier.Message, error) {
 	msg := courier.Message{To: id.Value, AppID: app.ID, Channel: courier.ChannelEmail}
 	if id.Kind == appuser.KindPhone {
 		msg.Channel = courier.ChannelSMS
 	}
 	v.AppName = app.Name
-	r, err := s.messages.Render(ctx, app.ID, name, msg.Channel, langs, v)
+	r, err := s.messages.Render(ctx, q, app.ID, name, msg.Channel, langs, v)
 	msg.Subject, msg.Text, msg.HTML = r.Subject, r.Text, r.HTML
 	return msg, err
 }

@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -15,15 +16,12 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
-// errWrongFactor is a TOTP or backup code that did not match (or was used
-// already), found inside the completing transaction, which it rolls back.
-var errWrongFactor = errors.New("wrong factor")
-
 // VerifyChallenge answers a challenge (POST /challenges/{token}/verify):
 // a code, a TOTP or backup code, a passkey answer, or, for a push, nothing
-// (it collects an approved push once). Wrong answers spend the challenge's
-// attempts; the last one fails it, and later answers, right or wrong, get
-// ErrTooManyAttempts.
+// (it collects an approved push once). Each answer is a guess taken from the
+// challenge's attempts (and, for codes, the user's budgets) before it is
+// compared (guess.go); the last wrong one fails the challenge, and later
+// answers, right or wrong, get ErrTooManyAttempts.
 func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string, in VerifyInput, c Client) (_ VerifyResult, err error) {
 	defer errs.Wrap(&err, "verify challenge")
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
@@ -38,6 +36,7 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 	if ch.Method == MethodPush {
 		return s.collectPush(ctx, app, ch, tok, c, now)
 	}
+	// Refusals that need no guess: the transaction checks again.
 	switch v := s.View(ch, tok, now); {
 	case v.Status == store.ChallengeFailed:
 		return VerifyResult{}, ErrTooManyAttempts
@@ -48,30 +47,69 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 	case v.DeliveryRequired:
 		return VerifyResult{}, errs.Invalidf("code", "has not been sent yet: POST /challenges/{token}/resend sends it")
 	}
+	if ch.Method == MethodPasskey {
+		return s.verifyPasskey(ctx, app, ch, tok, in, c, now)
+	}
 	code := normalizeCode(in.Code)
 	var out VerifyResult
-	switch ch.Method {
-	case MethodEmailOTP, MethodSMSOTP:
-		if !s.codeRight(app, ch, code) {
-			return VerifyResult{}, s.wrongCode(ctx, app, ch, c, now)
-		}
-		err = s.db.Tx(ctx, func(tx *store.Tx) error {
-			won, err := tx.CompleteCode(ctx, ch.ID, ch.SecretHash, now)
-			if err != nil || !won {
-				return orInvalid(err, won)
-			}
-			if _, err := s.rightCode(ctx, tx, ch.AppUserID, c, now); err != nil {
-				return err
-			}
-			out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", true)
+	err = s.settle(ctx, func(tx *store.Tx, wrong *error) error {
+		g, err := s.takeChallengeAttempt(ctx, tx, app, ch, c, now)
+		if err != nil {
 			return err
-		})
-	case MethodTOTP, MethodBackupCode:
-		out, err = s.verifyFactorCode(ctx, app, ch, tok, code, c, now)
-	case MethodPasskey:
-		out, err = s.verifyPasskey(ctx, app, ch, tok, in, c, now)
+		}
+		ch := g.Challenge // as the take found it: a resend since may have changed the code
+		var answer factorAnswer
+		switch ch.Method {
+		case MethodEmailOTP, MethodSMSOTP:
+			answer.right = s.codeRight(app, ch, code)
+		case MethodTOTP:
+			answer, err = s.answerTOTP(ctx, tx, ch.AppUserID, code, now)
+		case MethodBackupCode:
+			answer, err = s.answerBackupCode(ctx, tx, ch.AppUserID, code, now)
+		}
+		if err != nil {
+			return err
+		}
+		if !answer.right {
+			*wrong = cmp.Or(answer.refusal, ErrInvalidCode)
+			return s.wrongGuess(ctx, tx, app, g, ch.AppUserID, ch.Method, c, now)
+		}
+		if err := s.recordUsedFactor(ctx, tx, &ch, answer.factor); err != nil {
+			return err
+		}
+		if won, err := tx.CompleteAttempt(ctx, ch.ID, now, ""); err != nil || !won {
+			return orInvalid(err, won)
+		}
+		if out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", true); err != nil {
+			return err
+		}
+		if ch.Method != MethodBackupCode {
+			return nil
+		}
+		out.RemainingBackupCodes = &answer.backupLeft
+		u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID)
+		if err != nil {
+			return err
+		}
+		return s.securityNotice(ctx, tx, app, u, courier.Notice{Kind: courier.NoticeBackupCodeUsed, Detail: strconv.Itoa(answer.backupLeft)})
+	})
+	if err == nil && out.RemainingBackupCodes != nil {
+		s.log.InfoContext(ctx, "backup code used", "app_id", app.ID, "user_id", ch.AppUserID, "remaining", *out.RemainingBackupCodes)
 	}
 	return out, err
+}
+
+// takeChallengeAttempt takes a guess at ch (guess.go); a challenge with no
+// attempt left is told why, as it stands now.
+func (s *Service) takeChallengeAttempt(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, c Client, now time.Time) (store.Guess, error) {
+	g, err := s.takeAttempt(ctx, tx, ch, c, now)
+	if !errors.Is(err, errNoAttempt) {
+		return g, err
+	}
+	if ch, err = tx.GetChallenge(ctx, app.ID, ch.ID); err != nil {
+		return g, notFoundAs(err, ErrChallengeNotFound)
+	}
+	return g, noAttemptError(ch, now, func(status string) error { return &ChallengeClosedError{Status: status} })
 }
 
 func orInvalid(err error, won bool) error {
@@ -87,79 +125,70 @@ func normalizeCode(code string) string {
 	return strings.ToUpper(strings.NewReplacer(" ", "", "-", "", "\t", "").Replace(strings.TrimSpace(code)))
 }
 
-// verifyFactorCode checks a TOTP or backup code. A consecutive-failure
-// lock of its own (per method) keeps it apart from the lock of e-mail and
-// SMS code entry: a user locked out of codes keeps these (security R-RL-6).
-func (s *Service) verifyFactorCode(ctx context.Context, app store.App, ch store.Challenge, tok, code string, c Client, now time.Time) (VerifyResult, error) {
-	if s.limits.CodeLockAfter > 0 {
-		n, err := s.db.FactorFailures(ctx, ch.AppUserID, ch.Method)
-		if err != nil {
-			return VerifyResult{}, err
-		}
-		if n >= s.limits.CodeLockAfter {
-			return VerifyResult{}, ErrFactorLocked
-		}
+// factorAnswer is the verdict on a second factor's code, reached inside the
+// guess's transaction: right (with the authenticator app it came from, or
+// the backup codes left), or wrong with the refusal to give (ErrCodeUsed
+// for a TOTP code whose time step was used already; else ErrInvalidCode).
+type factorAnswer struct {
+	right      bool
+	factor     string // the TOTP enrolment that matched
+	backupLeft int
+	refusal    error
+}
+
+// answerTOTP compares code with the user's verified authenticator apps,
+// within ±1 step, and spends the step it matched: a code at or below the
+// step last accepted is a replay (security R-TOTP-3).
+func (s *Service) answerTOTP(ctx context.Context, tx *store.Tx, userID, code string, now time.Time) (factorAnswer, error) {
+	list, err := tx.ListTOTP(ctx, userID)
+	if err != nil {
+		return factorAnswer{}, err
 	}
-	var enrollment string
-	var step int64
-	if ch.Method == MethodTOTP {
-		var ok bool
-		enrollment, step, ok = s.matchEnrollment(ctx, ch.AppUserID, code, now)
+	replay := false
+	for _, e := range list {
+		if !e.Verified {
+			continue
+		}
+		secret, err := s.openTOTP(e)
+		if err != nil {
+			s.log.ErrorContext(ctx, "open totp secret", "enrollment_id", e.ID, "err", err)
+			continue
+		}
+		step, ok := matchTOTP(secret, code, now)
 		if !ok {
-			return VerifyResult{}, s.wrongFactor(ctx, app, ch, c, now)
+			continue
 		}
-	}
-	var out VerifyResult
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := s.recordUsedFactor(ctx, tx, &ch, enrollment); err != nil {
-			return err
+		if step <= e.LastUsedStep {
+			replay = true
+			continue
 		}
-		won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
-		if err != nil || !won {
-			return orInvalid(err, won)
-		}
-		if ch.Method == MethodTOTP {
-			// Atomic: a code at or below the step last accepted is a replay.
-			if won, err = tx.UseTOTPStep(ctx, enrollment, step, now); err != nil || !won {
-				return orWrong(err, won)
-			}
-		} else {
-			if won, err = tx.UseBackupCode(ctx, ch.AppUserID, s.backupHash(ch.AppUserID, code), now); err != nil || !won {
-				return orWrong(err, won)
-			}
-			left, err := tx.UnusedBackupCodes(ctx, ch.AppUserID)
-			if err != nil {
-				return err
-			}
-			out.RemainingBackupCodes = &left
-		}
-		// A right code from a source that spent the hour's budget is refused too.
-		if err := s.codeLimits(ctx, tx, ch.AppUserID, c.IP, now, 0, 0); err != nil {
-			return err
-		}
-		left := out.RemainingBackupCodes
-		out, err = s.complete(ctx, tx, app, ch, tok, c, now, "", true)
-		out.RemainingBackupCodes = left
-		if err != nil || left == nil {
-			return err
-		}
-		u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID)
+		// The guess holds the user's lock, so nothing else can spend the step meanwhile.
+		won, err := tx.UseTOTPStep(ctx, e.ID, step, now)
 		if err != nil {
-			return err
+			return factorAnswer{}, err
 		}
-		return s.securityNotice(ctx, tx, app, u, courier.Notice{Kind: courier.NoticeBackupCodeUsed, Detail: strconv.Itoa(*left)})
-	})
-	if errors.Is(err, errWrongFactor) {
-		if ch.Method == MethodTOTP {
-			s.log.WarnContext(ctx, "totp code refused: its time step was used already (replay)", "app_id", app.ID,
-				"user_id", ch.AppUserID, "challenge_id", ch.ID)
+		if won {
+			return factorAnswer{right: true, factor: e.ID}, nil
 		}
-		return VerifyResult{}, s.wrongFactor(ctx, app, ch, c, now)
+		replay = true
 	}
-	if err == nil && out.RemainingBackupCodes != nil {
-		s.log.InfoContext(ctx, "backup code used", "app_id", app.ID, "user_id", ch.AppUserID, "remaining", *out.RemainingBackupCodes)
+	if replay {
+		s.log.WarnContext(ctx, "totp code refused: its time step was used already (replay)", "user_id", userID)
+		return factorAnswer{refusal: ErrCodeUsed}, nil
 	}
-	return out, err
+	return factorAnswer{}, nil
+}
+
+// answerBackupCode spends the user's unused backup code equal to code
+// (found by its keyed hash: the comparison is the spend), and counts the
+// ones left.
+func (s *Service) answerBackupCode(ctx context.Context, tx *store.Tx, userID, code string, now time.Time) (factorAnswer, error) {
+	won, err := tx.UseBackupCode(ctx, userID, s.backupHash(userID, code), now)
+	if err != nil || !won {
+		return factorAnswer{}, err
+	}
+	left, err := tx.UnusedBackupCodes(ctx, userID)
+	return factorAnswer{right: true, backupLeft: left}, err
 }
 
 // recordUsedFactor notes on a pending challenge which authenticator app or
@@ -178,81 +207,24 @@ func (s *Service) recordUsedFactor(ctx context.Context, tx *store.Tx, ch *store.
 	return err
 }
 
-func orWrong(err error, won bool) error {
-	if err == nil && !won {
-		return errWrongFactor
-	}
-	return err
-}
-
-// matchEnrollment finds the user's verified TOTP enrolment that code is
-// the code of, within ±1 step, and the step it matched.
-func (s *Service) matchEnrollment(ctx context.Context, userID, code string, now time.Time) (string, int64, bool) {
-	list, err := s.db.ListTOTP(ctx, userID)
-	if err != nil {
-		s.log.ErrorContext(ctx, "list totp enrollments", "err", err)
-		return "", 0, false
-	}
-	for _, e := range list {
-		if !e.Verified {
-			continue
-		}
-		secret, err := s.openTOTP(e)
+// wrongAnswer records a wrong answer to ch that was judged outside a
+// transaction (a passkey's): it takes the attempt it spends and records
+// the wrong answer in one transaction, refusing as a guess would.
+func (s *Service) wrongAnswer(ctx context.Context, app store.App, ch store.Challenge, c Client, now time.Time) error {
+	return s.settle(ctx, func(tx *store.Tx, wrong *error) error {
+		g, err := s.takeChallengeAttempt(ctx, tx, app, ch, c, now)
 		if err != nil {
-			s.log.ErrorContext(ctx, "open totp secret", "enrollment_id", e.ID, "err", err)
-			continue
-		}
-		if step, ok := matchTOTP(secret, code, now); ok && step > e.LastUsedStep {
-			return e.ID, step, true
-		}
-	}
-	return "", 0, false
-}
-
-// wrongFactor records a wrong TOTP or backup code (or a wrong passkey
-// answer): one attempt of the challenge, one more in the method's streak.
-func (s *Service) wrongFactor(ctx context.Context, app store.App, ch store.Challenge, c Client, now time.Time) error {
-	var status string
-	var streak int
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		if _, status, err = tx.FailAttempt(ctx, ch.ID, now); err != nil {
 			return err
 		}
-		if ch.Method == MethodTOTP || ch.Method == MethodBackupCode {
-			if streak, err = tx.RecordFactorFailure(ctx, ch.AppUserID, ch.Method, now); err != nil {
-				return err
-			}
-			// The hourly budget of wrong codes per user and source spans
-			// e-mail and SMS codes, TOTP and backup codes (security R-OTP-5,
-			// R-TOTP-4, R-BC-3); the streak above is the method's own.
-			if err := tx.InsertCodeFailure(ctx, store.CodeFailure{ID: newID(), AppID: app.ID, AppUserID: ch.AppUserID,
-				Method: ch.Method, Source: c.IP, At: now}); err != nil {
-				return err
-			}
-			if err := s.codeLimits(ctx, tx, ch.AppUserID, c.IP, now, 0, 1); err != nil {
-				return err
-			}
-		}
-		return s.afterWrongAnswer(ctx, tx, ch, status, "invalid_code", now)
+		*wrong = ErrInvalidCode
+		return s.wrongGuess(ctx, tx, app, g, ch.AppUserID, ch.Method, c, now)
 	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return ErrInvalidCode
-	case err != nil:
-		return err
-	case s.limits.CodeLockAfter > 0 && streak == s.limits.CodeLockAfter:
-		s.log.WarnContext(ctx, "second factor locked after consecutive wrong codes", "app_id", app.ID,
-			"user_id", ch.AppUserID, "method", ch.Method)
-		return ErrFactorLocked
-	case status == store.ChallengeFailed:
-		s.log.WarnContext(ctx, "challenge failed", "app_id", app.ID, "challenge_id", ch.ID, "purpose", ch.Purpose)
-		return ErrTooManyAttempts
-	}
-	return ErrInvalidCode
 }
 
-// verifyPasskey checks a passkey answer to a challenge's ceremony.
+// verifyPasskey checks a passkey answer to a challenge's ceremony. The
+// ceremony is taken (deleted) before the assertion is checked, so each
+// challenge's one ceremony is checked at most once; a wrong answer then
+// spends one of the challenge's attempts as any wrong answer does.
 func (s *Service) verifyPasskey(ctx context.Context, app store.App, ch store.Challenge, tok string, in VerifyInput, c Client, now time.Time) (VerifyResult, error) {
 	if len(in.Credential) == 0 {
 		return VerifyResult{}, errs.Invalidf("credential", "is required: the PublicKeyCredential from navigator.credentials.get")
@@ -263,7 +235,9 @@ func (s *Service) verifyPasskey(ctx context.Context, app store.App, ch store.Cha
 	}
 	d := decodeData(ch)
 	if s.hasher.Hash("webauthn-challenge", a.Challenge) != d.WebauthnChallenge {
-		_ = s.wrongFactor(ctx, app, ch, c, now)
+		if err := s.wrongAnswer(ctx, app, ch, c, now); !errors.Is(err, ErrInvalidCode) {
+			return VerifyResult{}, err
+		}
 		return VerifyResult{}, &PasskeyError{Kind: ErrPasskeyVerification, Detail: "the answer is for another challenge"}
 	}
 	cer, ok, err := s.takeCeremony(ctx, app, a.Challenge, store.CeremonyChallenge)
@@ -275,15 +249,20 @@ func (s *Service) verifyPasskey(ctx context.Context, app store.App, ch store.Cha
 	}
 	chk, err := s.checkAssertion(ctx, app, cer, a, c)
 	if err != nil {
-		_ = s.wrongFactor(ctx, app, ch, c, now)
+		if werr := s.wrongAnswer(ctx, app, ch, c, now); !errors.Is(werr, ErrInvalidCode) {
+			return VerifyResult{}, werr
+		}
 		return VerifyResult{}, err
 	}
 	var out VerifyResult
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := s.takeChallengeAttempt(ctx, tx, app, ch, c, now); err != nil {
+			return err
+		}
 		if err := s.recordUsedFactor(ctx, tx, &ch, chk.pk.ID); err != nil {
 			return err
 		}
-		won, err := tx.CompleteChallenge(ctx, ch.ID, now, "")
+		won, err := tx.CompleteAttempt(ctx, ch.ID, now, "")
 		if err != nil || !won {
 			return orInvalid(err, won)
 		}

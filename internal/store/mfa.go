@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -142,6 +141,15 @@ func (q Queries) UseTOTPStep(ctx context.Context, id string, step int64, now tim
 	return n == 1, err
 }
 
+// ConfirmTOTP verifies an enrolment with a code of step, leaving that step
+// usable once more (last_used_step one below it): the sign-in that follows
+// may answer with the same code.
+func (q Queries) ConfirmTOTP(ctx context.Context, id string, step int64, now time.Time) error {
+	n, err := q.w.exec(ctx, `UPDATE totp_enrollments SET last_used_step = $2 - 1, last_used_at = $3, verified = TRUE,
+		verified_at = COALESCE(verified_at, $3) WHERE id = $1 AND NOT verified AND last_used_step < $2`, id, step, ts(now))
+	return affected(n, err)
+}
+
 // DeleteTOTP removes an enrolment of a user.
 func (q Queries) DeleteTOTP(ctx context.Context, appUserID, id string) error {
 	n, err := q.w.exec(ctx, `DELETE FROM totp_enrollments WHERE id = $1 AND app_user_id = $2`, id, appUserID)
@@ -212,26 +220,6 @@ func (q Queries) RecordFactorFailure(ctx context.Context, appUserID, method stri
 	return n, err
 }
 
-// FactorFailures returns the user's current streak of wrong codes of a method.
-func (q Queries) FactorFailures(ctx context.Context, appUserID, method string) (int, error) {
-	var n int
-	err := q.r.queryRow(ctx, `SELECT failures FROM factor_failure_streaks WHERE app_user_id = $1 AND method = $2`,
-		appUserID, method).Scan(&n)
-	if errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
-	return n, err
-}
-
-// CompleteCode is CompleteChallenge for a code checked against secretHash:
-// a code resent meanwhile (a new hash) makes the old one lose.
-func (q Queries) CompleteCode(ctx context.Context, id, secretHash string, now time.Time) (bool, error) {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0 AND secret_hash = $3`,
-		id, ts(now), secretHash)
-	return n == 1, err
-}
-
 // ConsumeChallenge spends a completed challenge's result once (a step-up
 // that authorises one sensitive change); false when it was spent already.
 func (q Queries) ConsumeChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
@@ -240,11 +228,13 @@ func (q Queries) ConsumeChallenge(ctx context.Context, id string, now time.Time)
 	return n == 1, err
 }
 
-// ApprovePush completes a pending push challenge, recording the session
-// that approved it; false when it was no longer pending.
+// ApprovePush completes a pending push challenge whose attempt this
+// transaction took (TakeAttempt) with the right number, recording the
+// session that approved it and giving the attempt back; false when it was no
+// longer pending.
 func (q Queries) ApprovePush(ctx context.Context, id, data string, now time.Time) (bool, error) {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = 'approved', data = $3
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now), jsonObject(data))
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = 'approved', data = $3,
+		remaining_attempts = remaining_attempts + 1 WHERE id = $1 AND status = 'pending'`, id, ts(now), jsonObject(data))
 	return n == 1, err
 }
 

@@ -127,19 +127,117 @@ func (q Queries) GetChallengeByPoll(ctx context.Context, hash string) (Challenge
 	return scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges WHERE poll_hash = $1`, hash))
 }
 
-// FailAttempt spends one attempt of a pending, unexpired challenge; the
-// last one fails it. The guard makes concurrent wrong codes lower the count
-// by exactly their number and never below zero. ErrNotFound: nothing to spend.
-func (q Queries) FailAttempt(ctx context.Context, id string, now time.Time) (remaining int, status string, err error) {
-	err = q.w.queryRow(ctx, `UPDATE challenges SET remaining_attempts = remaining_attempts - 1,
-		status = CASE WHEN remaining_attempts <= 1 THEN 'failed' ELSE status END
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0
-		RETURNING remaining_attempts, status`, id, ts(now)).Scan(&remaining, &status)
-	return remaining, status, err
+// Guess is a challenge one of whose attempts the transaction has just taken
+// (TakeAttempt), with the user's record of wrong answers as it stands after
+// every earlier guess: what a guess is judged against before its answer is
+// compared.
+type Guess struct {
+	Challenge Challenge // empty for a guess outside a challenge (GuessState)
+	// Streak is the user's consecutive wrong e-mail and SMS codes;
+	// FactorStreak their consecutive wrong answers of the guessed method
+	// (totp, backup_code).
+	Streak, FactorStreak int
+	// FromSource counts the user's wrong codes from the guess's source
+	// (the client IP) entered after the window's start.
+	FromSource int
 }
 
-// CompleteChallenge moves a pending, unexpired challenge to completed,
-// recording the consent decision (empty for codes); only one caller can win it.
+// guessState reads a user's record of wrong answers: $U the user, $M the
+// method, $S the source, $W the start of the hourly window.
+const guessState = `(SELECT COALESCE(MAX(failures), 0) FROM code_failure_streaks WHERE app_user_id = $U),
+	(SELECT COALESCE(MAX(failures), 0) FROM factor_failure_streaks WHERE app_user_id = $U AND method = $M),
+	(SELECT COUNT(*) FROM code_failures WHERE app_user_id = $U AND source = $S AND created_at > $W)`
+
+func guessStateAt(first int) string {
+	return strings.NewReplacer("$U", "$"+itoa(first), "$M", "$"+itoa(first+1), "$S", "$"+itoa(first+2), "$W", "$"+itoa(first+3)).
+		Replace(guessState)
+}
+
+var (
+	takeAttempt = `UPDATE challenges SET remaining_attempts = remaining_attempts - 1
+		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0
+		RETURNING ` + challengeColumns + `, ` + guessStateAt(3)
+	takeLatestCodeAttempt = `UPDATE challenges SET remaining_attempts = remaining_attempts - 1
+		WHERE id = (SELECT id FROM challenges
+			WHERE app_id = $1 AND app_user_id = $3 AND method IN ('email_otp', 'sms_otp') AND purpose = 'authenticate' AND status <> 'superseded'
+			ORDER BY created_at DESC, id DESC LIMIT 1)
+		AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0
+		RETURNING ` + challengeColumns + `, ` + guessStateAt(3)
+	readGuessState = `SELECT ` + guessStateAt(1)
+)
+
+// LockGuesses makes the guesses at one user's answers wait for each other:
+// the transaction that holds it reads the user's record of wrong answers,
+// judges its answer and records the verdict before the next one reads.
+// PostgreSQL locks the user's row (FOR NO KEY UPDATE, which lets rows that
+// reference the user be inserted meanwhile); SQLite needs nothing, as a
+// write transaction holds the database's one write lock. ErrNotFound: no
+// such user.
+func (q Queries) LockGuesses(ctx context.Context, appUserID string) error {
+	if q.d.forUpdate == "" {
+		return nil
+	}
+	var one int
+	return q.w.queryRow(ctx, `SELECT 1 FROM app_users WHERE id = $1`+q.d.forUpdate, appUserID).Scan(&one)
+}
+
+// TakeAttempt spends one attempt of a pending, unexpired challenge before
+// its answer is compared, and returns it with its user's record of wrong
+// answers of method from source since since (read after LockGuesses, so it
+// counts every earlier guess). Concurrent guesses lower the count by exactly
+// their number and never below zero. ErrNotFound: no attempt to take (the
+// challenge is not pending, has expired or has none left).
+func (q Queries) TakeAttempt(ctx context.Context, id, appUserID, method, source string, now, since time.Time) (Guess, error) {
+	return scanGuess(q.w.queryRow(ctx, takeAttempt, id, ts(now), appUserID, method, source, ts(since)))
+}
+
+// TakeLatestCodeAttempt is TakeAttempt on the user's newest one-time-code
+// sign-in challenge (LatestCodeChallenge), found and taken in one statement.
+func (q Queries) TakeLatestCodeAttempt(ctx context.Context, appID, appUserID, source string, now, since time.Time) (Guess, error) {
+	return scanGuess(q.w.queryRow(ctx, takeLatestCodeAttempt, appID, ts(now), appUserID, "", source, ts(since)))
+}
+
+// GuessState reads a user's record of wrong answers of method from source
+// since since, for a guess outside any challenge (after LockGuesses).
+func (q Queries) GuessState(ctx context.Context, appUserID, method, source string, since time.Time) (Guess, error) {
+	var g Guess
+	err := q.w.queryRow(ctx, readGuessState, appUserID, method, source, ts(since)).Scan(&g.Streak, &g.FactorStreak, &g.FromSource)
+	return g, err
+}
+
+func scanGuess(r row) (Guess, error) {
+	var g Guess
+	var poll *string
+	c := &g.Challenge
+	err := r.Scan(&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, &poll,
+		&c.RemainingAttempts, &c.WebauthnEnabled, &c.IP, &c.UserAgent, &c.CreatedAt, &c.ExpiresAt, &c.CompletedAt,
+		&c.CollectedAt, &c.Consent, &c.MatchNumber, &c.Location, &c.Intent, &c.Data, &c.SessionID,
+		&g.Streak, &g.FactorStreak, &g.FromSource)
+	c.PollHash = deref(poll)
+	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
+	c.CompletedAt, c.CollectedAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt)
+	return g, err
+}
+
+// CompleteAttempt completes a pending challenge whose attempt this
+// transaction took with a right answer, recording the consent decision
+// (empty for most) and giving the attempt back: a right answer costs none.
+func (q Queries) CompleteAttempt(ctx context.Context, id string, now time.Time, consent string) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = $3,
+		remaining_attempts = remaining_attempts + 1 WHERE id = $1 AND status = 'pending'`, id, ts(now), consent)
+	return n == 1, err
+}
+
+// FailSpentChallenge fails a pending challenge whose last attempt this
+// transaction took with a wrong answer.
+func (q Queries) FailSpentChallenge(ctx context.Context, id string) error {
+	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'failed' WHERE id = $1 AND status = 'pending' AND remaining_attempts = 0`, id)
+	return err
+}
+
+// CompleteChallenge moves a pending, unexpired challenge that nobody guesses
+// at (a magic link) to completed, recording the consent decision; only one
+// caller can win it.
 func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time, consent string) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = $3
 		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now), consent)
@@ -436,16 +534,6 @@ func (q Queries) CodeFailuresFrom(ctx context.Context, appUserID, source string,
 	err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM code_failures WHERE app_user_id = $1 AND source = $2 AND created_at > $3`,
 		appUserID, source, ts(since)).Scan(&n)
 	return n, err
-}
-
-// CodeFailureState reads, in one statement, a user's streak of wrong codes
-// since their last sign-in and their wrong codes from source entered after
-// since: what a right code is checked against.
-func (q Queries) CodeFailureState(ctx context.Context, appUserID, source string, since time.Time) (streak, fromSource int, err error) {
-	err = q.r.queryRow(ctx, `SELECT COALESCE((SELECT failures FROM code_failure_streaks WHERE app_user_id = $1), 0),
-		(SELECT COUNT(*) FROM code_failures WHERE app_user_id = $1 AND source = $2 AND created_at > $3)`,
-		appUserID, source, ts(since)).Scan(&streak, &fromSource)
-	return streak, fromSource, err
 }
 
 // CodeFailureStreak is a user's count of wrong codes since their last sign-in.

@@ -42,6 +42,10 @@ type Options struct {
 	// transaction open without running a statement this long is ended, its
 	// locks released.
 	IdleInTransactionTimeout time.Duration
+	// StrictTx fails, with ErrSecondConnection, any statement or transaction
+	// that a goroutine asks of the pool while it holds a transaction. The
+	// test suites turn it on; production code never does that by design.
+	StrictTx bool
 }
 
 // The defaults of Options, which are also the defaults of the database.*
@@ -65,6 +69,8 @@ type DB struct {
 	writer *sql.DB // SQLite
 	reader *sql.DB // SQLite
 	rebind *rebinder
+
+	holders *txHolders // strict mode only
 }
 
 // Open connects to the database. For SQLite, target is a file path (its
@@ -133,6 +139,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 		w: sqlQuerier{c: writer, rebind: db.rebind},
 		d: &db.dialect,
 	}
+	db.strict(opts)
 	return db, nil
 }
 
@@ -161,6 +168,7 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db := &DB{kind: Postgres, dialect: postgresDialect, pool: pool}
 	q := pgxQuerier{c: pool}
 	db.Queries = Queries{r: q, w: q, d: &db.dialect}
+	db.strict(opts)
 	return db, nil
 }
 
@@ -168,6 +176,16 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 // their timeouts in milliseconds, and 0 would mean none (or, for SQLite's
 // busy timeout, no wait at all).
 func millis(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
+
+// strict wraps the pool's queriers when opts ask for strict mode.
+func (db *DB) strict(opts Options) {
+	if !opts.StrictTx {
+		return
+	}
+	db.holders = &txHolders{held: map[uint64]bool{}}
+	db.r = strictQuerier{q: db.r, h: db.holders}
+	db.w = strictQuerier{q: db.w, h: db.holders}
+}
 
 // Kind reports SQLite or Postgres.
 func (db *DB) Kind() string { return db.kind }
@@ -215,6 +233,11 @@ func (tx *Tx) SQLTx() *sql.Tx { return tx.sqlTx }
 
 // Tx runs fn in a transaction: committed when fn returns nil, rolled back otherwise.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	leave, err := db.holders.enter("a transaction inside a transaction")
+	if err != nil {
+		return err
+	}
+	defer leave()
 	tx := &Tx{}
 	if db.pool != nil {
 		ptx, beginErr := db.pool.Begin(ctx)

@@ -91,9 +91,16 @@ func TestAccessTokenAlgPerApp(t *testing.T) {
 			t.Errorf("RS256 keys after choosing it twice more = %v; want only %s", got, rsaKid)
 		}
 
-		// The peer has not loaded the key yet; it does when it first signs with it.
+		// The peer has not loaded the key yet; it does when it first reads
+		// the app (at a request's start, before any transaction signs).
 		if peer.Keyring().Signs(token.RS256) {
 			t.Fatal("the peer holds the RS256 key before it needed it; the test would prove nothing")
+		}
+		if _, _, err := peer.Keyring().SignWith(token.RS256, token.TypeAccess, map[string]any{"sub": "u"}); err == nil {
+			t.Fatal("the peer signed with a key it has not loaded; SignWith must not read the key source")
+		}
+		if _, err := peer.Tenants.App(ctx, app.ID); err != nil {
+			t.Fatal(err)
 		}
 		raw, kid, err := peer.Keyring().SignWith(token.RS256, token.TypeAccess, map[string]any{"sub": "u"})
 		if err != nil || kid != rsaKid {

@@ -137,6 +137,11 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 // Changes made through this Service are seen at once; changes made by another
 // replica or the command line, within the TTL. Anyone may read an app's
 // public settings, so no principal is asked for.
+//
+// When the app signs with an algorithm whose key this replica has not
+// loaded (another replica made it), the keys are reloaded here, at the
+// start of the request: signing happens inside the sign-in's transaction,
+// which must not wait for a second connection to read them.
 func (s *Service) App(ctx context.Context, id string) (App, error) {
 	a, _, fresh, gen := s.apps.Get(id)
 	if fresh {
@@ -145,6 +150,11 @@ func (s *Service) App(ctx context.Context, id string) (App, error) {
 	a, err := s.GetApp(ctx, id)
 	if err != nil {
 		return a, err
+	}
+	if alg := s.AccessTokenAlg(a); !s.keys.Signs(alg) {
+		if err := s.keys.Reload(ctx); err != nil {
+			s.log.ErrorContext(ctx, "reload signing keys for an app's algorithm", "app_id", a.ID, "alg", alg, "err", err)
+		}
 	}
 	s.apps.Put(a.ID, a, gen)
 	return a, nil

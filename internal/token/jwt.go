@@ -297,9 +297,10 @@ func (k *Keyring) Sign(typ string, claims any) (string, error) {
 }
 
 // SignWith is Sign with the algorithm chosen, returning the signer's kid
-// too. When the keyring holds no signer for an algorithm other than the
-// default (another replica may just have made its first key, for an app that
-// chose it) it reloads once, as Verify does for an unknown kid.
+// too. It never reads the key source: tokens are signed inside
+// transactions, which must not wait for another connection. Whoever reads
+// an app that chose an algorithm whose key this keyring lacks (another
+// replica may just have made it) reloads first (tenant.Service.App).
 func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err error) {
 	if typ == "" {
 		return "", "", errors.New("token: sign: empty typ")
@@ -308,19 +309,6 @@ func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err er
 		return "", "", fmt.Errorf("token: sign: %s tokens are not signed with %q", typ, alg)
 	}
 	signer := k.load().signers[alg]
-	if signer == nil && alg != Algorithm { // the default's key is loaded at start-up
-		k.reloadSoon()
-		if signer = k.load().signers[alg]; signer == nil && k.source != nil {
-			// The gated reload may have run just before the key was
-			// committed: read once more. Only an app that chose alg gets
-			// here, and its key was stored with that choice, so this read
-			// finds it; it cannot be made to repeat by a caller.
-			ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
-			_ = k.Reload(ctx)
-			cancel()
-			signer = k.load().signers[alg]
-		}
-	}
 	if signer == nil {
 		return "", "", fmt.Errorf("token: sign: no signing key for %s", alg)
 	}

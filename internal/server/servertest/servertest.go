@@ -162,7 +162,7 @@ func New(t testing.TB, kind string, opts Options) *System {
 		sys.MasterKey = tokentest.MasterKey(t)
 	}
 	o := server.Options{Log: slog.New(slog.NewJSONHandler(sys.Logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Courier: sys.Mail, Limits: opts.Limits, MasterKey: sys.MasterKey, Version: "test", Commit: "0123456789ab", BuildDate: "2026-11-26T00:00:00Z"}
+		Courier: sys.Mail, Limits: opts.Limits, MasterKey: sys.MasterKey, Version: "test", Commit: "0123456789ab", BuildDate: "2026-11-26T00:00:00Z", StrictTx: true}
 	switch {
 	case opts.SettingsCourier:
 		o.Courier = nil

@@ -63,7 +63,7 @@ func Open(t testing.TB, kind string) *store.DB {
 	default:
 		t.Fatalf("unknown store kind %q", kind)
 	}
-	db, err := store.Open(ctx, kind, target, store.Options{MaxConns: 8})
+	db, err := store.Open(ctx, kind, target, store.Options{MaxConns: 8, StrictTx: true})
 	if err != nil {
 		t.Fatalf("open %s store: %v", kind, err)
 	}
