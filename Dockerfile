@@ -40,13 +40,18 @@ COPY gatehouse /gatehouse
 COPY --chown=65532:65532 data /data
 COPY --chown=65532:65532 data /tmp
 
+# The API on 8080; /metrics alone on 9090 (metrics.addr), which the API
+# port does not serve outside --dev. Publish 8080 only; let Prometheus
+# scrape http://<container>:9090/metrics from inside the container network.
+# With host networking, set GATEHOUSE_METRICS_ADDR to a private address.
 ENV GATEHOUSE_DATA_DIR=/data \
     GATEHOUSE_HTTP_ADDR=0.0.0.0:8080 \
+    GATEHOUSE_METRICS_ADDR=0.0.0.0:9090 \
     TMPDIR=/tmp
 USER 65532:65532
 WORKDIR /data
 VOLUME ["/data"]
-EXPOSE 8080
+EXPOSE 8080 9090
 
 # No shell or curl here: the binary asks its own /healthz (at http.addr).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

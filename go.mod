@@ -26,6 +26,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/wneessen/go-mail v0.8.1
+	golang.org/x/net v0.62.0
 	modernc.org/sqlite v1.60.1
 )
 

@@ -177,6 +177,7 @@ func TestStartupSummaryLine(t *testing.T) {
 			AccessTokenAlg string   `json:"access_token_alg"`
 			SigningAlgs    []string `json:"signing_algs"`
 			Dev            *bool    `json:"dev"`
+			Metrics        string   `json:"metrics"`
 		}
 		if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
 			t.Fatal(err)
@@ -184,7 +185,7 @@ func TestStartupSummaryLine(t *testing.T) {
 
 		if got.Version == "" || got.Addr == "" || got.Database != kind || got.MailProvider != "log" || got.SMSProvider != "log" ||
 			got.BaseURL != "http://"+got.Addr || got.BaseURLFrom != "http.addr" || got.Issuer != got.BaseURL ||
-			got.AccessTokenAlg != "ES256" || !slices.Contains(got.SigningAlgs, "ES256") || got.Dev == nil || *got.Dev {
+			got.AccessTokenAlg != "ES256" || !slices.Contains(got.SigningAlgs, "ES256") || got.Dev == nil || *got.Dev || got.Metrics != "off" {
 			t.Errorf("start-up line = %s", lines[0])
 		}
 		switch kind {
@@ -198,15 +199,16 @@ func TestStartupSummaryLine(t *testing.T) {
 				t.Errorf("SQLite start-up line = %s", lines[0])
 			}
 		}
-		for _, want := range []string{"mail.provider is not set (log)", "sms.provider is not set (log)", "base_url is not set"} {
+		for _, want := range []string{"mail.provider is not set (log)", "sms.provider is not set (log)", "base_url is not set",
+			"metrics.addr is not set: /metrics is not served"} {
 			if len(s.logs.Lines(`"level":"WARN"`, want)) != 1 {
 				t.Errorf("no warning saying %q:\n%s", want, logs)
 			}
 		}
 		// database.url is set (to SQLite or PostgreSQL), the rate limits
 		// fit the engine and private targets are off: no other warning.
-		if n := len(s.logs.Lines(`"level":"WARN"`)); n != 3 {
-			t.Errorf("%d warnings; want 3:\n%s", n, logs)
+		if n := len(s.logs.Lines(`"level":"WARN"`)); n != 4 {
+			t.Errorf("%d warnings; want 4:\n%s", n, logs)
 		}
 		if strings.Contains(logs, password) || (dbURL != "" && strings.Contains(logs, dbURL)) {
 			t.Errorf("the log shows the database URL or its password:\n%s", logs)

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -446,7 +447,7 @@ func invite(t *testing.T, sys *servertest.System, app store.App, in appuser.Crea
 	if code, short := strings.CutPrefix(link, sys.Config.BaseURL+appuser.ShortLinkPath); short {
 		// By SMS: the short link stands for the invitation link.
 		var err error
-		if _, link, err = sys.SignIn.ResolveShortLink(context.Background(), code); err != nil {
+		if _, link, err = sys.SignIn.ResolveShortLink(context.Background(), code, signin.Client{}); err != nil {
 			t.Fatalf("ResolveShortLink(%s): %v", m.Link, err)
 		}
 	}
@@ -564,7 +565,7 @@ func TestInvite(t *testing.T) {
 		if !ok || sms.Channel != courier.ChannelSMS || !strings.Contains(sms.Text, sms.Link) || !strings.HasPrefix(sms.Link, prefix) {
 			t.Fatalf("SMS invitation = %+v %q, %v; want an SMS carrying a short link", sms.Channel, sms.Link, ok)
 		}
-		appID, long, err := sys.SignIn.ResolveShortLink(ctx, strings.TrimPrefix(sms.Link, prefix))
+		appID, long, err := sys.SignIn.ResolveShortLink(ctx, strings.TrimPrefix(sms.Link, prefix), signin.Client{})
 		if err != nil || appID != app.ID {
 			t.Fatalf("ResolveShortLink(invitation) = %q, %q, %v", appID, long, err)
 		}

@@ -202,8 +202,19 @@ type HTTP struct {
 
 // Metrics holds the settings of the metrics listener.
 type Metrics struct {
-	// Addr is where /metrics is served on its own; empty serves it with the API.
+	// Addr is where /metrics is served on its own; empty serves it with the
+	// API in development mode or with Token, else nowhere.
 	Addr string
+	// Token, when set, is the bearer token /metrics requires. It is secret.
+	Token string
+}
+
+// MetricsOnAPI reports whether the API listener serves /metrics: only
+// without a listener of its own, and outside development mode only
+// behind metrics.token, so a production server never shows its metrics
+// to the internet by default.
+func (c Config) MetricsOnAPI() bool {
+	return c.Metrics.Addr == "" && (c.Dev || c.Metrics.Token != "")
 }
 
 // Database holds the database settings.
@@ -257,17 +268,22 @@ type Tokens struct {
 
 // RateLimit holds the sign-in rate limits. Rules are "N/PERIOD" (5/10m) or "off".
 type RateLimit struct {
-	Backend             string
-	SendPerIdentifier   string
-	SendPerIP           string
-	VerifyPerIP         string
-	LookupPerIP         string
-	ChallengePerIP      string
-	ChallengePerUser    string
-	UnknownPerIP        string
-	CodeFailuresPerHour int
-	CodeLockAfter       int
-	PollInterval        time.Duration
+	Backend           string
+	SendPerIdentifier string
+	SendPerIP         string
+	VerifyPerIP       string
+	LookupPerIP       string
+	ChallengePerIP    string
+	ChallengePerUser  string
+	UnknownPerIP      string
+	// ShortLinkPerIP bounds short links opened per client IP; the M2M
+	// rules bound failed client authentications per client id and per IP.
+	ShortLinkPerIP       string
+	M2MFailuresPerClient string
+	M2MFailuresPerIP     string
+	CodeFailuresPerHour  int
+	CodeLockAfter        int
+	PollInterval         time.Duration
 	// SendMinTime is the shortest time a request that sends a code or a
 	// magic link takes to answer (ratelimit.send_min_time).
 	SendMinTime time.Duration

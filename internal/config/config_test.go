@@ -90,6 +90,7 @@ func defaultConfig() Config {
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second, MaxEndpointsPerApp: 20},
 		Messages: Messages{MaxAttempts: 10, RetryBase: 2 * time.Second, RetryMax: time.Minute, Workers: 16, PollInterval: 25 * time.Millisecond},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m", ChallengePerIP: "60/10m", ChallengePerUser: "10/10m", UnknownPerIP: "20/1h",
+			ShortLinkPerIP: "30/10m", M2MFailuresPerClient: "10/10m", M2MFailuresPerIP: "30/10m",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second, SendMinTime: 10 * time.Millisecond},
 		SMSGuard: SMSGuard{AllowedCountries: []string{"US", "CA", "GB", "IE", "DE", "FR", "ES", "IT", "NL", "BE", "AT", "PT", "SE", "DK", "FI", "NO", "PL", "AU", "NZ"},
 			PerNumberBurst: 3, PerNumberWindow: 10 * time.Minute, PerNumberMaxWait: 32 * time.Minute, PerNumberQuiet: time.Hour,
@@ -622,6 +623,12 @@ func TestValidate(t *testing.T) {
 		{"m2m ttl over 15m", func(c *Config) { c.M2M.TokenTTL = 16 * time.Minute }, "m2m.token_ttl"},
 		{"m2m ttl 15m", func(c *Config) { c.M2M.TokenTTL = 15 * time.Minute }, ""},
 		{"m2m ttl under 1m", func(c *Config) { c.M2M.TokenTTL = 30 * time.Second }, "m2m.token_ttl"},
+		{"metrics token", func(c *Config) { c.Metrics.Token = "abcdefghijklmnopqrstuvwxyz0123456789-._~+/=" }, ""},
+		{"metrics token short", func(c *Config) { c.Metrics.Token = "abcdefghijklmnopqrstuvwxyz01234" }, "metrics.token"},
+		{"metrics token with a space", func(c *Config) { c.Metrics.Token = "abcdefghijklmnop qrstuvwxyz0123456789" }, "metrics.token"},
+		{"short link rule", func(c *Config) { c.RateLimit.ShortLinkPerIP = "10" }, "ratelimit.short_link_per_ip"},
+		{"m2m client rule off", func(c *Config) { c.RateLimit.M2MFailuresPerClient = "off" }, ""},
+		{"m2m ip rule", func(c *Config) { c.RateLimit.M2MFailuresPerIP = "0/1m" }, "ratelimit.m2m_failures_per_ip"},
 	}
 	for _, tt := range tests {
 		c := defaultConfig()
@@ -874,6 +881,10 @@ func TestEveryFieldCovered(t *testing.T) {
 		"test_identities.phone_pattern":       `'\+4420794600\d\d'`,
 		"test_identities.code":                `"000111"`,
 		"m2m.token_ttl":                       "5m",
+		"metrics.token":                       "mtok-0123456789abcdefghijklmnopqrstuv",
+		"ratelimit.short_link_per_ip":         "5/1m",
+		"ratelimit.m2m_failures_per_client":   "3/1h",
+		"ratelimit.m2m_failures_per_ip":       "off",
 	}
 	var keys []string
 	for _, s := range Settings() {
@@ -903,7 +914,7 @@ func TestEveryFieldCovered(t *testing.T) {
 			ReadHeaderTimeout: 5 * time.Second,
 			RequestTimeout:    20 * time.Second,
 		},
-		Metrics: Metrics{Addr: "127.0.0.1:9090"},
+		Metrics: Metrics{Addr: "127.0.0.1:9090", Token: "mtok-0123456789abcdefghijklmnopqrstuv"},
 		BaseURL: "https://auth.example.com",
 		Database: Database{URL: "postgres://gh@db/gh", MaxConns: 32, StatementTimeout: 3 * time.Second, LockTimeout: 2 * time.Second,
 			IdleInTransactionTimeout: 45 * time.Second},
@@ -922,7 +933,8 @@ func TestEveryFieldCovered(t *testing.T) {
 		SMSGuard: SMSGuard{AllowedCountries: []string{"us", "GB", "jm"}, AllowVoIP: true, PerNumberBurst: 5, PerNumberWindow: 15 * time.Minute,
 			PerNumberMaxWait: 16 * time.Minute, PerNumberQuiet: 2 * time.Hour, DailyCap: 500, PrefixHourlyCap: 10},
 		RateLimit: RateLimit{Backend: "database", SendPerIdentifier: "3/10m", SendPerIP: "100/1h", VerifyPerIP: "off", LookupPerIP: "10/1m",
-			ChallengePerIP: "30/1m", ChallengePerUser: "off", UnknownPerIP: "5/1h", CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second, SendMinTime: 20 * time.Millisecond},
+			ChallengePerIP: "30/1m", ChallengePerUser: "off", UnknownPerIP: "5/1h",
+			ShortLinkPerIP: "5/1m", M2MFailuresPerClient: "3/1h", M2MFailuresPerIP: "off", CodeFailuresPerHour: 20, CodeLockAfter: 50, PollInterval: 2 * time.Second, SendMinTime: 20 * time.Millisecond},
 		TestIdentities: TestIdentities{EmailSuffix: "+qa_review", PhonePattern: `\+4420794600\d\d`, Code: "000111"},
 		M2M:            M2M{TokenTTL: 5 * time.Minute},
 	}

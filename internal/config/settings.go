@@ -20,6 +20,9 @@ type Setting struct {
 	Secret  bool   // never printed with its value
 }
 
+// tokenChars are the characters of a bearer token (RFC 6750 b64token).
+const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/="
+
 // Settings returns every setting in documentation order.
 func Settings() []Setting {
 	t := table()
@@ -115,7 +118,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "metrics.addr", Flag: "metrics-addr",
-				Help: "Address (host:port) of a separate listener serving /metrics alone, which the API listener then no longer serves. Empty: /metrics is served with the API."},
+				Help: "Address (host:port) of a separate listener serving /metrics alone; keep it off the public network. Empty: /metrics is served on the API listener only in development mode or with metrics.token, else nowhere."},
 			bind: stringField(func(c *Config) *string { return &c.Metrics.Addr }),
 			check: func(c Config) error {
 				if c.Metrics.Addr == "" {
@@ -126,6 +129,25 @@ func table() []setting {
 				}
 				if c.Metrics.Addr == c.HTTP.Addr && !strings.HasSuffix(c.HTTP.Addr, ":0") {
 					return errors.New("must differ from http.addr")
+				}
+				return nil
+			},
+		},
+		{
+			Setting: Setting{Key: "metrics.token", Secret: true,
+				Help: "Bearer token that /metrics then requires (Authorization: Bearer TOKEN, else 401) wherever it is served; with metrics.addr empty it also serves /metrics on the API listener outside development mode. At least 32 characters of A-Z, a-z, 0-9 and -._~+/=."},
+			bind: stringField(func(c *Config) *string { return &c.Metrics.Token }),
+			check: func(c Config) error {
+				if c.Metrics.Token == "" {
+					return nil
+				}
+				if len(c.Metrics.Token) < 32 {
+					return errors.New("must be at least 32 characters")
+				}
+				for _, r := range c.Metrics.Token {
+					if !strings.ContainsRune(tokenChars, r) {
+						return errors.New("may hold only A-Z, a-z, 0-9 and -._~+/=")
+					}
 				}
 				return nil
 			},
@@ -536,6 +558,24 @@ func table() []setting {
 				Help: "Sign-in challenges for unknown identifiers from one client IP (answered user_not_found, an existence oracle the interface keeps); more get 429 (N/PERIOD, or off)."},
 			bind:  stringField(func(c *Config) *string { return &c.RateLimit.UnknownPerIP }),
 			check: func(c Config) error { return checkRule(c.RateLimit.UnknownPerIP) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.short_link_per_ip", Default: "30/10m",
+				Help: "Short links ({base_url}/m/{code}, magic links and invitations sent by SMS) opened from one client IP, found or not; more get a 429 page without the code being looked up (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.ShortLinkPerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.ShortLinkPerIP) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.m2m_failures_per_client", Default: "10/10m",
+				Help: "Failed M2M client authentications (wrong secret, revoked client) per client id at the token endpoint, from any IP. Each attempt takes one before the secret is compared and a right secret gives it back; once spent, attempts get 429 without being compared, the right secret too (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.M2MFailuresPerClient }),
+			check: func(c Config) error { return checkRule(c.RateLimit.M2MFailuresPerClient) },
+		},
+		{
+			Setting: Setting{Key: "ratelimit.m2m_failures_per_ip", Default: "30/10m",
+				Help: "Failed M2M client authentications (unknown client, wrong secret, revoked client) from one client IP, across clients; counted and refused as ratelimit.m2m_failures_per_client (N/PERIOD, or off)."},
+			bind:  stringField(func(c *Config) *string { return &c.RateLimit.M2MFailuresPerIP }),
+			check: func(c Config) error { return checkRule(c.RateLimit.M2MFailuresPerIP) },
 		},
 		{
 			Setting: Setting{Key: "ratelimit.code_failures_per_hour", Default: "10",

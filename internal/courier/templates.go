@@ -426,8 +426,11 @@ func (e *TemplateError) Error() string { return e.Field + ": " + e.Reason }
 // ValidateOverride checks an override before it is saved: a known message,
 // channel and locale, the parts its channel takes within their size limits,
 // templates that parse, use only the variables of their message, and render
-// with the sample values and with every optional variable empty.
-func ValidateOverride(ov Override) error {
+// with the sample values and with every optional variable empty; and an
+// HTML part that neither runs, embeds nor loads anything (checkHTMLSafety;
+// assetOrigin, this server's scheme://host, is where it may load images
+// from besides inline data:image/ URLs, "" nowhere).
+func ValidateOverride(ov Override, assetOrigin string) error {
 	info, ok := TemplateInfoOf(ov.Name)
 	if !ok {
 		return &TemplateError{Field: "name", Reason: "is not a message: " + strings.Join(templateNames(), ", ")}
@@ -438,8 +441,13 @@ func ValidateOverride(ov Override) error {
 	if ov.Locale == "" || NormalizeLocale(ov.Locale) == "" {
 		return &TemplateError{Field: "locale", Reason: "must be a language tag such as en, de or fr-CA"}
 	}
-	_, err := compile(info, ov.Channel, ov.Subject, ov.Text, ov.HTML)
-	return err
+	if _, err := compile(info, ov.Channel, ov.Subject, ov.Text, ov.HTML); err != nil {
+		return err
+	}
+	if ov.Channel == ChannelEmail && ov.HTML != "" {
+		return checkHTMLSafety(ov.HTML, assetOrigin)
+	}
+	return nil
 }
 
 // compile parses and checks one message's parts for ch.

@@ -218,7 +218,7 @@ func TestValidateOverride(t *testing.T) {
 		{"many copies", Override{Name: TemplateMagicLink, Channel: ChannelSMS, Locale: "en", Text: strings.Repeat("{{.Link}}", 60)}, "text", "segments"},
 	}
 	for _, tt := range tests {
-		err := ValidateOverride(tt.ov)
+		err := ValidateOverride(tt.ov, "")
 		var te *TemplateError
 		if !errors.As(err, &te) || te.Field != tt.wantField || !strings.Contains(te.Reason, tt.wantIn) {
 			t.Errorf("%s: ValidateOverride() = %v; want a TemplateError on %s mentioning %q", tt.name, err, tt.wantField, tt.wantIn)
@@ -226,7 +226,7 @@ func TestValidateOverride(t *testing.T) {
 	}
 	good := Override{Name: TemplateMagicLink, Channel: ChannelEmail, Locale: "pt-BR", Subject: "Entrar no {{.AppName}}",
 		Text: "{{.Link}}{{with .ExpiresIn}} ({{.}}){{end}}", HTML: `<a href="{{.Link}}">{{.AppName}}</a> {{$.RequestedFrom}}`}
-	if err := ValidateOverride(good); err != nil {
+	if err := ValidateOverride(good, ""); err != nil {
 		t.Errorf("ValidateOverride(good) = %v; want nil", err)
 	}
 }

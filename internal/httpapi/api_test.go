@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -581,7 +582,7 @@ func testInvite(t *testing.T, e *env) {
 					t.Fatalf("SMS invitation = %+v, %v; want an SMS carrying a short link", m, ok)
 				}
 				e.remember(m.Link)
-				_, long, err := e.SignIn.ResolveShortLink(t.Context(), strings.TrimPrefix(m.Link, e.URL+"/m/"))
+				_, long, err := e.SignIn.ResolveShortLink(t.Context(), strings.TrimPrefix(m.Link, e.URL+"/m/"), signin.Client{})
 				if err != nil {
 					t.Fatalf("ResolveShortLink(%s): %v", m.Link, err)
 				}

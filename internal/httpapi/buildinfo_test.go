@@ -17,7 +17,7 @@ import (
 // /metrics has gatehouse_build_info with the same labels, on the API
 // listener and on a metrics listener of its own. Neither needs the database.
 func TestHealthAndMetricsNameTheBuild(t *testing.T) {
-	api := httpapi.New(httpapi.Deps{Version: "1.2.3", Commit: "5a1f99d0a1b2+dirty", BuildDate: "2026-11-26T14:25:46Z"})
+	api := httpapi.New(httpapi.Deps{Version: "1.2.3", Commit: "5a1f99d0a1b2+dirty", BuildDate: "2026-11-26T14:25:46Z", MetricsOnAPI: true})
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
 	apart := httptest.NewServer(api.MetricsHandler())

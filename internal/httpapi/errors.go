@@ -166,6 +166,11 @@ var typedErrors = []func(error) *apiError{
 		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
 		return ae
 	}),
+	as(func(e *machine.RateLimitedError) *apiError {
+		ae := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many failed client authentications: try again later")
+		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
+		return ae
+	}),
 	as(func(e *errs.Invalid) *apiError {
 		return newAPIError(http.StatusBadRequest, "invalid_request", e.Field+" "+e.Reason)
 	}),

@@ -130,7 +130,11 @@ const m2mTokenDoc = "OAuth 2.0 client_credentials grant (RFC 6749 §4.4) for the
 	"Errors use this API's `{error, error_code}` shape rather than RFC 6749 §5.2's `{error, error_description}`, with " +
 	"RFC 6749's codes as `error_code`: 401 `invalid_client` (unknown client, wrong secret, revoked client; with " +
 	"`WWW-Authenticate: Basic` when Basic was used), 400 `unsupported_grant_type`, `invalid_scope`, `invalid_request` " +
-	"(missing or repeated parameter, both authentication methods)."
+	"(missing or repeated parameter, both authentication methods).\n\n" +
+	"Failed authentications are limited per client id (ratelimit.m2m_failures_per_client, default 10 per 10 minutes) " +
+	"and per client IP (ratelimit.m2m_failures_per_ip, default 30 per 10 minutes). Every attempt takes one from both " +
+	"before the secret is compared, and a right secret gives it back; once either is spent, attempts get 429 " +
+	"`rate_limited` with `Retry-After`, without the secret being compared (the right one included)."
 
 func (s *Server) m2mToken(ctx context.Context, in *m2mTokenInput) (*m2mTokenOutput, error) {
 	params, err := tokenParams(in.ContentType, in.RawBody)
@@ -138,7 +142,7 @@ func (s *Server) m2mToken(ctx context.Context, in *m2mTokenInput) (*m2mTokenOutp
 		return nil, err
 	}
 	r := machine.TokenRequest{GrantType: params["grant_type"], Scope: params["scope"],
-		ClientID: params["client_id"], ClientSecret: params["client_secret"]}
+		ClientID: params["client_id"], ClientSecret: params["client_secret"], ClientIP: client(ctx, "").IP}
 	basic := strings.TrimSpace(in.Authorization) != ""
 	if basic {
 		id, secret, ok := basicCredentials(in.Authorization)

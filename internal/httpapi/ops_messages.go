@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
 
@@ -182,13 +183,19 @@ func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageT
 
 // openShortLink resolves a magic link or invitation sent by SMS
 // ({base_url}/m/{code}) to its consent or invitation link. Unknown, used
-// or expired: a 404 page.
+// or expired: a 404 page; too many opened from one address: a 429 page.
 func (s *Server) openShortLink(w http.ResponseWriter, r *http.Request) {
-	appID, link, err := s.SignIn.ResolveShortLink(r.Context(), r.PathValue("code"))
+	appID, link, err := s.SignIn.ResolveShortLink(r.Context(), r.PathValue("code"), client(r.Context(), r.UserAgent()))
 	if err == nil {
 		noStore(w)
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		http.Redirect(w, r, link, http.StatusSeeOther)
+		return
+	}
+	if limited, ok := errors.AsType[*signin.RateLimitedError](err); ok {
+		s.renderNotice(w, r, http.StatusTooManyRequests, noticeView{Title: "Too many links opened",
+			Message: "Too many sign-in links were opened from your network. Wait a few minutes, then open the link again."},
+			ratelimit.RetryAfterSeconds(limited.RetryAfter))
 		return
 	}
 	if !errors.Is(err, signin.ErrShortLinkNotFound) {
@@ -200,6 +207,6 @@ func (s *Server) openShortLink(w http.ResponseWriter, r *http.Request) {
 		s.renderMagicLink(w, r, http.StatusNotFound, magicLinkView{Page: "expired", Title: "Link expired", App: app, LoginURL: loginURL(app)})
 		return
 	}
-	noStore(w)
-	http.Error(w, "This sign-in link is unknown or has expired. Ask the app for a new one.", http.StatusNotFound)
+	s.renderNotice(w, r, http.StatusNotFound, noticeView{Title: "Link expired",
+		Message: "This sign-in link is unknown or has expired. Ask the app for a new one."}, 0)
 }

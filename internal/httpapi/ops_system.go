@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -60,8 +62,24 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
+// metricsHandler serves the registry, behind metrics.token when it is set.
 func (s *Server) metricsHandler() http.Handler {
-	return promhttp.HandlerFor(prometheus.Gatherers{s.Registry}, promhttp.HandlerOpts{})
+	h := promhttp.HandlerFor(prometheus.Gatherers{s.Registry}, promhttp.HandlerOpts{})
+	if s.MetricsToken == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte("Bearer " + s.MetricsToken))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Hashed first, so the comparison takes the same time whatever
+		// the length of what was sent.
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			writeJSON(w, http.StatusUnauthorized, ErrorBody{Error: "Unauthorized"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // MetricsHandler serves GET /metrics alone, for the metrics listener
@@ -72,7 +90,7 @@ func (s *Server) MetricsHandler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, ErrorBody{Error: "Not found", Code: "not_found"})
 	})
-	return mux
+	return secureHeaders("", mux)
 }
 
 func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {

@@ -16,9 +16,16 @@ func (s *Server) registerRoutes() {
 		"Answers 200 `{\"status\":\"ok\"}` while the process serves requests, with the build: version, commit, build_date (the commit's time) and go_version; commit and build_date are left out when the binary was built without version control information."), s.health)
 	s.plain(plainOp("ready", "GET", "/readyz", "Readiness", "Operations", "application/json",
 		"Answers 200 when the database answers, 503 otherwise."), s.ready, "503")
-	if !s.MetricsApart {
-		s.plain(plainOp("metrics", "GET", "/metrics", "Prometheus metrics", "Operations", "text/plain",
-			"Request counts and latencies by route, plus Go runtime and process metrics."), s.metricsHandler().ServeHTTP)
+	if s.MetricsOnAPI {
+		if s.MetricsToken != "" {
+			s.plain(plainOp("metrics", "GET", "/metrics", "Prometheus metrics", "Operations", "text/plain",
+				"Request counts and latencies by route, plus Go runtime and process metrics. Needs `Authorization: Bearer` with the server's metrics.token (else 401)."),
+				s.metricsHandler().ServeHTTP, "401")
+		} else {
+			s.plain(plainOp("metrics", "GET", "/metrics", "Prometheus metrics", "Operations", "text/plain",
+				"Request counts and latencies by route, plus Go runtime and process metrics. Served here in development mode only (or with metrics.token); production servers serve it on metrics.addr."),
+				s.metricsHandler().ServeHTTP)
+		}
 	}
 	s.plain(plainOp("jwks", "GET", "/.well-known/jwks.json", "Token signing keys (JWKS)", "Tokens", "application/json",
 		"The public keys that verify tokens, by kid, each with kty, alg, use and kid: EC P-256 keys (ES256: refresh tokens, API secrets, and the access tokens of apps on ES256), RSA-2048 keys (RS256) and OKP Ed25519 keys (EdDSA) when an app signs its access tokens with them. A key is listed from the moment it can sign, on every replica (the keys are read again when more than a second old; the answer may be cached for 60 s); a retired key stays listed until every token it signed has expired. An unknown kid means a new key: read the set again (at most once a minute)."), s.jwks)
@@ -65,7 +72,7 @@ func (s *Server) registerRoutes() {
 		"Revokes an M2M client: it gets no more tokens, and every session it holds ends at once, so its tokens fail on the next request on every replica. Revoking it again answers the same; an unknown id is 404 m2m_client_not_found. Credentials as for creating one."),
 		authApp, s.revokeM2MClient, "m2m_client_not_found")
 	register(s, described(op("m2mToken", "POST", "/v1/auth/{app_id}/oauth/token", "Get an M2M access token (client_credentials)", "M2M"), m2mTokenDoc),
-		authPublicApp, s.m2mToken, "invalid_client", "unsupported_grant_type", "invalid_scope")
+		authPublicApp, s.m2mToken, "invalid_client", "unsupported_grant_type", "invalid_scope", "rate_limited")
 	s.documentTokenRequest("/v1/auth/{app_id}/oauth/token")
 	register(s, described(op("m2mSession", "GET", "/v1/apps/{app_id}/m2m/session", "The M2M session of the calling token", "M2M"),
 		"Answers the session the caller's M2M access token belongs to, while the token works. "+m2mAuthDoc),
@@ -113,7 +120,7 @@ func (s *Server) registerRoutes() {
 		"Every message Gatehouse sends (code_locked, invitation, login_code, magic_link, security_notice), its channels, its variables (which are secret), its built-in templates per locale, and the app's overrides. "+templatesDoc),
 		authApp, s.listMessageTemplates)
 	register(s, described(op("putMessageTemplate", "PUT", "/v1/apps/{app_id}/message_templates/{name}/{channel}/{locale}", "Save the app's template of a message", "Messages"),
-		"Creates or replaces the app's own template of one message for one channel and locale. E-mail: subject and text required, html optional (without it the e-mail is text only). SMS: text only. Templates must parse and may use only the message's variables: a 400 names the field and the variable. Limits: subject 500, text 20,000 (SMS 1,000), html 100,000 bytes. Takes effect within 2 seconds on every replica. "+templatesDoc),
+		"Creates or replaces the app's own template of one message for one channel and locale. E-mail: subject and text required, html optional (without it the e-mail is text only). SMS: text only. Templates must parse and may use only the message's variables: a 400 names the field and the variable. The html part may not run, embed or load anything: no script, event attributes (on...), javascript: URLs, iframe, object, embed, form or its controls, and no images, stylesheets, CSS url() or @import from other hosts (inline data:image/ URLs and this server's own origin only); links may be https, mailto: or tel:, and a template value may stand in a URL only as href=\"{{.Link}}\" (400 invalid_request naming html and what was refused). Limits: subject 500, text 20,000 (SMS 1,000), html 100,000 bytes. Takes effect within 2 seconds on every replica. "+templatesDoc),
 		authApp, s.putMessageTemplate)
 	register(s, described(op("deleteMessageTemplate", "DELETE", "/v1/apps/{app_id}/message_templates/{name}/{channel}/{locale}", "Delete the app's template of a message", "Messages"),
 		"The built-in template is sent again. 404 template_not_found when the app has no such template. "+templatesDoc),
@@ -122,8 +129,9 @@ func (s *Server) registerRoutes() {
 		"Renders a draft (`template`) or what the app sends now for `locale` (its override or the built-in template, with fallback to the base language and English), with sample values and the app's name. Answers subject, text and html; for SMS also its length, encoding (GSM-7 or UCS-2) and segments. A draft is checked as when saved (400 naming the field and variable). "+templatesDoc),
 		authApp, s.previewMessageTemplate)
 	s.plain(pageOp(plainOp("openShortLink", "GET", "/m/{code}", "Open a magic link or invitation sent by SMS", "Sign-in", "text/html",
-		"A magic link or an invitation sent by SMS is this short link. A magic link's redirects (303) to the consent link the e-mail would carry (GET /v1/auth/{app_id}/magic_links/open), which works as usual (single use); an invitation's to the invitation link on the app's login page (?sct_magic=...). 404 page: unknown code, or a link that was used, replaced or has expired."),
-		map[int]string{http.StatusSeeOther: "On to the consent link or the invitation link", http.StatusNotFound: "Unknown code, or a used, replaced or expired link"}), s.openShortLink, "503")
+		"A magic link or an invitation sent by SMS is this short link. A magic link's redirects (303) to the consent link the e-mail would carry (GET /v1/auth/{app_id}/magic_links/open), which works as usual (single use); an invitation's to the invitation link on the app's login page (?sct_magic=...). 404 page: unknown code, or a link that was used, replaced or has expired. 429 page with Retry-After: more short links opened from the client's address than ratelimit.short_link_per_ip allows (found or not; the code is not looked up)."),
+		map[int]string{http.StatusSeeOther: "On to the consent link or the invitation link", http.StatusNotFound: "Unknown code, or a used, replaced or expired link",
+			http.StatusTooManyRequests: "Too many short links opened from this address (ratelimit.short_link_per_ip)"}), s.openShortLink, "503")
 
 	register(s, op("createWebhook", "POST", "/v1/apps/{app_id}/webhooks", "Create a webhook endpoint", "Webhooks"), authApp, s.createWebhook, "webhook_limit_reached")
 	register(s, op("listWebhooks", "GET", "/v1/apps/{app_id}/webhooks", "List webhook endpoints", "Webhooks"), authApp, s.listWebhooks)
@@ -292,6 +300,11 @@ func (s *Server) plain(o huma.Operation, h http.HandlerFunc, codes ...string) {
 				r.Content["text/plain"] = &huma.MediaType{Schema: &huma.Schema{Type: "string"}}
 			}
 		}
+	}
+	if r := o.Responses["429"]; r != nil && r.Headers == nil {
+		// A page's 429 (pageOp) carries Retry-After as the JSON ones do.
+		r.Headers = map[string]*huma.Param{"Retry-After": {Description: "Seconds to wait before trying again.",
+			Required: true, Schema: &huma.Schema{Type: "integer", Minimum: ptrFloat(1)}}}
 	}
 	s.api.OpenAPI().AddOperation(&o)
 	s.router.HandleFunc(pattern, h)

@@ -54,9 +54,14 @@ type Deps struct {
 	BaseURL        string
 	Version        string
 	TrustedProxies []netip.Prefix
-	// MetricsApart leaves /metrics out of the API: MetricsHandler serves it
-	// on a listener of its own (metrics.addr).
-	MetricsApart bool
+	// MetricsOnAPI serves /metrics on the API listener (config
+	// MetricsOnAPI: development mode or metrics.token, without
+	// metrics.addr); otherwise only MetricsHandler serves it, on a
+	// listener of its own (metrics.addr).
+	MetricsOnAPI bool
+	// MetricsToken, when set, is the bearer token /metrics requires
+	// wherever it is served (metrics.token).
+	MetricsToken string
 	// SendMinTime is the shortest time a request that sends a code or a
 	// magic link to an identifier takes to answer (ratelimit.send_min_time).
 	SendMinTime time.Duration
@@ -135,9 +140,9 @@ func New(d Deps) *Server {
 	return s
 }
 
-// Handler returns the API with its middleware: recovery, request id, client
-// IP, access log and metrics, CORS, the body limit, the text rules and the
-// JSON content type of any body.
+// Handler returns the API with its middleware: the security headers
+// (headers.go), recovery, request id, client IP, access log and metrics,
+// CORS, the body limit, the text rules and the JSON content type of any body.
 func (s *Server) Handler() http.Handler {
 	h := s.handler()
 	if handlerHook != nil {
@@ -151,7 +156,7 @@ func (s *Server) Handler() http.Handler {
 var handlerHook func(*Server, http.Handler) http.Handler
 
 func (s *Server) handler() http.Handler {
-	return s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return secureHeaders(s.BaseURL, s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
@@ -164,7 +169,7 @@ func (s *Server) handler() http.Handler {
 			return
 		}
 		s.router.ServeHTTP(w, r)
-	}))))
+	})))))
 }
 
 func (s *Server) recoverer(next http.Handler) http.Handler {

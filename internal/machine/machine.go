@@ -23,6 +23,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -60,6 +61,31 @@ var (
 	ErrSessionRequired = errors.New("m2m session required")
 )
 
+// RateLimitedError refuses a client authentication whose failure budget
+// (Limits) is spent, before the secret is compared.
+type RateLimitedError struct {
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	return "m2m client authentication rate limited; retry after " + e.RetryAfter.String()
+}
+
+// Limits bound failed client authentications at the token endpoint
+// (security.md: guessing client secrets).
+type Limits struct {
+	// FailuresPerClient: per client id (and app), from any IP.
+	FailuresPerClient ratelimit.Rule
+	// FailuresPerIP: per client IP, across client ids.
+	FailuresPerIP ratelimit.Rule
+}
+
+// DefaultLimits are the settings' defaults.
+func DefaultLimits() Limits {
+	return Limits{FailuresPerClient: ratelimit.Rule{Limit: 10, Period: 10 * time.Minute},
+		FailuresPerIP: ratelimit.Rule{Limit: 30, Period: 10 * time.Minute}}
+}
+
 // Client is an M2M client; its secret is shown only when it is created.
 type Client = store.M2MClient
 
@@ -80,14 +106,16 @@ type Claims struct {
 
 // Service is the M2M domain.
 type Service struct {
-	db     *store.DB
-	keys   *token.Keyring
-	hasher *token.Hasher
-	issuer string
-	ttl    time.Duration
-	alg    func(store.App) string
-	now    func() time.Time
-	log    *slog.Logger
+	db      *store.DB
+	keys    *token.Keyring
+	hasher  *token.Hasher
+	issuer  string
+	ttl     time.Duration
+	alg     func(store.App) string
+	limiter ratelimit.Limiter
+	limits  Limits
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // Deps are the Service's collaborators.
@@ -103,8 +131,12 @@ type Deps struct {
 	// or the server default), so a backend verifies M2M tokens with the keys
 	// it already uses for the app's user tokens. Nil signs with ES256.
 	Alg func(store.App) string
-	Now func() time.Time
-	Log *slog.Logger
+	// Limiter holds the failure budgets of Limits (shared by replicas
+	// when it is the SQL one); nil limits nothing.
+	Limiter ratelimit.Limiter
+	Limits  Limits
+	Now     func() time.Time
+	Log     *slog.Logger
 }
 
 // New returns a Service.
@@ -118,7 +150,8 @@ func New(d Deps) *Service {
 	if d.Alg == nil {
 		d.Alg = func(store.App) string { return token.Algorithm }
 	}
-	return &Service{db: d.DB, keys: d.Keyring, hasher: d.Hasher, issuer: d.Issuer, ttl: d.TokenTTL, alg: d.Alg, now: d.Now, log: d.Log}
+	return &Service{db: d.DB, keys: d.Keyring, hasher: d.Hasher, issuer: d.Issuer, ttl: d.TokenTTL, alg: d.Alg,
+		limiter: d.Limiter, limits: d.Limits, now: d.Now, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -204,6 +237,8 @@ type TokenRequest struct {
 	ClientSecret string
 	// Scope is the space-separated scope asked for; "" asks for none.
 	Scope string
+	// ClientIP is the caller's address, for the per-IP failure budget.
+	ClientIP string
 }
 
 // Grant is what the token endpoint answers.
@@ -232,6 +267,10 @@ func (s *Service) IssueToken(ctx context.Context, app store.App, r TokenRequest)
 	if r.ClientID == "" || r.ClientSecret == "" || len(r.ClientID) > maxClientIDLen {
 		return Grant{}, ErrInvalidClient
 	}
+	giveBack, err := s.takeAttempt(ctx, app.ID, r.ClientID, r.ClientIP)
+	if err != nil {
+		return Grant{}, err
+	}
 	c, err := s.db.GetM2MClient(ctx, app.ID, r.ClientID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Grant{}, ErrInvalidClient
@@ -240,8 +279,11 @@ func (s *Service) IssueToken(ctx context.Context, app store.App, r TokenRequest)
 		return Grant{}, err
 	}
 	if !s.hasher.Equal(c.SecretHash, "m2m-client", r.ClientSecret) || c.RevokedAt != nil {
+		s.log.InfoContext(ctx, "m2m client authentication failed", "app_id", app.ID, "client_id", c.ID, "ip", r.ClientIP)
 		return Grant{}, ErrInvalidClient
 	}
+	// Authenticated: the attempt was no failure, so it costs nothing.
+	giveBack(ctx)
 	// Only an authenticated client learns what is wrong with its scope.
 	scopes, err := parseScope(r.Scope)
 	if err != nil {
@@ -275,6 +317,49 @@ func (s *Service) IssueToken(ctx context.Context, app store.App, r TokenRequest)
 	}
 	s.log.InfoContext(ctx, "m2m token issued", "app_id", app.ID, "client_id", c.ID, "m2m_session_id", sess.ID)
 	return Grant{AccessToken: tok, ExpiresAt: sess.ExpiresAt, ExpiresIn: int64(s.ttl / time.Second), Scopes: scopes, Session: sess}, nil
+}
+
+// takeAttempt takes one from the client's failure budget, then from the
+// caller IP's, before the secret is compared: parallel guesses cannot
+// compare more than the budget, however they interleave. A refusal takes
+// nothing from the budgets after it and gives back what it took, so the
+// number compared is exactly the smallest budget left. giveBack returns
+// both for an attempt that authenticated.
+func (s *Service) takeAttempt(ctx context.Context, appID, clientID, ip string) (giveBack func(context.Context), err error) {
+	var taken []bucket
+	giveBack = func(ctx context.Context) {
+		for _, b := range taken {
+			if err := s.limiter.Return(ctx, b.key, b.rule); err != nil {
+				s.log.WarnContext(ctx, "m2m failure budget not given back", "err", err)
+			}
+		}
+	}
+	if s.limiter == nil {
+		return func(context.Context) {}, nil
+	}
+	for _, b := range []bucket{
+		{"m2m-auth:client:" + appID + ":" + clientID, s.limits.FailuresPerClient},
+		{"m2m-auth:ip:" + ip, s.limits.FailuresPerIP},
+	} {
+		if b.rule.Disabled() {
+			continue
+		}
+		res, err := s.limiter.Allow(ctx, b.key, b.rule)
+		if err == nil && !res.Allowed {
+			err = &RateLimitedError{RetryAfter: res.RetryAfter}
+		}
+		if err != nil {
+			giveBack(ctx)
+			return nil, err
+		}
+		taken = append(taken, b)
+	}
+	return giveBack, nil
+}
+
+type bucket struct {
+	key  string
+	rule ratelimit.Rule
 }
 
 // sign signs an M2M token. Every M2M token is signed here and only here, so

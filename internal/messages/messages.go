@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -176,7 +178,7 @@ func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_
 // field and the variable).
 func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov courier.Override) (_ Template, err error) {
 	defer errs.Wrap(&err, "put message template")
-	if err := validate(ov); err != nil {
+	if err := s.validate(ov); err != nil {
 		return Template{}, err
 	}
 	ov.Locale = courier.NormalizeLocale(ov.Locale)
@@ -267,7 +269,7 @@ func (s *Service) Preview(ctx context.Context, p access.Principal, appID string,
 	v := s.sample(app.Name, req.Channel)
 	var out Preview
 	if req.Draft != nil {
-		if err := validate(courier.Override{Name: info.Name, Channel: req.Channel, Locale: locale, Subject: req.Draft.Subject,
+		if err := s.validate(courier.Override{Name: info.Name, Channel: req.Channel, Locale: locale, Subject: req.Draft.Subject,
 			Text: req.Draft.Text, HTML: req.Draft.HTML}); err != nil {
 			return Preview{}, err
 		}
@@ -297,12 +299,22 @@ func (s *Service) sample(appName string, ch courier.Channel) courier.Vars {
 	return v
 }
 
-// validate checks an override, as errs.Invalid.
-func validate(ov courier.Override) error {
-	err := courier.ValidateOverride(ov)
+// validate checks an override, as errs.Invalid. An HTML part may load
+// images from this server's own origin (base_url), nowhere else.
+func (s *Service) validate(ov courier.Override) error {
+	err := courier.ValidateOverride(ov, origin(s.baseURL))
 	var te *courier.TemplateError
 	if errors.As(err, &te) {
 		return errs.Invalidf(te.Field, "%s", te.Reason)
 	}
 	return err
+}
+
+// origin is the scheme://host of a URL ("" when it has none).
+func origin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" || p.Host == "" {
+		return ""
+	}
+	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host)
 }

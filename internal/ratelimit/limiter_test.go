@@ -233,3 +233,49 @@ func TestSQLPrune(t *testing.T) {
 		}
 	})
 }
+
+// TestReturn: an event given back can be taken again, on both backends
+// alike; giving back never makes room beyond a full bucket once time has
+// passed, and a key never taken or a disabled rule is left alone.
+func TestReturn(t *testing.T) {
+	r3 := Rule{3, 3 * time.Second} // interval 1 s, burst 3
+	forEachBackend(t, func(t *testing.T, clock *testClock, b backend) {
+		ctx := context.Background()
+		allow := func(step string, want bool) {
+			t.Helper()
+			got, err := b.l.Allow(ctx, "k", r3)
+			if err != nil || got.Allowed != want {
+				t.Fatalf("%s: Allow = %+v, %v; want allowed %v", step, got, err, want)
+			}
+		}
+		give := func(key string, r Rule) {
+			t.Helper()
+			if err := b.l.Return(ctx, key, r); err != nil {
+				t.Fatalf("Return(%q): %v", key, err)
+			}
+		}
+		for i := range 3 {
+			allow(fmt.Sprint("take ", i+1), true)
+		}
+		allow("4th", false)
+		give("k", r3)
+		allow("after one given back", true)
+		allow("again", false)
+		give("k", r3)
+		give("k", r3)
+		allow("after two given back", true)
+		allow("after two given back, 2nd", true)
+		allow("after two given back, 3rd", false)
+		give("never-taken", r3)
+		give("k", Rule{})
+		allow("a disabled rule gives nothing back", false)
+
+		// Long idle: the bucket is full; giving back adds no room above it.
+		clock.Set(t0.Add(time.Hour))
+		give("k", r3)
+		for i := range 3 {
+			allow(fmt.Sprint("full again, take ", i+1), true)
+		}
+		allow("full again, 4th", false)
+	})
+}

@@ -74,6 +74,24 @@ func (m *Memory) Allow(_ context.Context, key string, r Rule) (Result, error) {
 	return Result{Allowed: true}, nil
 }
 
+// Return gives back one event taken from key's bucket under rule r. It
+// never fails.
+func (m *Memory) Return(_ context.Context, key string, r Rule) error {
+	if r.Disabled() {
+		return nil
+	}
+	interval, _ := r.window()
+	sh := &m.shards[maphash.String(m.seed, key)%memShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if b, ok := sh.buckets[key]; ok {
+		// As store.ReturnRate: a tat below now counts as now.
+		b.tat -= interval
+		sh.buckets[key] = b
+	}
+	return nil
+}
+
 // makeRoom runs when a full shard needs a new bucket. It drops expired
 // buckets; if that frees less than a quarter of the shard, it also drops the
 // buckets that expire soonest. Those are the nearest to full anyway, so

@@ -108,6 +108,10 @@ type Result struct {
 // (e.g. "otp-send:ip:1.2.3.4").
 type Limiter interface {
 	Allow(ctx context.Context, key string, r Rule) (Result, error)
+	// Return gives back an event Allow took: a budget of failures takes
+	// one before each attempt is judged (so parallel attempts cannot
+	// overspend it) and returns it when the attempt succeeds.
+	Return(ctx context.Context, key string, r Rule) error
 }
 
 // RetryAfterSeconds rounds up to whole seconds, at least 1, for the

@@ -41,6 +41,19 @@ func (s *SQL) Allow(ctx context.Context, key string, r Rule) (Result, error) {
 	return Result{RetryAfter: time.Duration(retryMs) * time.Millisecond}, nil
 }
 
+// Return gives back one event taken from key's bucket under rule r, in one
+// statement.
+func (s *SQL) Return(ctx context.Context, key string, r Rule) error {
+	if r.Disabled() {
+		return nil
+	}
+	interval, _ := r.window()
+	if err := s.db.ReturnRate(ctx, key, interval); err != nil {
+		return fmt.Errorf("ratelimit: return: %w", err)
+	}
+	return nil
+}
+
 // Prune deletes expired SQL buckets (call periodically).
 func (s *SQL) Prune(ctx context.Context) error {
 	if _, err := s.db.PruneRates(ctx, s.now().UnixMilli()); err != nil {

@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp, s.log)
-	var limiter signin.Limiter = ratelimit.NewMemory(s.now)
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(s.now)
 	s.rateLimits = "memory"
 	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {
 		shared := ratelimit.NewSQL(s.DB, s.now)
@@ -230,8 +230,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
+	m2mLimits, err := machineLimits(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s.Machines = machine.New(machine.Deps{DB: s.DB, Keyring: s.keyring, Hasher: hasher, Issuer: cfg.Tokens.Issuer,
-		TokenTTL: cfg.M2M.TokenTTL, Alg: s.Tenants.AccessTokenAlg, Now: s.now, Log: s.log})
+		TokenTTL: cfg.M2M.TokenTTL, Alg: s.Tenants.AccessTokenAlg, Limiter: limiter, Limits: m2mLimits, Now: s.now, Log: s.log})
 
 	// Workers: messages, webhook deliveries, the challenge-expiry sweep and
 	// the purge of expired M2M sessions. The messages queue polls often
@@ -280,7 +284,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
-		MetricsApart: cfg.Metrics.Addr != "", SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
+		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
 	return s, nil
 }
 
@@ -592,6 +596,26 @@ func signinLimits(cfg config.Config) (signin.Limits, error) {
 		{"ratelimit.challenge_per_ip", cfg.RateLimit.ChallengePerIP, &l.ChallengePerIP},
 		{"ratelimit.challenge_per_user", cfg.RateLimit.ChallengePerUser, &l.ChallengePerUser},
 		{"ratelimit.unknown_identifier_per_ip", cfg.RateLimit.UnknownPerIP, &l.UnknownPerIP},
+		{"ratelimit.short_link_per_ip", cfg.RateLimit.ShortLinkPerIP, &l.ShortLinkPerIP},
+	} {
+		rule, err := ratelimit.ParseRule(r.value)
+		if err != nil {
+			return l, &config.SettingError{Key: r.key, Reason: err.Error()}
+		}
+		*r.dst = rule
+	}
+	return l, nil
+}
+
+// machineLimits turns the M2M rate-limit settings into rules.
+func machineLimits(cfg config.Config) (machine.Limits, error) {
+	var l machine.Limits
+	for _, r := range []struct {
+		key, value string
+		dst        *ratelimit.Rule
+	}{
+		{"ratelimit.m2m_failures_per_client", cfg.RateLimit.M2MFailuresPerClient, &l.FailuresPerClient},
+		{"ratelimit.m2m_failures_per_ip", cfg.RateLimit.M2MFailuresPerIP, &l.FailuresPerIP},
 	} {
 		rule, err := ratelimit.ParseRule(r.value)
 		if err != nil {

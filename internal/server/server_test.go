@@ -79,11 +79,19 @@ func TestServeReturnsWhenItCannotServe(t *testing.T) {
 // TestMetricsOnItsOwnListener: with metrics.addr set, /metrics is served on
 // that listener alone (nothing else is), and the API listener no longer
 // serves it nor lists it; the counts still cover the API's requests.
-// Without the setting, /metrics stays with the API.
+// Without the setting, /metrics stays with the API only in development
+// mode or behind metrics.token; a production server serves it nowhere.
 func TestMetricsOnItsOwnListener(t *testing.T) {
-	get := func(t *testing.T, url string) (int, string) {
+	getAuth := func(t *testing.T, url, authorization string) (int, string) {
 		t.Helper()
-		res, err := http.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatalf("GET %s: %v", url, err)
 		}
@@ -91,6 +99,7 @@ func TestMetricsOnItsOwnListener(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
+	get := func(t *testing.T, url string) (int, string) { t.Helper(); return getAuth(t, url, "") }
 
 	sys := servertest.New(t, store.SQLite, servertest.Options{Serve: true,
 		Settings: map[string]string{"GATEHOUSE_METRICS_ADDR": "127.0.0.1:0"}})
@@ -120,8 +129,41 @@ func TestMetricsOnItsOwnListener(t *testing.T) {
 	if plain.MetricsURL != "" {
 		t.Errorf("MetricsURL without metrics.addr = %q; want none", plain.MetricsURL)
 	}
-	if code, body := get(t, plain.URL+"/metrics"); code != http.StatusOK || !strings.Contains(body, "gatehouse_http_requests_total") {
-		t.Errorf("GET /metrics without metrics.addr = %d %.80s; want 200 with metrics", code, body)
+	if code, body := get(t, plain.URL+"/metrics"); code != http.StatusNotFound || strings.Contains(body, "gatehouse_http") {
+		t.Errorf("GET /metrics without metrics.addr outside --dev = %d %.80s; want 404 without metrics", code, body)
+	}
+	if _, ok := plain.API().OpenAPI().Paths["/metrics"]; ok {
+		t.Errorf("the OpenAPI document of a production server without metrics.addr lists /metrics")
+	}
+
+	dev := servertest.New(t, store.SQLite, servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_DEV": "true"}})
+	if code, body := get(t, dev.URL+"/metrics"); code != http.StatusOK || !strings.Contains(body, "gatehouse_http_requests_total") {
+		t.Errorf("GET /metrics without metrics.addr in --dev = %d %.80s; want 200 with metrics", code, body)
+	}
+
+	// metrics.token: the API listener serves /metrics to its bearer alone,
+	// and so does a metrics listener.
+	const tok = "m3trics-t0ken-0123456789abcdefghij"
+	for _, settings := range []map[string]string{
+		{"GATEHOUSE_METRICS_TOKEN": tok},
+		{"GATEHOUSE_METRICS_TOKEN": tok, "GATEHOUSE_METRICS_ADDR": "127.0.0.1:0"},
+	} {
+		sys := servertest.New(t, store.SQLite, servertest.Options{Serve: true, Settings: settings})
+		url := sys.URL + "/metrics"
+		if sys.MetricsURL != "" {
+			url = sys.MetricsURL + "/metrics"
+			if code, _ := getAuth(t, sys.URL+"/metrics", "Bearer "+tok); code != http.StatusNotFound {
+				t.Errorf("GET /metrics on the API listener with metrics.addr and the token = %d; want 404", code)
+			}
+		}
+		for _, auth := range []string{"", "Bearer " + tok + "x", "Bearer " + tok[:len(tok)-1], "Basic " + tok, tok} {
+			if code, body := getAuth(t, url, auth); code != http.StatusUnauthorized || strings.Contains(body, "gatehouse_http") {
+				t.Errorf("GET %s with Authorization %q = %d %.80s; want 401 without metrics", url, auth, code, body)
+			}
+		}
+		if code, body := getAuth(t, url, "Bearer "+tok); code != http.StatusOK || !strings.Contains(body, "gatehouse_http_requests_total") {
+			t.Errorf("GET %s with the token = %d %.80s; want 200 with metrics", url, code, body)
+		}
 	}
 }
 

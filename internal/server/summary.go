@@ -38,6 +38,8 @@ func startupSummary(cfg config.Config, rateLimits string, algs []string) startup
 		"base_url", cfg.BaseURL, "base_url_from", cfg.BaseURLFrom, "issuer", cfg.Tokens.Issuer,
 		"access_token_alg", cfg.Tokens.AccessTokenAlg, "signing_algs", algs, "dev", cfg.Dev)
 
+	add("metrics", metricsWhere(cfg))
+
 	// Private webhook targets warn in development mode too: the setting
 	// decides where requests go, whatever the mode.
 	if cfg.PrivateTargetsAllowed() {
@@ -71,6 +73,10 @@ func startupSummary(cfg config.Config, rateLimits string, algs []string) startup
 		warn("base_url is not set: links and the token issuer use " + cfg.BaseURL + ", derived from http.addr; " +
 			"set base_url to the public URL clients use")
 	}
+	if cfg.Metrics.Addr == "" && cfg.Metrics.Token == "" {
+		warn("metrics.addr is not set: /metrics is not served (outside --dev the API listener never serves it " +
+			"without metrics.token); set metrics.addr to an internal address such as 127.0.0.1:9090 to scrape it")
+	}
 	if rateLimits == "memory" && kind == store.Postgres {
 		warn("ratelimit.backend is memory on PostgreSQL: each replica keeps its own rate limits, so N replicas allow " +
 			"N times each limit; set ratelimit.backend to database or auto")
@@ -92,4 +98,20 @@ func postgresTarget(dsn string) (host, name string) {
 		host = u.Query().Get("host")
 	}
 	return host, strings.TrimPrefix(u.Path, "/")
+}
+
+// metricsWhere says where /metrics is served: on its own listener, on the
+// API listener (development mode, or behind metrics.token), or nowhere.
+func metricsWhere(cfg config.Config) string {
+	switch {
+	case cfg.Metrics.Addr != "" && cfg.Metrics.Token != "":
+		return "metrics.addr with metrics.token"
+	case cfg.Metrics.Addr != "":
+		return "metrics.addr"
+	case cfg.MetricsOnAPI() && cfg.Metrics.Token != "":
+		return "api with metrics.token"
+	case cfg.MetricsOnAPI():
+		return "api"
+	}
+	return "off"
 }

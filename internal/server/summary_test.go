@@ -18,7 +18,7 @@ func TestStartupSummary(t *testing.T) {
 	base := func() config.Config {
 		return config.Config{DataDir: "/srv/gh", BaseURL: "https://auth.example.com", BaseURLFrom: "base_url",
 			Database: config.Database{URL: "postgres://gh:" + secret + "@db.internal:5433/gatehouse?sslmode=require&password=" + secret},
-			Mail:     config.Mail{Provider: "smtp"}, SMS: config.SMS{Provider: "twilio"},
+			Mail:     config.Mail{Provider: "smtp"}, SMS: config.SMS{Provider: "twilio"}, Metrics: config.Metrics{Addr: "127.0.0.1:9090"},
 			Tokens: config.Tokens{Issuer: "https://auth.example.com", AccessTokenAlg: "ES256"}}
 	}
 	tests := []struct {
@@ -31,15 +31,20 @@ func TestStartupSummary(t *testing.T) {
 		{"production, everything set", func(*config.Config) {}, "database",
 			map[string]any{"database": "postgres", "database_host": "db.internal:5433", "database_name": "gatehouse",
 				"mail_provider": "smtp", "sms_provider": "twilio", "rate_limits": "database", "base_url": "https://auth.example.com",
-				"base_url_from": "base_url", "dev": false}, nil},
+				"base_url_from": "base_url", "dev": false, "metrics": "metrics.addr"}, nil},
 		{"production defaults", func(c *config.Config) {
-			c.Database.URL, c.Mail.Provider, c.SMS.Provider = "", "", ""
+			c.Database.URL, c.Mail.Provider, c.SMS.Provider, c.Metrics.Addr = "", "", "", ""
 			c.BaseURL, c.BaseURLFrom = "http://127.0.0.1:8080", "http.addr"
 		}, "memory",
 			map[string]any{"database": "sqlite", "database_path": "/srv/gh/gatehouse.db", "mail_provider": "log", "sms_provider": "log",
-				"rate_limits": "memory", "base_url_from": "http.addr"},
+				"rate_limits": "memory", "base_url_from": "http.addr", "metrics": "off"},
 			[]string{"database.url is not set: SQLite at /srv/gh/gatehouse.db", "mail.provider is not set (log)",
-				"sms.provider is not set (log)", "base_url is not set: links and the token issuer use http://127.0.0.1:8080"}},
+				"sms.provider is not set (log)", "base_url is not set: links and the token issuer use http://127.0.0.1:8080",
+				"metrics.addr is not set: /metrics is not served"}},
+		{"metrics behind a token on the API listener", func(c *config.Config) { c.Metrics = config.Metrics{Token: strings.Repeat("t", 32)} }, "database",
+			map[string]any{"metrics": "api with metrics.token"}, nil},
+		{"metrics on their listener behind a token", func(c *config.Config) { c.Metrics.Token = strings.Repeat("t", 32) }, "database",
+			map[string]any{"metrics": "metrics.addr with metrics.token"}, nil},
 		{"outbox and log chosen outside dev", func(c *config.Config) { c.Mail.Provider, c.SMS.Provider = "outbox", "log" }, "database",
 			nil, []string{"mail.provider is outbox", "sms.provider is log"}},
 		{"sqlite chosen", func(c *config.Config) { c.Database.URL = "sqlite:/data/gh.db" }, "memory",
@@ -49,10 +54,10 @@ func TestStartupSummary(t *testing.T) {
 		{"private webhook targets", func(c *config.Config) { c.Webhooks.AllowPrivateTargets = "true" }, "database",
 			nil, []string{"webhooks.allow_private_targets"}},
 		{"dev defaults", func(c *config.Config) {
-			c.Dev, c.Database.URL, c.Mail.Provider, c.SMS.Provider = true, "", "", ""
+			c.Dev, c.Database.URL, c.Mail.Provider, c.SMS.Provider, c.Metrics.Addr = true, "", "", "", ""
 			c.BaseURL, c.BaseURLFrom = "http://127.0.0.1:8080", "http.addr"
 		}, "memory",
-			map[string]any{"mail_provider": "outbox", "sms_provider": "outbox", "dev": true},
+			map[string]any{"mail_provider": "outbox", "sms_provider": "outbox", "dev": true, "metrics": "api"},
 			[]string{"webhooks.allow_private_targets"}},
 	}
 	for _, tt := range tests {

@@ -33,9 +33,14 @@ var ErrShortLinkNotFound = errors.New("link not found or expired")
 // link's consent link, or an invitation's link to the app. A link whose
 // challenge or invitation is no longer open is ErrShortLinkNotFound, with
 // the app's id so the answer can name the app; an unknown code is
-// ErrShortLinkNotFound with no app.
-func (s *Service) ResolveShortLink(ctx context.Context, code string) (appID, link string, err error) {
+// ErrShortLinkNotFound with no app. Every opening takes one from c's
+// per-IP budget (ShortLinkPerIP) before the code is looked up, so once it
+// is spent a guess learns nothing, a right one included (*RateLimitedError).
+func (s *Service) ResolveShortLink(ctx context.Context, code string, c Client) (appID, link string, err error) {
 	defer errs.Wrap(&err, "resolve short link")
+	if err := s.allow(ctx, bucket{"short-link:ip:" + c.IP, s.limits.ShortLinkPerIP}); err != nil {
+		return "", "", err
+	}
 	hash, ok := appuser.ShortLinkHash(s.hasher, code)
 	if !ok {
 		return "", "", ErrShortLinkNotFound

@@ -83,6 +83,9 @@ type Limits struct {
 	ChallengePerIP   ratelimit.Rule
 	ChallengePerUser ratelimit.Rule
 	UnknownPerIP     ratelimit.Rule
+	// ShortLinkPerIP bounds the short links ({base_url}/m/{code}) opened
+	// from one client IP, found or not: guessing codes.
+	ShortLinkPerIP ratelimit.Rule
 }
 
 // DefaultLimits are the security bar's numbers.
@@ -98,6 +101,7 @@ func DefaultLimits() Limits {
 		ChallengePerIP:      ratelimit.Rule{Limit: 60, Period: 10 * time.Minute},
 		ChallengePerUser:    ratelimit.Rule{Limit: 10, Period: 10 * time.Minute},
 		UnknownPerIP:        ratelimit.Rule{Limit: 20, Period: time.Hour},
+		ShortLinkPerIP:      ratelimit.Rule{Limit: 30, Period: 10 * time.Minute},
 	}
 }
 

@@ -60,6 +60,16 @@ func (q Queries) TakeRate(ctx context.Context, key string, nowMs, intervalMs, bu
 	return false, tat + intervalMs - burstMs - nowMs, nil
 }
 
+// ReturnRate gives back one step of intervalMs taken from key's bucket (an
+// attempt that turned out to be allowed free). A tat moved below now counts
+// as now, as in takeRateSQL; a bucket pruned meanwhile is full anyway.
+func (q Queries) ReturnRate(ctx context.Context, key string, intervalMs int64) error {
+	if _, err := q.w.exec(ctx, `UPDATE rate_limits SET tat = tat - CAST($2 AS BIGINT) WHERE key = $1`, key, intervalMs); err != nil {
+		return fmt.Errorf("store: return rate: %w", err)
+	}
+	return nil
+}
+
 // PruneRates deletes buckets whose expires_at < nowMs; returns how many.
 func (q Queries) PruneRates(ctx context.Context, nowMs int64) (int64, error) {
 	n, err := q.w.exec(ctx, `DELETE FROM rate_limits WHERE expires_at < CAST($1 AS BIGINT)`, nowMs)
