@@ -556,7 +556,7 @@ func testPush(t *testing.T, e *env) {
 		{name: "wrong 3 fails it", method: "POST", path: approve, headers: user(phoneAccess), body: wrong, wantStatus: 400,
 			wantCode: "invalid_request", events: []string{"auth.login.failed", "challenge.failed"}},
 		{name: "then the right number is too late", method: "POST", path: approve, headers: user(phoneAccess),
-			body: map[string]any{"match_number": number}, wantStatus: 409, wantCode: "challenge_closed"},
+			body: map[string]any{"match_number": number}, wantStatus: 429, wantCode: "too_many_attempts"},
 	})
 }
 

@@ -94,6 +94,10 @@ func (s *Service) pushFor(ctx context.Context, app store.App, caller Caller, id 
 func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller, id string, number int) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "approve push")
 	ch, err := s.pushFor(ctx, app, caller, id)
+	var closed *ChallengeClosedError
+	if errors.As(err, &closed) && closed.Status == store.ChallengeFailed {
+		return ChallengeView{}, ErrTooManyAttempts // as the transaction below would say
+	}
 	if err != nil {
 		return ChallengeView{}, err
 	}
