@@ -63,7 +63,7 @@ var codeAbout = map[string]string{
 	"not_found":                       "Nothing here (the development outbox outside development mode, an unknown docs asset).",
 	"invalid_code":                    "The code is wrong or has expired; it spent an attempt.",
 	"code_used":                       "The TOTP code's time step was used already (a replay); it spent an attempt. The authenticator app's next code works.",
-	"too_many_attempts":               "Too many wrong codes for this code or challenge: request a new one later.",
+	"too_many_attempts":               "Too many wrong codes for this code or challenge, or from this source in the last hour: refused without being compared; request a new code later.",
 	"code_entry_locked":               "Too many wrong codes for this identifier: sign-in by code is locked until the user signs in another way.",
 	"magic_link_denied":               "The magic link was denied on the consent page (the client SDK treats this message as non-fatal).",
 	"magic_link_not_found_or_expired": "The magic link is unknown, used, replaced or expired.",

@@ -39,7 +39,7 @@ type SendResult struct {
 	// arrived.
 	Sent        bool
 	MetaErrors  appuser.MetaErrors
-	MatchNumber int // magic links: the number the consent page shows too
+	MatchNumber int // magic links: the number the requesting device shows, which the consent page asks for
 }
 
 // parseIdentifier normalises an identifier and checks the app accepts its kind.
