@@ -487,14 +487,7 @@ func testLastAttemptKilled(t *testing.T) {
 
 	s1 := startServer(t, args, environ)
 	b := readBootstrap(t, dir)
-	status, body := call(t, "POST", s1.url()+"/v1/apps/"+b.AppID+"/webhooks", b.APISecret,
-		fmt.Sprintf(`{"webhook":{"url":%q,"retry_limit":0,"event_types":["user.created"]}}`, rcv.url()))
-	hook, _ := body["webhook"].(map[string]any)
-	hookID, _ := hook["id"].(string)
-	rcv.secret, _ = hook["secret"].(string)
-	if status != 200 || hookID == "" {
-		t.Fatalf("create webhook = %d %v", status, body)
-	}
+	hookID := createHook(t, s1.url(), b, rcv, 0)
 	if status, body := call(t, "POST", s1.url()+"/v1/"+b.AppID+"/users", b.APISecret, `{"identifier":"last@example.com"}`); status != 200 {
 		t.Fatalf("create user = %d %v", status, body)
 	}
@@ -571,14 +564,7 @@ func testKilledWorkRetried(t *testing.T, dbEnv []string) {
 
 	s1 := startServer(t, args, environ)
 	b := readBootstrap(t, dir)
-	status, body := call(t, "POST", s1.url()+"/v1/apps/"+b.AppID+"/webhooks", b.APISecret,
-		fmt.Sprintf(`{"webhook":{"url":%q,"retry_limit":10,"event_types":["user.created"]}}`, rcv.url()))
-	hook, _ := body["webhook"].(map[string]any)
-	hookID, _ := hook["id"].(string)
-	rcv.secret, _ = hook["secret"].(string)
-	if status != 200 || hookID == "" {
-		t.Fatalf("create webhook = %d %v", status, body)
-	}
+	hookID := createHook(t, s1.url(), b, rcv, 10)
 	for i := range users {
 		if status, body := call(t, "POST", s1.url()+"/v1/"+b.AppID+"/users", b.APISecret, fmt.Sprintf(`{"identifier":"held%d@example.com"}`, i)); status != 200 {
 			t.Fatalf("create user %d = %d %v", i, status, body)
@@ -787,4 +773,19 @@ func TestStartupAnnouncesPrivateTargets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// createHook makes rcv the app's webhook endpoint for user.created, with
+// retryLimit retries, and returns its id.
+func createHook(t *testing.T, base string, b server.Bootstrap, rcv *receiver, retryLimit int) string {
+	t.Helper()
+	status, body := call(t, "POST", base+"/v1/apps/"+b.AppID+"/webhooks", b.APISecret,
+		fmt.Sprintf(`{"webhook":{"url":%q,"retry_limit":%d,"event_types":["user.created"]}}`, rcv.url(), retryLimit))
+	hook, _ := body["webhook"].(map[string]any)
+	id, _ := hook["id"].(string)
+	rcv.secret, _ = hook["secret"].(string)
+	if status != 200 || id == "" {
+		t.Fatalf("create webhook = %d %v", status, body)
+	}
+	return id
 }

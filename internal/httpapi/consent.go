@@ -155,21 +155,34 @@ func loginURL(app tenant.App) string {
 // renderMagicLink writes the page with headers that keep it out of frames,
 // caches and Referer headers, and allow only its own nonce-tagged style.
 func (s *Server) renderMagicLink(w http.ResponseWriter, r *http.Request, status int, v magicLinkView) {
-	nonce := make([]byte, 16)
-	_, _ = rand.Read(nonce)
-	v.Nonce = base64.RawStdEncoding.EncodeToString(nonce)
+	s.renderPage(w, r, status, "magic link", nil, func(nonce string, buf *bytes.Buffer) (string, error) {
+		v.Nonce = nonce
+		return "default-src 'none'; style-src 'nonce-" + nonce + "'; img-src https: data:; form-action 'self'; " +
+			"frame-ancestors 'none'; base-uri 'none'", magicLinkPage.Execute(buf, v)
+	})
+}
+
+// renderPage answers a server-rendered page: render writes it with a fresh
+// nonce and returns the Content-Security-Policy that allows that nonce
+// (frame-ancestors 'none' always), and the page is never cached nor named
+// in a Referer. header, when set, adds headers of the page's own.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, what string, header http.Header,
+	render func(nonce string, buf *bytes.Buffer) (csp string, err error)) {
+	raw := make([]byte, 16)
+	_, _ = rand.Read(raw)
 	var buf bytes.Buffer
-	if err := magicLinkPage.Execute(&buf, v); err != nil {
-		s.Log.ErrorContext(r.Context(), "render magic link page", "request_id", requestID(r.Context()), "err", err)
+	csp, err := render(base64.RawStdEncoding.EncodeToString(raw), &buf)
+	if err != nil {
+		s.Log.ErrorContext(r.Context(), "render "+what+" page", "request_id", requestID(r.Context()), "err", err)
 		http.Error(w, "Internal server error", http.StatusInternalServerError)
 		return
 	}
 	h := w.Header()
+	for k, v := range header {
+		h[k] = v
+	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+v.Nonce+"'; img-src https: data:; "+
-		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", csp)
 	h.Set("Referrer-Policy", "no-referrer")
 	noStore(w)
 	w.WriteHeader(status)

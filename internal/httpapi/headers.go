@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/rand"
 	"embed"
-	"encoding/base64"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -60,23 +58,13 @@ type noticeView struct {
 // renderNotice writes a notice page with status; retryAfter > 0 adds
 // Retry-After (seconds).
 func (s *Server) renderNotice(w http.ResponseWriter, r *http.Request, status int, v noticeView, retryAfter int) {
-	nonce := make([]byte, 16)
-	_, _ = rand.Read(nonce)
-	v.Nonce = base64.RawStdEncoding.EncodeToString(nonce)
-	var buf bytes.Buffer
-	if err := noticePage.Execute(&buf, v); err != nil {
-		s.Log.ErrorContext(r.Context(), "render notice page", "request_id", requestID(r.Context()), "err", err)
-		http.Error(w, "Internal server error", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+v.Nonce+"'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	h.Set("Referrer-Policy", "no-referrer")
+	var extra http.Header
 	if retryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(retryAfter))
+		extra = http.Header{"Retry-After": {strconv.Itoa(retryAfter)}}
 	}
-	noStore(w)
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	s.renderPage(w, r, status, "notice", extra, func(nonce string, buf *bytes.Buffer) (string, error) {
+		v.Nonce = nonce
+		return "default-src 'none'; style-src 'nonce-" + nonce + "'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+			noticePage.Execute(buf, v)
+	})
 }
