@@ -29,8 +29,9 @@ type dbWatch struct {
 	mu      sync.Mutex
 	running bool // run is watching; otherwise every record passes
 	state   watchState
-	since   time.Time // when the outage began
-	okAt    time.Time // when a probe last found the database up
+	since   time.Time       // when the outage began
+	okAt    time.Time       // when a probe last found the database up
+	trusted map[string]bool // messages passed on since okAt, trusting that probe
 	held    []heldRecord
 	left    int // records left out during this outage (or overflowing held)
 }
@@ -122,7 +123,7 @@ func (w *dbWatch) verdict(err error) {
 	w.held = nil
 	prev, since, left := w.state, w.since, w.left
 	if err == nil {
-		w.state, w.okAt, w.left = dbUp, w.now(), 0
+		w.state, w.okAt, w.left, w.trusted = dbUp, w.now(), 0, map[string]bool{}
 	} else if prev != dbDown {
 		w.state, w.since = dbDown, w.now()
 		w.left += len(held)
@@ -156,7 +157,14 @@ func (w *dbWatch) hold(next slog.Handler, ctx context.Context, r slog.Record) bo
 		w.left++
 		return true
 	case dbUp:
-		if w.now().Sub(w.okAt) < trustProbe {
+		// Within trustProbe a warning passes at once, but one that repeats
+		// (a poll failing again) asks for a probe: an outage that begins
+		// just after a probe found the database up is not let through.
+		if w.now().Sub(w.okAt) < trustProbe && !w.trusted[r.Message] {
+			if w.trusted == nil {
+				w.trusted = map[string]bool{}
+			}
+			w.trusted[r.Message] = true
 			return false
 		}
 		w.state = dbSuspect

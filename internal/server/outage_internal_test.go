@@ -99,3 +99,36 @@ func TestDBWatchPassesWarningsOfAnUpDatabase(t *testing.T) {
 		t.Errorf("the end of the outage does not count the 100 lines left out:\n%s", out.String())
 	}
 }
+
+// TestDBWatchRepeatWithinTrustProbes: just after a probe found the database
+// up, a new warning passes at once, but the same warning again (a poll
+// failing again: an outage that began right after the probe) is held for a
+// probe, so the outage still gets its one line and no flood.
+func TestDBWatchRepeatWithinTrustProbes(t *testing.T) {
+	var out syncBuffer
+	log := slog.New(slog.NewJSONHandler(&out, nil))
+	var down atomic.Bool
+	w := newDBWatch(func(context.Context) error {
+		if down.Load() {
+			return errors.New("connection refused")
+		}
+		return nil
+	}, log)
+	bg := slog.New(w.filter(log.Handler()))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(ctx) }()
+	defer func() { stop(); <-done }()
+	until(t, "the watch runs", func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.running })
+
+	bg.Warn("something unrelated")
+	until(t, "the warning is logged", func() bool { return strings.Contains(out.String(), "something unrelated") })
+	down.Store(true) // within the second the probe is trusted
+	for range 50 {
+		bg.Error("producer: Error fetching jobs")
+	}
+	until(t, "the outage is logged", func() bool { return strings.Contains(out.String(), "database unreachable") })
+	if n := strings.Count(out.String(), "Error fetching jobs"); n > 1 {
+		t.Errorf("%d errors of the outage logged; want at most the first:\n%s", n, out.String())
+	}
+}
