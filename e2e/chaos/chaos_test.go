@@ -60,6 +60,7 @@ var settings = map[string]string{
 	"GATEHOUSE_RATELIMIT_SEND_PER_IDENTIFIER":    "1000/10m",
 	"GATEHOUSE_RATELIMIT_SEND_PER_IP":            "100000/10m",
 	"GATEHOUSE_RATELIMIT_VERIFY_PER_IP":          "100000/10m",
+	"GATEHOUSE_RATELIMIT_SHORT_LINK_PER_IP":      "100000/10m", // all actors open their SMS links from 127.0.0.1
 	"GATEHOUSE_RATELIMIT_CODE_FAILURES_PER_HOUR": "0",
 	"GATEHOUSE_RATELIMIT_POLL_INTERVAL":          "200ms",
 	"GATEHOUSE_SMS_PER_NUMBER_BURST":             "0", // the SMS guards' waits and caps off: all actors text one +1415555 block
