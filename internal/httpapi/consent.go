@@ -43,6 +43,11 @@ type magicLinkView struct {
 // maxConsentForm bounds the consent form's body: a token, a number and two words.
 const maxConsentForm = 16 << 10
 
+var openMagicLinkOp = operation{id: "openMagicLink", method: "GET", path: "/v1/auth/{app_id}/magic_links/open", summary: "Open an e-mailed magic link (consent page)", tag: "Sign-in",
+	contentType: "text/html", errors: []string{"503"},
+	pages: map[int]string{http.StatusSeeOther: "The device that asked: on to the app's login page with `sct_magic`", http.StatusNotFound: "Unknown app, or an unknown, used or expired link"},
+	desc:  "Where e-mailed links land (`?sct_magic=<token>`). Opening it changes nothing. The device that asked for the link is redirected (303) to the app's login page with `sct_magic`, where the client SDK signs it in; any other device gets an HTML page asking \"Was this you?\" with the requesting device, place and time, asking which number that device shows among three (the match number and two decoys, the same three in the same order on every opening, none pre-selected), with Approve and Deny buttons. The page never shows which number is right. 404 page: unknown, used or expired link."}
+
 func (s *Server) magicLinkOpen(w http.ResponseWriter, r *http.Request) {
 	app, ok := s.pageApp(w, r)
 	if !ok {
@@ -65,6 +70,12 @@ func (s *Server) magicLinkOpen(w http.ResponseWriter, r *http.Request) {
 		RequestedAt: link.RequestedAt.UTC().Format("Mon, 2 Jan 2006 15:04 MST"),
 		ExpiresAt:   link.ExpiresAt.UTC().Format("15:04 MST")})
 }
+
+var decideMagicLinkOp = operation{id: "decideMagicLink", method: "POST", path: "/v1/auth/{app_id}/magic_links/open", summary: "Approve or deny a magic link (consent page form)", tag: "Sign-in",
+	contentType: "text/html", errors: []string{"503"},
+	pages: map[int]string{http.StatusBadRequest: "No decision, or not approve or deny (nothing is recorded)", http.StatusNotFound: "Unknown app, or an unknown, used or expired link",
+		http.StatusUnsupportedMediaType: "The body is not application/x-www-form-urlencoded"},
+	desc: "The consent page's form (`application/x-www-form-urlencoded`: `sct_magic`, `decision` = approve or deny, `number` = the number picked (with approve), optional `reason` = not_requested or number_mismatch (with deny)). Approve with the requesting device's match number verifies the contact and lets that device's next status poll collect its session. Approve with any other `number`, none or a malformed one is the link's one guess: it denies, as Deny does, with `denial_reason` number_mismatch (200 page saying the number was wrong). Deny ends the request (`verification.{channel}.denied` with `consent_decision` and `denial_reason`). Every answer spends the link, and of answers sent at once exactly one is recorded (the others get the 404 page). 400 page: no decision; 404 page: unknown, used or expired link; 415: not a form."}
 
 func (s *Server) magicLinkDecide(w http.ResponseWriter, r *http.Request) {
 	app, ok := s.pageApp(w, r)

@@ -298,13 +298,6 @@ func exampleBody(code string) ErrorBody {
 
 func ptrFloat(f float64) *float64 { return &f }
 
-// headerDecl marks a register declaration that names a required header.
-const headerDecl = "header:"
-
-// required declares that an operation needs a request header that is not
-// its security scheme's (X-Refresh-Token, say).
-func required(header string) string { return headerDecl + header }
-
 // requireHeaders marks request headers of a registered operation required
 // in the document. The server's checks stay as they are (a missing token
 // is 401, not a validation error); the document says what to send.

@@ -19,6 +19,7 @@ type openAPIDoc struct {
 
 type openAPIOperation struct {
 	OperationID string                `json:"operationId"`
+	Tags        []string              `json:"tags"`
 	Security    []map[string][]string `json:"security"`
 	Parameters  []struct {
 		Name     string `json:"name"`

@@ -19,6 +19,11 @@ type appPublicOutput struct {
 	Body AppPublic
 }
 
+var getAppOp = operation{id: "getApp", method: "GET", path: "/v1/apps/{id}", summary: "Show an app's public configuration", tag: "Apps",
+	auth: authPublicApp,
+	desc: "An app's public configuration, as the client SDK reads it before showing a sign-in form: name, branding, identifiers, sign-up and MFA policy, token lifetimes and the user metadata schema. No credentials; never anything secret. 404 app_not_found for an unknown id.",
+	resp: exApp.AppPublic}
+
 func (s *Server) getApp(ctx context.Context, _ *getAppInput) (*appPublicOutput, error) {
 	return &appPublicOutput{Body: appPublic(appFrom(ctx))}, nil
 }
@@ -37,6 +42,16 @@ type apiKeyOutput struct {
 		APIKey APIKey `json:"api_key" doc:"The API key, with its token this once."`
 	}
 }
+
+var createApiKeyOp = operation{id: "createApiKey", method: "POST", path: "/v1/apps/{app_id}/api_keys", summary: "Create an API key", tag: "Apps",
+	auth: authApp,
+	desc: "Makes an API key for the app and returns it (`token`) this once; only its last four characters are kept in view. An API key may manage the app's users, sessions and webhooks, not its settings or credentials. With the app's API secret or a workspace secret of an owner or admin; API keys may not make keys (403). Body optional.",
+	req:  `{"nickname":"CI"}`,
+	resp: body(func(o *apiKeyOutput) {
+		k := exAPIKey
+		k.Token = "ghk_EXAMPLE_not_a_real_key_0000XMPL"
+		o.Body.APIKey = k
+	})}
 
 func (s *Server) createAPIKey(ctx context.Context, in *createAPIKeyInput) (*apiKeyOutput, error) {
 	nickname := ""
@@ -57,6 +72,11 @@ type apiKeysOutput struct {
 		APIKeys []APIKey `json:"api_keys" doc:"The app's API keys, newest first, revoked ones included; never their tokens."`
 	}
 }
+
+var listApiKeysOp = operation{id: "listApiKeys", method: "GET", path: "/v1/apps/{app_id}/api_keys", summary: "List API keys", tag: "Apps",
+	auth: authApp,
+	desc: "The app's API keys, newest first, revoked ones included (with revoked_at); never their tokens. Credentials as for creating one.",
+	resp: body(func(o *apiKeysOutput) { o.Body.APIKeys = []APIKey{exAPIKey} })}
 
 func (s *Server) listAPIKeys(ctx context.Context, _ *appIDInput) (*apiKeysOutput, error) {
 	keys, err := s.Tenants.ListAPIKeys(ctx, principalFrom(ctx), appFrom(ctx).ID)
@@ -79,6 +99,11 @@ type appChildInput struct {
 type okOutput struct {
 	Body OK
 }
+
+var revokeApiKeyOp = operation{id: "revokeApiKey", method: "DELETE", path: "/v1/apps/{app_id}/api_keys/{id}", summary: "Revoke an API key", tag: "Apps",
+	auth: authApp, errors: []string{"api_key_not_found"},
+	desc: "Revokes an API key: it is refused from the next request on. Revoking it again answers the same; an unknown id is 404 api_key_not_found. Credentials as for creating one.",
+	resp: okBody}
 
 func (s *Server) revokeAPIKey(ctx context.Context, in *appChildInput) (*okOutput, error) {
 	if _, err := s.Tenants.RevokeAPIKey(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID); err != nil {
@@ -154,6 +179,12 @@ type updateOwnAppInput struct {
 		App AppSettingsBody `json:"app" doc:"The settings to change; others keep their value."`
 	}
 }
+
+var updateAppOp = operation{id: "updateApp", method: "PATCH", path: "/v1/apps/{app_id}", summary: "Update an app's settings with its own secret", tag: "Apps",
+	auth: authApp, errors: []string{"slug_taken", "app_not_found"},
+	desc: "Changes an app's settings (`{\"app\": {...}}`, the fields of the workspace route) with the app's own API secret (server-sdk-compat §4), or a workspace secret of an owner or admin. API keys may not. Same validation as PATCH /v1/workspaces/{workspace_id}/apps/{app_id}.",
+	req:  `{"app":{"name":"Demo","mfa_policy":"optional","email_auth_type":"otp"}}`,
+	resp: body(func(o *appFullOutput) { o.Body.App = exApp })}
 
 func (s *Server) updateOwnApp(ctx context.Context, in *updateOwnAppInput) (*appFullOutput, error) {
 	a, err := s.Tenants.UpdateOwnApp(ctx, principalFrom(ctx), in.AppID, in.Body.App.settings())

@@ -72,6 +72,12 @@ const createChallengeDoc = "Starts a challenge. Who may start which purpose: `au
 	"Which methods serve which purpose is the table in docs/integrate.md; any other pair is 400 `invalid_request`, as is a method the user has not set up. " +
 	"e-mail and SMS codes are sent at once. Emits `challenge.created` (and `verification.{channel}.requested` for a code). Rate limited per IP and per user; unknown identifiers have a small budget per IP."
 
+var createChallengeOp = operation{id: "createChallenge", method: "POST", path: "/v1/auth/{app_id}/challenges", summary: "Create a challenge", tag: "Challenges",
+	auth: authOptionalApp, sendsSMS: true, errors: with(sendErrors, "user_not_found", "identifier_taken", "verification_required", "mfa_method_not_found", "challenge_not_found", "challenge_closed", "factor_locked", "webauthn_unavailable"),
+	desc: createChallengeDoc,
+	req:  `{"purpose":"step_up","method":"email_otp","intent":"delete_account"}`,
+	resp: body(func(o *challengeOutput) { o.Body.Challenge = exChallenge })}
+
 func (s *Server) createChallenge(ctx context.Context, in *createChallengeInput) (*challengeOutput, error) {
 	app := appFrom(ctx)
 	who := signin.Requester{Principal: optionalPrincipal(ctx)}
@@ -93,9 +99,23 @@ type challengeTokenInput struct {
 	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 }
 
+var getChallengeOp = operation{id: "getChallenge", method: "GET", path: "/v1/auth/{app_id}/challenges/{token}", summary: "Read a challenge", tag: "Challenges",
+	auth: authPublicApp, errors: []string{"challenge_not_found"},
+	desc: "The challenge behind a token, with its status (client SDK getChallengeStatus). A requesting device polls this while a push waits for approval.",
+	resp: body(func(o *challengeOutput) { o.Body.Challenge = exChallenge })}
+
 func (s *Server) getChallenge(ctx context.Context, in *challengeTokenInput) (*challengeOutput, error) {
 	return challengeAnswer(s.SignIn.GetChallenge(ctx, appFrom(ctx), in.Token))
 }
+
+var cancelChallengeOp = operation{id: "cancelChallenge", method: "DELETE", path: "/v1/auth/{app_id}/challenges/{token}", summary: "Cancel a challenge", tag: "Challenges",
+	auth: authPublicApp, errors: []string{"challenge_not_found", "challenge_closed"},
+	desc: "Cancels a pending challenge (client SDK cancelChallenge, and the first step of switchMfaMethod); cancelling it again answers the same. A second factor cancelled this way can still be replaced by POST /challenges {purpose: mfa} until the sign-in's deadline. Emits `challenge.failed` with reason cancelled.",
+	resp: body(func(o *challengeOutput) {
+		c := exChallenge
+		c.Status, c.TimeRemaining = "cancelled", 0
+		o.Body.Challenge = c
+	})}
 
 func (s *Server) cancelChallenge(ctx context.Context, in *challengeTokenInput) (*challengeOutput, error) {
 	return challengeAnswer(s.SignIn.CancelChallenge(ctx, appFrom(ctx), in.Token))
@@ -109,6 +129,12 @@ type resendChallengeInput struct {
 		_ struct{} `json:"-" additionalProperties:"true"`
 	} `required:"false"`
 }
+
+var resendChallengeOp = operation{id: "resendChallenge", method: "POST", path: "/v1/auth/{app_id}/challenges/{token}/resend", summary: "Send a challenge's code again", tag: "Challenges",
+	auth: authPublicApp, sendsSMS: true, errors: with(sendErrors, "challenge_not_found", "challenge_closed"),
+	desc: "Sends a new code for a pending email_otp or sms_otp challenge; the old code stops working at once and the attempts left stay as they were. A second factor picked at sign-in (delivery_required) sends its first code this way. Rate limited per address and IP. Emits `verification.{channel}.requested`.",
+	req:  `{}`,
+	resp: body(func(o *challengeOutput) { o.Body.Challenge = exChallenge })}
 
 func (s *Server) resendChallenge(ctx context.Context, in *resendChallengeInput) (*challengeOutput, error) {
 	return challengeAnswer(s.SignIn.ResendChallenge(ctx, appFrom(ctx), in.Token, client(ctx, in.UserAgent)))
@@ -151,6 +177,12 @@ type verifyChallengeOutput struct {
 const verifyChallengeDoc = "Answers a challenge: `{code}` for e-mail/SMS codes, TOTP and backup codes; `{credential}` for webauthn; no body for push, which collects an approved push once (409 `challenge_pending` before). " +
 	"A wrong answer is 422 `invalid_code` and spends an attempt; the last one fails the challenge, after which every answer is 429 `too_many_attempts`. A TOTP code is accepted once per 30-second step; a backup code once. " +
 	"Closed challenges answer 409 `challenge_closed`. Emits `challenge.completed` or, on the last wrong answer, `challenge.failed`. What a completed challenge gives depends on its purpose: see VerifyAnswer."
+
+var verifyChallengeOp = operation{id: "verifyChallenge", method: "POST", path: "/v1/auth/{app_id}/challenges/{token}/verify", summary: "Answer a challenge", tag: "Challenges",
+	auth: authPublicApp, errors: []string{"401", "challenge_not_found", "challenge_closed", "challenge_pending", "invalid_code", "code_used", "too_many_attempts", "code_entry_locked", "factor_locked", "rate_limited", "webauthn_verification_error", "identifier_taken"},
+	desc: verifyChallengeDoc,
+	req:  `{"code":"123456"}`,
+	resp: exVerifyAnswer()}
 
 func (s *Server) verifyChallenge(ctx context.Context, in *verifyChallengeInput) (*verifyChallengeOutput, error) {
 	var body signin.VerifyInput
@@ -232,6 +264,15 @@ type enrollOutput struct {
 	}
 }
 
+var enrollMfaOp = operation{id: "enrollMfa", method: "POST", path: "/v1/auth/{app_id}/mfa/enroll", summary: "Start adding an authenticator app", tag: "MFA",
+	auth: authUser, errors: []string{"verification_required"},
+	desc: "Makes a TOTP secret for the signed-in user and returns it with its otpauth:// URI, shown this once. The enrolment works as a second factor once POST /mfa/enroll/verify confirms a code from the app. Needs a sign-in or step-up within the app's mfa_reverify_minutes (else 403 verification_required; pass a completed step_up challenge's token as `challenge`).",
+	req:  `{"method":"totp","name":"My phone"}`,
+	resp: body(func(o *enrollOutput) {
+		o.Body.Enrollment, o.Body.Secret = exEnrollment, "EXAMPLEEXAMPLEEXAMPLEEXAMPLE2345"
+		o.Body.ProvisioningURI = "otpauth://totp/Demo:ada@example.com?algorithm=SHA1&digits=6&issuer=Demo&period=30&secret=EXAMPLEEXAMPLEEXAMPLEEXAMPLE2345"
+	})}
+
 func (s *Server) enrollMFA(ctx context.Context, in *enrollInput) (*enrollOutput, error) {
 	if m := strings.TrimSpace(in.Body.Method); m != "totp" {
 		return nil, errs.Invalidf("method", "must be totp")
@@ -261,6 +302,12 @@ type enrollmentOutput struct {
 	}
 }
 
+var verifyMfaEnrollmentOp = operation{id: "verifyMfaEnrollment", method: "POST", path: "/v1/auth/{app_id}/mfa/enroll/verify", summary: "Confirm an authenticator app", tag: "MFA",
+	auth: authUser, errors: []string{"invalid_code", "code_used", "too_many_attempts", "factor_locked", "mfa_method_not_found", "rate_limited"},
+	desc: "Confirms a TOTP enrolment with a code from the app: wrong code 422 invalid_code (it spends one of the hourly budget of wrong codes, as at sign-in). The code that confirmed the enrolment may be used once more, for the sign-in's second factor that follows in the same 30-second step; used a third time it is 422 code_used. Emits `user.updated` (change mfa_method_added) and tells the user by e-mail.",
+	req:  `{"enrollment_id":"` + exEnrollment.ID + `","code":"123456"}`,
+	resp: body(func(o *enrollmentOutput) { o.Body.Enrollment = verified(exEnrollment) })}
+
 func (s *Server) verifyEnrollment(ctx context.Context, in *enrollVerifyInput) (*enrollmentOutput, error) {
 	e, err := s.SignIn.VerifyEnrollment(ctx, appFrom(ctx), callerFrom(ctx), in.Body.EnrollmentID, in.Body.Code, client(ctx, in.UserAgent))
 	if err != nil {
@@ -284,6 +331,14 @@ type backupCodesOutput struct {
 		BackupCodes []string `json:"backup_codes" example:"[\"7KQ2M-XH4PD\",\"R9TZC-2WNFA\"]" doc:"10 single-use codes, shown this once; any earlier set stops working."`
 	}
 }
+
+var createBackupCodesOp = operation{id: "createBackupCodes", method: "POST", path: "/v1/auth/{app_id}/mfa/backup-codes", summary: "Make new backup codes", tag: "MFA",
+	auth: authUser, errors: []string{"verification_required"},
+	desc: "Makes 10 single-use backup codes, shown this once; any earlier set stops working. Needs a recent sign-in or step-up as /mfa/enroll does. Emits `user.updated` (change backup_codes_generated) and tells the user.",
+	req:  `{}`,
+	resp: body(func(o *backupCodesOutput) {
+		o.Body.BackupCodes = []string{"XMPL1-AAAAA", "XMPL2-BBBBB", "XMPL3-CCCCC", "XMPL4-DDDDD", "XMPL5-EEEEE", "XMPL6-FFFFF", "XMPL7-GGGGG", "XMPL8-HHHHH", "XMPL9-JJJJJ", "XMPLA-KKKKK"}
+	})}
 
 func (s *Server) newBackupCodes(ctx context.Context, in *backupCodesInput) (*backupCodesOutput, error) {
 	var stepUp string
@@ -317,6 +372,14 @@ type mfaMethodsOutput struct {
 	}
 }
 
+var listMfaMethodsOp = operation{id: "listMfaMethods", method: "GET", path: "/v1/auth/{app_id}/mfa/methods", summary: "List the signed-in user's second factors", tag: "MFA",
+	auth: authUser,
+	desc: "The user's authenticator apps (verified or not) and, when the app allows webauthn as a second factor, passkeys; with the count of unused backup codes.",
+	resp: body(func(o *mfaMethodsOutput) {
+		o.Body.MFAEnabled, o.Body.BackupCodesAvailable = true, 10
+		o.Body.Methods = []MFAMethod{{ID: exEnrollment.ID, Method: "totp", Name: "My phone", Verified: true, CreatedAt: exT0, LastUsedAt: &exT1}}
+	})}
+
 func (s *Server) listMFAMethods(ctx context.Context, _ *appIDInput) (*mfaMethodsOutput, error) {
 	o, err := s.SignIn.MFAMethods(ctx, appFrom(ctx), callerFrom(ctx))
 	if err != nil {
@@ -341,6 +404,13 @@ type mfaStatusOutput struct {
 	}
 }
 
+var mfaStatusOp = operation{id: "mfaStatus", method: "GET", path: "/v1/auth/{app_id}/mfa/status", summary: "Get the signed-in user's MFA state", tag: "MFA",
+	auth: authUser,
+	desc: "Whether the user has a second factor, which kinds, the app's policy, and whether the policy wants the user to enrol one.",
+	resp: body(func(o *mfaStatusOutput) {
+		o.Body.MFAEnabled, o.Body.MFAPolicy, o.Body.Methods, o.Body.BackupCodesAvailable = true, "optional", []string{"totp", "backup_code"}, 10
+	})}
+
 func (s *Server) mfaStatus(ctx context.Context, _ *appIDInput) (*mfaStatusOutput, error) {
 	o, err := s.SignIn.MFAMethods(ctx, appFrom(ctx), callerFrom(ctx))
 	if err != nil {
@@ -357,6 +427,10 @@ type deleteMFAMethodInput struct {
 	ID        string `path:"id" maxLength:"128" doc:"The id of the authenticator app or passkey, as GET /mfa/methods lists it."`
 	Challenge string `query:"challenge" maxLength:"128" doc:"A completed step_up challenge's token; needed once the session's sign-in is older than the app's mfa_reverify_minutes."`
 }
+
+var deleteMfaMethodOp = operation{id: "deleteMfaMethod", method: "DELETE", path: "/v1/auth/{app_id}/mfa/methods/{id}", summary: "Remove a second factor", tag: "MFA",
+	auth: authUser, errors: []string{"mfa_method_not_found", "verification_required"},
+	desc: "Removes an authenticator app or a passkey of the signed-in user. Once the session's sign-in is older than the app's mfa_reverify_minutes, it needs `?challenge=` with a completed step_up challenge's token (spent by this call), else 403 verification_required with details.recent_sign_in_minutes. 204 on success; emits `user.updated` and tells the user."}
 
 func (s *Server) deleteMFAMethod(ctx context.Context, in *deleteMFAMethodInput) (*noContentOutput, error) {
 	if err := s.SignIn.DeleteMFAMethod(ctx, appFrom(ctx), callerFrom(ctx), in.ID, in.Challenge); err != nil {
@@ -393,6 +467,15 @@ type pendingPushOutput struct {
 	}
 }
 
+var pendingPushOp = operation{id: "pendingPush", method: "GET", path: "/v1/auth/{app_id}/push/pending", summary: "List push challenges waiting for this user", tag: "MFA",
+	auth: authUser,
+	desc: "The push challenges the signed-in user may approve from this device: what asks, from which device and place, until when. The number to match is shown only on the requesting device.",
+	resp: body(func(o *pendingPushOutput) {
+		p := PendingPush{ID: exChallenge.ID, Purpose: "authenticate", RequestedAt: exT0, ExpiresAt: exT0.Add(2 * time.Minute), IPAddress: "203.0.113.7", Location: "Lisbon, PT"}
+		p.Device.Browser, p.Device.OS = "Firefox", "macOS"
+		o.Body.Challenges = []PendingPush{p}
+	})}
+
 func (s *Server) pendingPush(ctx context.Context, _ *appIDInput) (*pendingPushOutput, error) {
 	list, err := s.SignIn.PendingPush(ctx, appFrom(ctx), callerFrom(ctx))
 	if err != nil {
@@ -418,6 +501,16 @@ type approvePushInput struct {
 	}
 }
 
+var approvePushOp = operation{id: "approvePush", method: "POST", path: "/v1/auth/{app_id}/push/{id}/approve", summary: "Approve a push challenge", tag: "MFA",
+	auth: authUser, errors: []string{"challenge_not_found", "challenge_closed", "invalid_code", "too_many_attempts"},
+	desc: "Approves a push challenge of the signed-in user from another of their sessions, with the number the requesting device shows. The number is taken from the challenge's attempts (3) before it is compared: a wrong one is 400 and the last one fails the challenge; once they are spent every answer, the right one included, is 429 too_many_attempts. Emits `challenge.completed`.",
+	req:  `{"match_number":42}`,
+	resp: body(func(o *challengeOutput) {
+		c := exChallenge
+		c.Status, c.Purpose, c.Method, c.TimeRemaining, c.Intent = "completed", "authenticate", "push", 0, ""
+		o.Body.Challenge = c
+	})}
+
 func (s *Server) approvePush(ctx context.Context, in *approvePushInput) (*challengeOutput, error) {
 	return challengeAnswer(s.SignIn.ApprovePush(ctx, appFrom(ctx), callerFrom(ctx), in.ID, in.Body.MatchNumber))
 }
@@ -426,6 +519,15 @@ type pushIDInput struct {
 	AppID string `path:"app_id" doc:"The app id."`
 	ID    string `path:"id" maxLength:"64" doc:"The push challenge id, as GET /push/pending lists it."`
 }
+
+var denyPushOp = operation{id: "denyPush", method: "POST", path: "/v1/auth/{app_id}/push/{id}/deny", summary: "Deny a push challenge", tag: "MFA",
+	auth: authUser, errors: []string{"challenge_not_found", "challenge_closed"},
+	desc: "Refuses a push challenge (\"this was not me\"): it becomes denied and the requester gets nothing. Emits `challenge.failed` with reason denied.",
+	resp: body(func(o *challengeOutput) {
+		c := exChallenge
+		c.Status, c.Purpose, c.Method, c.TimeRemaining, c.Intent = "denied", "authenticate", "push", 0, ""
+		o.Body.Challenge = c
+	})}
 
 func (s *Server) denyPush(ctx context.Context, in *pushIDInput) (*challengeOutput, error) {
 	return challengeAnswer(s.SignIn.DenyPush(ctx, appFrom(ctx), callerFrom(ctx), in.ID))

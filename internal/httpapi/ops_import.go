@@ -66,6 +66,19 @@ type importUsersOutput struct {
 	}
 }
 
+var importUsersOp = operation{id: "importUsers", method: "POST", path: "/v1/{app_id}/users/import", summary: "Import users (status imported)", tag: "Users",
+	auth: authApp,
+	desc: importUsersDoc,
+	req:  `{"users":[{"email":"ada@example.com","email_verified":true,"user_meta":{"first_name":"Ada"}},{"phone":"+14155552671"}]}`,
+	resp: body(func(o *importUsersOutput) {
+		ada, phone := exEmail, "+14155552671"
+		o.Body.Users = []ImportedUser{
+			{Index: 0, Outcome: "created", ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a21", UserID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a22", Status: "imported", Email: &ada},
+			{Index: 1, Outcome: "exists", ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a23", UserID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a24", Status: "active", Phone: &phone},
+		}
+		o.Body.Created, o.Body.Existing = 1, 1
+	})}
+
 func (s *Server) importUsers(ctx context.Context, in *importUsersInput) (*importUsersOutput, error) {
 	app := appFrom(ctx)
 	rows := make([]appuser.ImportRow, len(in.Body.Users))

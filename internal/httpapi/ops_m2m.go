@@ -56,6 +56,14 @@ const createM2MClientDoc = "Creates a machine-to-machine client for the app: a b
 	"this once; it is stored as a keyed hash. With the app's API secret, or a workspace secret of an owner or admin; " +
 	"API keys may not (403)."
 
+var createM2mClientOp = operation{id: "createM2mClient", method: "POST", path: "/v1/apps/{app_id}/m2m/clients", summary: "Create an M2M client", tag: "M2M",
+	auth: authApp,
+	desc: createM2MClientDoc,
+	req:  `{"client":{"name":"Billing worker","scopes":["invoices:read","invoices:write"]}}`,
+	resp: body(func(o *createM2MClientOutput) {
+		o.Body.Client, o.Body.ClientSecret = exM2MClient, "ghm_EXAMPLE_not_a_real_secret_00000000XMPL"
+	})}
+
 func (s *Server) createM2MClient(ctx context.Context, in *createM2MClientInput) (*createM2MClientOutput, error) {
 	secret, c, err := s.Machines.CreateClient(ctx, principalFrom(ctx), appFrom(ctx),
 		machine.ClientInput{Name: in.Body.Client.Name, Scopes: in.Body.Client.Scopes})
@@ -73,6 +81,11 @@ type m2mClientsOutput struct {
 	}
 }
 
+var listM2mClientsOp = operation{id: "listM2mClients", method: "GET", path: "/v1/apps/{app_id}/m2m/clients", summary: "List M2M clients", tag: "M2M",
+	auth: authApp,
+	desc: "The app's M2M clients, newest first, revoked ones included (with revoked_at); never their secrets. With the app's API secret or a workspace secret of an owner or admin; API keys may not (403).",
+	resp: body(func(o *m2mClientsOutput) { o.Body.Clients = []M2MClient{exM2MClient} })}
+
 func (s *Server) listM2MClients(ctx context.Context, _ *appIDInput) (*m2mClientsOutput, error) {
 	list, err := s.Machines.ListClients(ctx, principalFrom(ctx), appFrom(ctx))
 	if err != nil {
@@ -85,6 +98,11 @@ func (s *Server) listM2MClients(ctx context.Context, _ *appIDInput) (*m2mClients
 	}
 	return out, nil
 }
+
+var revokeM2mClientOp = operation{id: "revokeM2mClient", method: "DELETE", path: "/v1/apps/{app_id}/m2m/clients/{id}", summary: "Revoke an M2M client", tag: "M2M",
+	auth: authApp, errors: []string{"m2m_client_not_found"},
+	desc: "Revokes an M2M client: it gets no more tokens, and every session it holds ends at once, so its tokens fail on the next request on every replica. Revoking it again answers the same; an unknown id is 404 m2m_client_not_found. Credentials as for creating one.",
+	resp: okBody}
 
 func (s *Server) revokeM2MClient(ctx context.Context, in *appChildInput) (*okOutput, error) {
 	if _, err := s.Machines.RevokeClient(ctx, principalFrom(ctx), appFrom(ctx), in.ID); err != nil {
@@ -135,6 +153,14 @@ const m2mTokenDoc = "OAuth 2.0 client_credentials grant (RFC 6749 §4.4) for the
 	"and per client IP (ratelimit.m2m_failures_per_ip, default 30 per 10 minutes). Every attempt takes one from both " +
 	"before the secret is compared, and a right secret gives it back; once either is spent, attempts get 429 " +
 	"`rate_limited` with `Retry-After`, without the secret being compared (the right one included)."
+
+var m2mTokenOp = operation{id: "m2mToken", method: "POST", path: "/v1/auth/{app_id}/oauth/token", summary: "Get an M2M access token (client_credentials)", tag: "M2M",
+	auth: authPublicApp, errors: []string{"invalid_client", "unsupported_grant_type", "invalid_scope", "rate_limited"},
+	amend: documentTokenRequest,
+	desc:  m2mTokenDoc,
+	resp: body(func(o *m2mTokenOutput) {
+		o.Body.AccessToken, o.Body.TokenType, o.Body.ExpiresIn, o.Body.Scope = exAccess, "Bearer", 600, "invoices:read"
+	})}
 
 func (s *Server) m2mToken(ctx context.Context, in *m2mTokenInput) (*m2mTokenOutput, error) {
 	params, err := tokenParams(in.ContentType, in.RawBody)
@@ -245,11 +271,10 @@ func tokenForm(r *http.Request) bool {
 }
 
 // documentTokenRequest shows the token request's two bodies in the OpenAPI
-// document. It runs after registration: declared before, a JSON schema
-// would make huma parse every body as JSON.
-func (s *Server) documentTokenRequest(path string) {
+// document. It runs after registration (m2mTokenOp's amend): declared
+// before, a JSON schema would make huma parse every body as JSON.
+func documentTokenRequest(s *Server, op *huma.Operation) {
 	schema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[M2MTokenRequest](), true, "M2MTokenRequest")
-	op := s.api.OpenAPI().Paths[path].Post
 	op.Security = []map[string][]string{{schemeClient: {}}, {}}
 	op.RequestBody = &huma.RequestBody{Required: true, Description: "The token request, as a form or as JSON.",
 		Content: map[string]*huma.MediaType{
@@ -279,6 +304,14 @@ const m2mAuthDoc = "The M2M access token goes in `X-M2M-Token` (raw, or after `B
 	"M2M token (only an API secret, or a user's access token) gets 401 `m2m_session_required`; an M2M token " +
 	"that is invalid, expired, revoked or another app's gets 401."
 
+var m2mSessionOp = operation{id: "m2mSession", method: "GET", path: "/v1/apps/{app_id}/m2m/session", summary: "Get the M2M session of the calling token", tag: "M2M",
+	auth: authM2M,
+	desc: "Answers the session the caller's M2M access token belongs to, while the token works. " + m2mAuthDoc,
+	resp: body(func(o *m2mSessionOutput) {
+		o.Body.Session = M2MSession{ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a11", ClientID: exM2MClient.ID, Scopes: []string{"invoices:read"},
+			CreatedAt: exT0, ExpiresAt: exT0.Add(10 * time.Minute)}
+	})}
+
 func (s *Server) m2mSession(ctx context.Context, _ *appIDInput) (*m2mSessionOutput, error) {
 	sess := m2mSessionFrom(ctx)
 	out := &m2mSessionOutput{}
@@ -292,6 +325,11 @@ type m2mRevokeOutput struct {
 		Verified bool   `json:"verified" example:"true" doc:"Always true: the token was verified and its session has ended."`
 	}
 }
+
+var revokeM2mSessionOp = operation{id: "revokeM2mSession", method: "DELETE", path: "/v1/apps/{app_id}/m2m/revoke", summary: "Revoke the current M2M session", tag: "M2M",
+	auth: authM2M,
+	desc: "Ends the session of the caller's M2M access token (interface §4.13): that token, and every other of the session, fails from the next request on, on every replica; calling again with it is 401. Answers `{message, verified: true}`. " + m2mAuthDoc,
+	resp: body(func(o *m2mRevokeOutput) { o.Body.Message, o.Body.Verified = "ok", true })}
 
 func (s *Server) revokeM2MSession(ctx context.Context, _ *appIDInput) (*m2mRevokeOutput, error) {
 	if err := s.Machines.RevokeSession(ctx, appFrom(ctx), m2mSessionFrom(ctx)); err != nil {
@@ -326,6 +364,16 @@ const introspectDoc = "Tells a backend that received an M2M token whether it wor
 	"`{active: true, client_id, scope, iat, exp, sid, token_type}`, or `{active: false}` for any token that is not an " +
 	"active M2M token of this app (invalid, expired, revoked, another app's, a user's token), without saying why. " +
 	"With the app's API secret or an API key (or a workspace secret)."
+
+var introspectM2mOp = operation{id: "introspectM2m", method: "POST", path: "/v1/apps/{app_id}/m2m/introspect", summary: "Check an M2M access token", tag: "M2M",
+	auth: authApp,
+	desc: introspectDoc,
+	req:  `{"token":"` + exAccess + `"}`,
+	resp: body(func(o *introspectOutput) {
+		b := &o.Body
+		b.Active, b.ClientID, b.Scope, b.IssuedAt, b.ExpiresAt = true, exM2MClient.ID, "invoices:read", exT0.Unix(), exT0.Add(10*time.Minute).Unix()
+		b.SessionID, b.TokenType = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a11", "Bearer"
+	})}
 
 func (s *Server) introspectM2M(ctx context.Context, in *introspectInput) (*introspectOutput, error) {
 	i, err := s.Machines.Introspect(ctx, principalFrom(ctx), appFrom(ctx), strings.TrimSpace(in.Body.Token))

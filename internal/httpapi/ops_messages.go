@@ -68,6 +68,17 @@ type messageTemplatesOutput struct {
 	}
 }
 
+var listMessageTemplatesOp = operation{id: "listMessageTemplates", method: "GET", path: "/v1/apps/{app_id}/message_templates", summary: "List messages, their variables and the app's templates", tag: "Messages",
+	auth: authApp,
+	desc: "Every message Gatehouse sends (code_locked, invitation, login_code, magic_link, security_notice), its channels, its variables (which are secret), its built-in templates per locale, and the app's overrides. " + templatesDoc,
+	resp: body(func(o *messageTemplatesOutput) {
+		o.Body.Locales = []string{"de", "en", "es", "fr"}
+		o.Body.Messages = []MessageTemplateInfo{{Name: "login_code", Description: "A one-time sign-in code.", Channels: []string{"email", "sms"},
+			Variables: []TemplateVariable{{Name: "Code", Description: "The code.", Secret: true, Example: "123456"}},
+			Builtin:   map[string]map[string]TemplateParts{"email": {"en": {Subject: "Your {{.AppName}} code", Text: "{{.Code}} is your {{.AppName}} code."}}}}}
+		o.Body.Overrides = []MessageTemplate{{Name: "login_code", Channel: "sms", Locale: "de", Text: "{{.Code}} ist Ihr Code für {{.AppName}}.", CreatedAt: exT0, UpdatedAt: exT1}}
+	})}
+
 func (s *Server) listMessageTemplates(ctx context.Context, _ *appIDInput) (*messageTemplatesOutput, error) {
 	c, err := s.Messages.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
@@ -123,6 +134,14 @@ type messageTemplateOutput struct {
 	}
 }
 
+var putMessageTemplateOp = operation{id: "putMessageTemplate", method: "PUT", path: "/v1/apps/{app_id}/message_templates/{name}/{channel}/{locale}", summary: "Save the app's template of a message", tag: "Messages",
+	auth: authApp,
+	desc: "Creates or replaces the app's own template of one message for one channel and locale. E-mail: subject and text required, html optional (without it the e-mail is text only). SMS: text only. Templates must parse and may use only the message's variables: a 400 names the field and the variable. The html part may not run, embed or load anything: no script, event attributes (on...), javascript: URLs, iframe, object, embed, form or its controls, and no images, stylesheets, CSS url() or @import from other hosts (inline data:image/ URLs and this server's own origin only); links may be https, mailto: or tel:, and a template value may stand in a URL only as href=\"{{.Link}}\" (400 invalid_request naming html and what was refused). Limits: subject 500, text 20,000 (SMS 1,000), html 100,000 bytes. Takes effect within 2 seconds on every replica. " + templatesDoc,
+	req:  `{"template":{"text":"{{.Code}} ist Ihr Code für {{.AppName}}."}}`,
+	resp: body(func(o *messageTemplateOutput) {
+		o.Body.Template = MessageTemplate{Name: "login_code", Channel: "sms", Locale: "de", Text: "{{.Code}} ist Ihr Code für {{.AppName}}.", CreatedAt: exT0, UpdatedAt: exT1}
+	})}
+
 func (s *Server) putMessageTemplate(ctx context.Context, in *putMessageTemplateInput) (*messageTemplateOutput, error) {
 	t := in.Body.Template
 	m, err := s.Messages.Put(ctx, principalFrom(ctx), appFrom(ctx).ID, courier.Override{Name: in.Name, Channel: courier.Channel(in.Channel),
@@ -134,6 +153,11 @@ func (s *Server) putMessageTemplate(ctx context.Context, in *putMessageTemplateI
 	out.Body.Template = messageTemplateOut(m)
 	return out, nil
 }
+
+var deleteMessageTemplateOp = operation{id: "deleteMessageTemplate", method: "DELETE", path: "/v1/apps/{app_id}/message_templates/{name}/{channel}/{locale}", summary: "Delete the app's template of a message", tag: "Messages",
+	auth: authApp, errors: []string{"template_not_found"},
+	desc: "The built-in template is sent again. 404 template_not_found when the app has no such template. " + templatesDoc,
+	resp: okBody}
 
 func (s *Server) deleteMessageTemplate(ctx context.Context, in *messageTemplatePath) (*okOutput, error) {
 	if err := s.Messages.Delete(ctx, principalFrom(ctx), appFrom(ctx).ID, in.Name, courier.Channel(in.Channel), in.Locale); err != nil {
@@ -165,6 +189,16 @@ type previewMessageTemplateOutput struct {
 	}
 }
 
+var previewMessageTemplateOp = operation{id: "previewMessageTemplate", method: "POST", path: "/v1/apps/{app_id}/message_templates/preview", summary: "Render a message with sample values", tag: "Messages",
+	auth: authApp,
+	desc: "Renders a draft (`template`) or what the app sends now for `locale` (its override or the built-in template, with fallback to the base language and English), with sample values and the app's name. Answers subject, text and html; for SMS also its length, encoding (GSM-7 or UCS-2) and segments. A draft is checked as when saved (400 naming the field and variable). " + templatesDoc,
+	req:  `{"name":"login_code","channel":"sms","locale":"de"}`,
+	resp: body(func(o *previewMessageTemplateOutput) {
+		b := &o.Body
+		b.Name, b.Channel, b.Locale, b.Override, b.Text = "login_code", "sms", "de", true, "123456 ist Ihr Code für Demo."
+		b.SMS = ptr(courier.MeasureSMS(b.Text))
+	})}
+
 func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageTemplateInput) (*previewMessageTemplateOutput, error) {
 	req := messages.PreviewRequest{Name: in.Body.Name, Channel: courier.Channel(in.Body.Channel), Locale: in.Body.Locale}
 	if t := in.Body.Template; t != nil {
@@ -180,6 +214,12 @@ func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageT
 	b.Subject, b.Text, b.HTML, b.SMS = p.Subject, p.Text, p.HTML, p.SMS
 	return out, nil
 }
+
+var openShortLinkOp = operation{id: "openShortLink", method: "GET", path: "/m/{code}", summary: "Open a magic link or invitation sent by SMS", tag: "Sign-in",
+	contentType: "text/html", errors: []string{"503"},
+	pages: map[int]string{http.StatusSeeOther: "On to the consent link or the invitation link", http.StatusNotFound: "Unknown code, or a used, replaced or expired link",
+		http.StatusTooManyRequests: "Too many short links opened from this address (ratelimit.short_link_per_ip)"},
+	desc: "A magic link or an invitation sent by SMS is this short link. A magic link's redirects (303) to the consent link the e-mail would carry (GET /v1/auth/{app_id}/magic_links/open), which works as usual (single use); an invitation's to the invitation link on the app's login page (?sct_magic=...). 404 page: unknown code, or a link that was used, replaced or has expired. 429 page with Retry-After: more short links opened from the client's address than ratelimit.short_link_per_ip allows (found or not; the code is not looked up)."}
 
 // openShortLink resolves a magic link or invitation sent by SMS
 // ({base_url}/m/{code}) to its consent or invitation link. Unknown, used

@@ -87,6 +87,11 @@ type registrationOptionsOutput struct {
 	}
 }
 
+var registerDeviceOp = operation{id: "registerDevice", method: "POST", path: "/v1/auth/{app_id}/devices/register", summary: "Start adding a passkey", tag: "Passkeys",
+	auth: authUser, errors: []string{"verification_required", "webauthn_unavailable"},
+	desc: registerDeviceDoc,
+	resp: `{"options":` + exOptions + `,"user_verification":"required"}`}
+
 func (s *Server) registerDevice(ctx context.Context, _ *appIDInput) (*registrationOptionsOutput, error) {
 	opts, err := s.SignIn.BeginDeviceRegistration(ctx, appFrom(ctx), callerFrom(ctx))
 	if err != nil {
@@ -101,6 +106,12 @@ type deviceOutput struct {
 	Body Device
 }
 
+var finalizeDeviceOp = operation{id: "finalizeDevice", method: "POST", path: "/v1/auth/{app_id}/devices/finalize", summary: "Finish adding a passkey", tag: "Passkeys",
+	auth: authUser, errors: []string{"webauthn_register_error", "webauthn_unavailable"},
+	desc: finalizeDeviceDoc,
+	req:  exCredential,
+	resp: exDevice}
+
 func (s *Server) finalizeDevice(ctx context.Context, in *credentialInput) (*deviceOutput, error) {
 	p, err := s.SignIn.FinishDeviceRegistration(ctx, appFrom(ctx), callerFrom(ctx), in.RawBody, client(ctx, in.UserAgent))
 	if err != nil {
@@ -114,6 +125,11 @@ type devicesOutput struct {
 		Devices []Device `json:"devices" doc:"The passkeys, oldest first."`
 	}
 }
+
+var listDevicesOp = operation{id: "listDevices", method: "GET", path: "/v1/auth/{app_id}/devices", summary: "List the signed-in user's passkeys", tag: "Passkeys",
+	auth: authUser,
+	desc: "The signed-in user's passkeys, oldest first.",
+	resp: body(func(o *devicesOutput) { o.Body.Devices = []Device{exDevice} })}
 
 func (s *Server) listDevices(ctx context.Context, _ *appIDInput) (*devicesOutput, error) {
 	list, err := s.SignIn.ListPasskeys(ctx, appFrom(ctx), callerFrom(ctx))
@@ -145,6 +161,12 @@ type deviceWrappedOutput struct {
 	}
 }
 
+var renameDeviceOp = operation{id: "renameDevice", method: "PATCH", path: "/v1/auth/{app_id}/devices/{id}", summary: "Rename a passkey", tag: "Passkeys",
+	auth: authUser, errors: []string{"device_not_found"},
+	desc: "Renames one of the signed-in user's passkeys, named by its id or its credential id.",
+	req:  `{"name":"Work laptop"}`,
+	resp: body(func(o *deviceWrappedOutput) { d := exDevice; d.Name = "Work laptop"; o.Body.Device = d })}
+
 func (s *Server) renameDevice(ctx context.Context, in *renameDeviceInput) (*deviceWrappedOutput, error) {
 	p, err := s.SignIn.RenamePasskey(ctx, appFrom(ctx), callerFrom(ctx), in.ID, in.Body.Name)
 	if err != nil {
@@ -154,6 +176,11 @@ func (s *Server) renameDevice(ctx context.Context, in *renameDeviceInput) (*devi
 	out.Body.Device = deviceOut(p)
 	return out, nil
 }
+
+var deleteDeviceOp = operation{id: "deleteDevice", method: "DELETE", path: "/v1/auth/{app_id}/devices/{id}", summary: "Remove a passkey", tag: "Passkeys",
+	auth: authUser, errors: []string{"device_not_found", "verification_required"},
+	desc: "Removes one of the signed-in user's passkeys (client SDK `removeDeviceCredential`), named by its id or its credential id. It stops working at once; removing the last one turns the user's `webauthn_enabled` off. Where the app's mfa_policy is optional or required, it needs a sign-in or step-up within mfa_reverify_minutes (else 403 verification_required), as registering one does. Emits `user.updated` and tells the user by e-mail.",
+	resp: okBody}
 
 func (s *Server) deleteDevice(ctx context.Context, in *deviceIDInput) (*okOutput, error) {
 	if err := s.SignIn.DeletePasskey(ctx, appFrom(ctx), callerFrom(ctx), in.ID); err != nil {
@@ -177,6 +204,12 @@ type loginOptionsOutput struct {
 	}
 }
 
+var webauthnLoginInitializeOp = operation{id: "webauthnLoginInitialize", method: "POST", path: "/v1/auth/{app_id}/webauthn/login/initialize", summary: "Start a passkey sign-in", tag: "Passkeys",
+	auth: authPublicApp, errors: []string{"invalid_identifier", "webauthn_unavailable", "rate_limited"},
+	desc: loginInitializeDoc,
+	req:  `{"identifier":"ada@example.com"}`,
+	resp: `{"options":` + exOptions + `}`}
+
 func (s *Server) webauthnLoginInitialize(ctx context.Context, in *loginOptionsInput) (*loginOptionsOutput, error) {
 	opts, err := s.SignIn.BeginPasskeyLogin(ctx, appFrom(ctx), in.Body.Identifier, client(ctx, in.UserAgent))
 	if err != nil {
@@ -186,6 +219,12 @@ func (s *Server) webauthnLoginInitialize(ctx context.Context, in *loginOptionsIn
 	out.Body.Options = opts
 	return out, nil
 }
+
+var webauthnLoginFinalizeOp = operation{id: "webauthnLoginFinalize", method: "POST", path: "/v1/auth/{app_id}/webauthn/login/finalize", summary: "Finish a passkey sign-in", tag: "Passkeys",
+	auth: authPublicApp, errors: []string{"webauthn_verification_error", "webauthn_unavailable", "rate_limited"},
+	desc: loginFinalizeDoc,
+	req:  exCredential,
+	resp: exTokens}
 
 func (s *Server) webauthnLoginFinalize(ctx context.Context, in *credentialInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.FinishPasskeyLogin(ctx, appFrom(ctx), in.RawBody, client(ctx, in.UserAgent)))
@@ -209,6 +248,12 @@ type registerInitializeOutput struct {
 	}
 }
 
+var webauthnRegisterInitializeOp = operation{id: "webauthnRegisterInitialize", method: "POST", path: "/v1/auth/{app_id}/webauthn/register/initialize", summary: "Create a user and start a passkey registration", tag: "Passkeys",
+	auth: authApp, errors: []string{"invalid_identifier", "user_exists", "webauthn_unavailable"},
+	desc: registerInitializeDoc,
+	req:  `{"identifier":"ada@example.com","user_meta":{"first_name":"Ada"}}`,
+	resp: `{"user_verification":"required","options":` + exOptions + `,"user_meta_errors":null,"user_id":"` + exUserID + `"}`}
+
 func (s *Server) webauthnRegisterInitialize(ctx context.Context, in *registerInitializeInput) (*registerInitializeOutput, error) {
 	opts, err := s.SignIn.BeginSignupRegistration(ctx, principalFrom(ctx), appFrom(ctx), in.Body.Identifier, in.Body.UserMeta)
 	if err != nil {
@@ -230,6 +275,14 @@ type registerFinalizeOutput struct {
 	}
 }
 
+var webauthnRegisterFinalizeOp = operation{id: "webauthnRegisterFinalize", method: "POST", path: "/v1/auth/{app_id}/webauthn/register/finalize", summary: "Finish a new user's passkey registration", tag: "Passkeys",
+	auth: authPublicApp, errors: []string{"webauthn_register_error", "webauthn_unavailable"},
+	desc: registerFinalizeDoc,
+	req:  exCredential,
+	resp: body(func(o *registerFinalizeOutput) {
+		o.Body.TokenSet, o.Body.Device = exTokens, exDevice
+	})}
+
 func (s *Server) webauthnRegisterFinalize(ctx context.Context, in *credentialInput) (*registerFinalizeOutput, error) {
 	set, p, err := s.SignIn.FinishSignupRegistration(ctx, appFrom(ctx), in.RawBody, client(ctx, in.UserAgent))
 	ts, err := tokens(set, err)
@@ -240,6 +293,16 @@ func (s *Server) webauthnRegisterFinalize(ctx context.Context, in *credentialInp
 	out.Body.TokenSet, out.Body.Device = ts.Body, deviceOut(p)
 	return out, nil
 }
+
+var listUserDevicesOp = operation{id: "listUserDevices", method: "GET", path: "/v1/{app_id}/users/{id}/devices", summary: "List a user's passkeys", tag: "Passkeys",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "A user's passkeys, for an administrator.",
+	resp: body(func(o *devicesOutput) { o.Body.Devices = []Device{exDevice} })}
+
+var listUserDevicesAppsOp = operation{id: "listUserDevicesApps", method: "GET", path: "/v1/apps/{app_id}/users/{id}/devices", summary: "List a user's passkeys (alternate path)", tag: "Passkeys",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "The same list at the path of the sessions list.",
+	resp: body(func(o *devicesOutput) { o.Body.Devices = []Device{exDevice} })}
 
 func (s *Server) userDevices(ctx context.Context, in *userIDInput) (*devicesOutput, error) {
 	list, err := s.SignIn.UserPasskeys(ctx, principalFrom(ctx), appFrom(ctx), in.ID)
@@ -256,6 +319,11 @@ type userDeviceInput struct {
 	ID       string `path:"id" doc:"The user id."`
 	DeviceID string `path:"device_id" maxLength:"1400" doc:"The device id or its credential id."`
 }
+
+var deleteUserDeviceOp = operation{id: "deleteUserDevice", method: "DELETE", path: "/v1/{app_id}/users/{id}/devices/{device_id}", summary: "Remove a user's passkey", tag: "Passkeys",
+	auth: authApp, errors: []string{"user_not_found", "device_not_found"},
+	desc: "Removes a user's passkey for an administrator (a lost device, say); emits `user.updated`.",
+	resp: okBody}
 
 func (s *Server) deleteUserDevice(ctx context.Context, in *userDeviceInput) (*okOutput, error) {
 	if err := s.SignIn.DeleteUserPasskey(ctx, principalFrom(ctx), appFrom(ctx), in.ID, in.DeviceID); err != nil {

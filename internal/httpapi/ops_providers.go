@@ -39,6 +39,15 @@ type providersOutput struct {
 	}
 }
 
+var listMessageServiceProvidersOp = operation{id: "listMessageServiceProviders", method: "GET", path: "/v1/apps/{app_id}/message_service_providers", summary: "List message service providers", tag: "Apps",
+	auth: authAppHidden,
+	desc: listProvidersDoc(),
+	resp: body(func(o *providersOutput) {
+		o.Body.Providers = []MessageServiceProvider{{ProviderType: "smtp", Slug: "smtp", Name: "Acme mail", Enabled: true, Configured: true,
+			Config:   map[string]string{"host": "smtp.example.com", "username": "mailer", "password": "****XMPL", "from": "Demo <no-reply@example.com>"},
+			Channels: []string{"email"}, UpdatedAt: &exT1}}
+	})}
+
 func (s *Server) listProviders(ctx context.Context, _ *appIDInput) (*providersOutput, error) {
 	ps, err := s.Tenants.MessageProviders(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
@@ -94,6 +103,16 @@ type providerOutput struct {
 		Provider MessageServiceProvider `json:"message_service_provider" doc:"The provider as saved."`
 	}
 }
+
+var updateMessageServiceProviderOp = operation{id: "updateMessageServiceProvider", method: "PATCH", path: "/v1/apps/{app_id}/message_service_providers", summary: "Update a message service provider", tag: "Apps",
+	auth: authAppHidden, errors: []string{errorsShape, "provider_not_found"},
+	desc: updateProviderDoc(),
+	req:  `{"slug":"smtp","enabled":true,"config":{"host":"smtp.example.com","username":"mailer","password":"example-password-XMPL","from":"Demo <no-reply@example.com>"}}`,
+	resp: body(func(o *providerOutput) {
+		o.Body.Provider = MessageServiceProvider{ProviderType: "smtp", Slug: "smtp", Name: "Acme mail", Enabled: true, Configured: true,
+			Config:   map[string]string{"host": "smtp.example.com", "username": "mailer", "password": "****XMPL", "from": "Demo <no-reply@example.com>"},
+			Channels: []string{"email"}, UpdatedAt: &exT1}
+	})}
 
 func (s *Server) updateProvider(ctx context.Context, in *updateProviderInput) (*providerOutput, error) {
 	body := in.Body
@@ -163,6 +182,14 @@ type providerTestOutput struct {
 		Test ProviderTestResult `json:"test_message" doc:"What happened to the test message."`
 	}
 }
+
+var testMessageServiceProviderOp = operation{id: "testMessageServiceProvider", method: "POST", path: "/v1/apps/{app_id}/message_service_providers/test", summary: "Send a test message through a provider", tag: "Apps",
+	auth: authAppHidden, errors: []string{"provider_not_found", "rate_limited"},
+	desc: testProviderDoc,
+	req:  `{"slug":"smtp","to":"ops@example.com"}`,
+	resp: body(func(o *providerTestOutput) {
+		o.Body.Test = ProviderTestResult{Slug: "smtp", Channel: "email", To: "o***@example.com", Delivered: true, ProviderMessageID: "example-message-id"}
+	})}
 
 func (s *Server) testProvider(ctx context.Context, in *testProviderInput) (*providerTestOutput, error) {
 	slug, err := in.Body.key()

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
@@ -41,6 +39,15 @@ type sendOTPOutput struct {
 		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 	}
 }
+
+var sendOtpOp = operation{id: "sendOtp", method: "POST", path: "/v1/auth/{app_id}/otps/login", summary: "Send a one-time code", tag: "Sign-in",
+	auth: authPublicApp, sendsSMS: true, errors: with(sendErrors, "code_entry_locked", "too_many_attempts"),
+	desc: "Sends a one-time code to an e-mail address or phone number; answer it with POST /otps/verify and the returned `user_id`. An unknown identifier signs up a new user when the app has public_signup (with `user_meta`: visible_registration fields only; emits `user.created`); otherwise nothing is sent, and the answer looks the same. A new code ends the user's previous one. Rate limited per identifier and per IP. Emits `challenge.created` and `verification.{channel}.requested`. No credentials.",
+	req:  `{"identifier":"ada@example.com"}`,
+	resp: body(func(o *sendOTPOutput) {
+		o.Body.OTP = otpSent{Success: true, SentAt: exT0, ID: exChallenge.ID}
+		o.Body.UserID = exUserID
+	})}
 
 func (s *Server) sendOTP(ctx context.Context, in *sendOTPInput) (*sendOTPOutput, error) {
 	defer s.sendFloor(ctx, time.Now())
@@ -100,6 +107,12 @@ func tokens(set signin.TokenSet, err error) (*tokenSetOutput, error) {
 	return out, nil
 }
 
+var verifyOtpOp = operation{id: "verifyOtp", method: "POST", path: "/v1/auth/{app_id}/otps/verify", summary: "Verify a one-time code", tag: "Sign-in",
+	auth: authPublicApp, errors: []string{"invalid_identifier", "invalid_code", "too_many_attempts", "code_entry_locked", "rate_limited"},
+	desc: "Checks a one-time code and signs the user in: a token set, or `mfa_required` with a second-factor challenge when the app's policy asks for one. Each code takes one of the challenge's 5 attempts (and of the user's hourly budget per source) before it is compared, also under parallel requests: a code compared and wrong, or expired, is 422 invalid_code; a code refused uncompared because a budget is spent is 429 too_many_attempts (the right one too), and 100 consecutive wrong codes lock sign-in by code (429 code_entry_locked) until the user signs in another way. Emits `verification.{channel}.verified` and `challenge.completed` (or `verification.{channel}.failed`). No credentials.",
+	req:  `{"otp":"123456","user_id":"` + exUserID + `"}`,
+	resp: exTokens}
+
 func (s *Server) verifyOTP(ctx context.Context, in *verifyOTPInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.VerifyOTP(ctx, appFrom(ctx), strings.TrimSpace(in.Body.UserID), strings.TrimSpace(in.Body.OTP), client(ctx, in.UserAgent)))
 }
@@ -115,6 +128,22 @@ type magicLinkOutput struct {
 		UserMetaErrors appuser.MetaErrors `json:"user_meta_errors" nullable:"true" doc:"Why metadata keys were dropped, by key; null when none were."`
 	}
 }
+
+var sendLoginMagicLinkOp = operation{id: "sendLoginMagicLink", method: "POST", path: "/v1/auth/{app_id}/magic_links/login", summary: "Send a sign-in magic link", tag: "Sign-in",
+	auth: authPublicApp, sendsSMS: true, errors: sendErrors,
+	desc: "Sends a sign-in link to an e-mail address (or an SMS short link to a phone number). The requesting device polls POST /magic_links/status with `magic_link.id` until the link is opened and approved; the device that opens it signs in with PATCH /magic_links/authenticate. Show `match_number` on the requesting device: the consent page shows the same. Unknown identifiers are treated as by POST /otps/login. Rate limited. Emits `challenge.created` and `verification.{channel}.requested`. No credentials.",
+	req:  `{"identifier":"ada@example.com","webauthn_enabled":true}`,
+	resp: body(func(o *magicLinkOutput) {
+		o.Body.MagicLink.ID, o.Body.MagicLink.MatchNumber, o.Body.UserID = exChallenge.ID, 42, exUserID
+	})}
+
+var sendRegisterMagicLinkOp = operation{id: "sendRegisterMagicLink", method: "POST", path: "/v1/auth/{app_id}/magic_links/register", summary: "Send a sign-up magic link", tag: "Sign-in",
+	auth: authPublicApp, sendsSMS: true, errors: sendErrors,
+	desc: "The sign-up flavour of POST /magic_links/login (the client SDK's register path): the same request, answer and limits, with `user_meta` for a user it creates.",
+	req:  `{"identifier":"ada@example.com","user_meta":{"first_name":"Ada"}}`,
+	resp: body(func(o *magicLinkOutput) {
+		o.Body.MagicLink.ID, o.Body.MagicLink.MatchNumber, o.Body.UserID = exChallenge.ID, 42, exUserID
+	})}
 
 func (s *Server) sendMagicLink(ctx context.Context, in *sendOTPInput) (*magicLinkOutput, error) {
 	defer s.sendFloor(ctx, time.Now())
@@ -137,6 +166,12 @@ type magicTokenInput struct {
 	}
 }
 
+var authenticateMagicLinkOp = operation{id: "authenticateMagicLink", method: "PATCH", path: "/v1/auth/{app_id}/magic_links/authenticate", summary: "Sign in the device that opened a magic link", tag: "Sign-in",
+	auth: authPublicApp, errors: []string{"magic_link_not_found_or_expired"},
+	desc: "Signs in the device that opened a magic link, with the `sct_magic` token from its URL. Spends the link (404 magic_link_not_found_or_expired after that, or when it expired). Verifies the e-mail address or phone number; emits `verification.{channel}.verified`. Answers a token set, or `mfa_required`. No credentials.",
+	req:  `{"token":"` + exMagicTok + `"}`,
+	resp: exTokens}
+
 func (s *Server) authenticateMagicLink(ctx context.Context, in *magicTokenInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.AuthenticateMagicLink(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), client(ctx, in.UserAgent)))
 }
@@ -149,6 +184,12 @@ type magicStatusInput struct {
 		_  struct{} `json:"-" additionalProperties:"true"`
 	}
 }
+
+var magicLinkStatusOp = operation{id: "magicLinkStatus", method: "POST", path: "/v1/auth/{app_id}/magic_links/status", summary: "Poll a magic link from the device that asked for it", tag: "Sign-in",
+	auth: authPublicApp, errors: []string{"magic_link_pending", "magic_link_denied", "magic_link_not_found_or_expired", "slow_down", "rate_limited"},
+	desc: "Polled by the device that asked for a magic link, with its `magic_link.id`: 409 magic_link_pending until the link is approved, then a token set (once), or `mfa_required`. 404 when the link was denied (magic_link_denied), used, or expired. Rate limited per IP. No credentials.",
+	req:  `{"id":"` + exChallenge.ID + `"}`,
+	resp: exTokens}
 
 func (s *Server) magicLinkStatus(ctx context.Context, in *magicStatusInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.MagicLinkStatus(ctx, appFrom(ctx), strings.TrimSpace(in.Body.ID), client(ctx, in.UserAgent)))
@@ -164,6 +205,12 @@ type confirmInviteInput struct {
 	}
 }
 
+var confirmInviteOp = operation{id: "confirmInvite", method: "POST", path: "/v1/auth/{app_id}/magic_links/confirm_invite", summary: "Accept an invitation", tag: "Sign-in",
+	auth: authPublicApp, errors: []string{"magic_link_not_found_or_expired"},
+	desc: "Accepts an invitation with the `sct_magic` token from the invitation link: the pending user becomes active, the contact verified, and the device signs in (a token set). `user_meta` may fill in visible_registration fields. 404 magic_link_not_found_or_expired when the invitation is unknown, used, replaced or expired. Emits `user.updated`. No credentials.",
+	req:  `{"token":"` + exMagicTok + `","user_meta":{"first_name":"Ada"}}`,
+	resp: exTokens}
+
 func (s *Server) confirmInvite(ctx context.Context, in *confirmInviteInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.ConfirmInvite(ctx, appFrom(ctx), strings.TrimSpace(in.Body.Token), in.Body.UserMeta, client(ctx, in.UserAgent)))
 }
@@ -173,14 +220,18 @@ type refreshInput struct {
 	Refresh string `header:"X-Refresh-Token" doc:"The refresh token (raw JWT). Authorization may carry an API secret; it is not read here."`
 }
 
+var refreshTokensOp = operation{id: "refreshTokens", method: "POST", path: "/v1/auth/{app_id}/tokens/refresh", summary: "Rotate a refresh token", tag: "Tokens",
+	auth: authPublicApp, errors: []string{"401"}, headers: []string{"X-Refresh-Token"},
+	desc: "Rotates a refresh token (`X-Refresh-Token`) into a new token set; the old one is spent. A client that retries within the grace window (10 s) gets the same new set; presenting a spent token after that is reuse and ends the session (401). Refresh tokens never outlive the session's absolute lifetime. 401 for an expired, revoked or unknown token. No other credentials.",
+	resp: exTokens}
+
+var forceRefreshTokensOp = operation{id: "forceRefreshTokens", method: "POST", path: "/v1/auth/{app_id}/tokens/force_refresh", summary: "Rotate a refresh token (same as refresh)", tag: "Tokens",
+	auth: authPublicApp, errors: []string{"401"}, headers: []string{"X-Refresh-Token"},
+	desc: "The same as POST /tokens/refresh, at the path the client SDK's forced refresh uses.",
+	resp: exTokens}
+
 func (s *Server) refreshTokens(ctx context.Context, in *refreshInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.Refresh(ctx, appFrom(ctx), strings.TrimSpace(in.Refresh)))
-}
-
-// described adds a longer description to an operation.
-func described(o huma.Operation, desc string) huma.Operation {
-	o.Description = desc
-	return o
 }
 
 const rotateAccessDoc = "Needs a valid access token in `X-Authorization`. What it returns depends on `Authorization`:\n\n" +
@@ -199,6 +250,11 @@ type rotateAccessInput struct {
 	Access string `header:"X-Authorization" doc:"A valid access token. Authorization may carry the app's API secret (server side only); see the operation."`
 }
 
+var rotateAccessOp = operation{id: "rotateAccess", method: "POST", path: "/v1/auth/{app_id}/tokens/rotate_access", summary: "Exchange an access token for a new token set", tag: "Tokens",
+	auth: authOptionalApp, headers: []string{"X-Authorization"},
+	desc: rotateAccessDoc,
+	resp: func() TokenSet { t := exTokens; t.Refresh, t.RefreshExpiresAt = "", nil; return t }()}
+
 func (s *Server) rotateAccess(ctx context.Context, in *rotateAccessInput) (*tokenSetOutput, error) {
 	return tokens(s.SignIn.RotateAccess(ctx, optionalPrincipal(ctx), appFrom(ctx), strings.TrimSpace(in.Access)))
 }
@@ -214,6 +270,11 @@ type verifyRefreshOutput struct {
 		Verified bool   `json:"verified" doc:"Always true: a bad token is a 401."`
 	}
 }
+
+var verifyRefreshOp = operation{id: "verifyRefresh", method: "POST", path: "/v1/auth/{app_id}/tokens/verify/refresh", summary: "Check a refresh token without using it", tag: "Tokens",
+	auth: authPublicApp, errors: []string{"401"}, headers: []string{"Authorization"},
+	desc: "Checks a refresh token (`Authorization: Bearer <refresh token>`) without spending it: 200 `{message: ok, verified: true}` while it would refresh, 401 otherwise (expired, revoked, spent or unknown).",
+	resp: body(func(o *verifyRefreshOutput) { o.Body.Message, o.Body.Verified = "ok", true })}
 
 func (s *Server) verifyRefresh(ctx context.Context, in *verifyRefreshInput) (*verifyRefreshOutput, error) {
 	scheme, tok, _ := strings.Cut(strings.TrimSpace(in.Authorization), " ")
@@ -232,6 +293,11 @@ type currentUserInput struct {
 	AppID     string `path:"app_id" doc:"The app id."`
 	UserAgent string `header:"User-Agent" doc:"The caller's user agent: recorded with the session or challenge and shown to the user (sessions list, consent page, push approval)."`
 }
+
+var currentUserOp = operation{id: "currentUser", method: "GET", path: "/v1/auth/{app_id}/current_user", summary: "Get the signed-in user", tag: "Sessions",
+	auth: authUser,
+	desc: "The user the access token in `X-Authorization` belongs to. For a browser (a User-Agent with Mozilla/) `sessions` lists the user's live sessions with `current` marking this one; for other callers it is empty. 401 for an expired or revoked token.",
+	resp: body(func(o *userOutput) { u := exUser; u.Sessions = []Session{exSession}; o.Body.User = u })}
 
 func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOutput, error) {
 	app, caller := appFrom(ctx), callerFrom(ctx)
@@ -256,6 +322,12 @@ type updateMetaInput struct {
 	}
 }
 
+var updateCurrentUserMetaOp = operation{id: "updateCurrentUserMeta", method: "PATCH", path: "/v1/auth/{app_id}/current_user/meta", summary: "Update the signed-in user's metadata", tag: "Sessions",
+	auth: authUser, errors: []string{"invalid_user_meta"},
+	desc: "The signed-in user changes their own metadata: only fields with visible_profile, and only when the app has profile_management on; any other key refuses the whole update (422 invalid_user_meta). Merged; null removes a key. Emits `user.updated`.",
+	req:  `{"user_meta":{"first_name":"Ada"}}`,
+	resp: body(func(o *userOutput) { o.Body.User = exUser })}
+
 func (s *Server) updateCurrentUserMeta(ctx context.Context, in *updateMetaInput) (*userOutput, error) {
 	app := appFrom(ctx)
 	u, err := s.SignIn.UpdateMeta(ctx, app, callerFrom(ctx), in.Body.UserMeta)
@@ -264,6 +336,11 @@ func (s *Server) updateCurrentUserMeta(ctx context.Context, in *updateMetaInput)
 	}
 	return userResult(app, u), nil
 }
+
+var signOutOp = operation{id: "signOut", method: "DELETE", path: "/v1/auth/{app_id}/current_user", summary: "Sign out (end this session)", tag: "Sessions",
+	auth: authUser,
+	desc: "Ends the session of the access token in `X-Authorization`: its refresh token is refused from now on and its access tokens fail on the next request on every replica.",
+	resp: okBody}
 
 func (s *Server) signOut(ctx context.Context, _ *appIDInput) (*okOutput, error) {
 	if err := s.SignIn.SignOut(ctx, appFrom(ctx), callerFrom(ctx)); err != nil {
@@ -277,6 +354,11 @@ type sessionsOutput struct {
 		Sessions []Session `json:"sessions" doc:"The user's live sessions, newest first."`
 	}
 }
+
+var listSessionsOp = operation{id: "listSessions", method: "GET", path: "/v1/auth/{app_id}/sessions", summary: "List the signed-in user's sessions", tag: "Sessions",
+	auth: authUser,
+	desc: "The signed-in user's live sessions, newest first; `current` marks the caller's.",
+	resp: body(func(o *sessionsOutput) { o.Body.Sessions = []Session{exSession} })}
 
 func (s *Server) listSessions(ctx context.Context, _ *appIDInput) (*sessionsOutput, error) {
 	caller := callerFrom(ctx)
@@ -294,6 +376,11 @@ type sessionIDInput struct {
 	ID    string `path:"id" doc:"The session id, as GET /sessions lists it."`
 }
 
+var revokeSessionOp = operation{id: "revokeSession", method: "DELETE", path: "/v1/auth/{app_id}/sessions/{id}", summary: "End one of the signed-in user's sessions", tag: "Sessions",
+	auth: authUser, errors: []string{"session_not_found"},
+	desc: "Ends one of the signed-in user's sessions (\"sign out that device\"); ending the current one is the same as signing out. 404 session_not_found for an unknown id or another user's session.",
+	resp: okBody}
+
 func (s *Server) revokeSession(ctx context.Context, in *sessionIDInput) (*okOutput, error) {
 	if err := s.SignIn.RevokeSession(ctx, appFrom(ctx), callerFrom(ctx), in.ID); err != nil {
 		return nil, err
@@ -304,6 +391,16 @@ func (s *Server) revokeSession(ctx context.Context, in *sessionIDInput) (*okOutp
 type bareSessionsOutput struct {
 	Body []Session
 }
+
+var listUserSessionsOp = operation{id: "listUserSessions", method: "GET", path: "/v1/apps/{app_id}/users/{id}/sessions", summary: "List a user's sessions", tag: "Sessions",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "A user's live sessions (not expired, not revoked), newest first, as a bare array (the server SDKs' shape). With the app's API secret, an API key or a workspace secret.",
+	resp: []Session{exSession}}
+
+var listUserSessionsAppOp = operation{id: "listUserSessionsApp", method: "GET", path: "/v1/{app_id}/users/{id}/sessions", summary: "List a user's sessions (alternate path)", tag: "Sessions",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "The same list as GET /v1/apps/{app_id}/users/{id}/sessions, at the path the Ruby server SDK uses.",
+	resp: []Session{exSession}}
 
 func (s *Server) userSessions(ctx context.Context, in *userIDInput) (*bareSessionsOutput, error) {
 	list, err := s.SignIn.UserSessions(ctx, principalFrom(ctx), appFrom(ctx), in.ID)
@@ -318,6 +415,11 @@ type userSessionInput struct {
 	ID        string `path:"id" doc:"The user id."`
 	SessionID string `path:"session_id" doc:"The session id, as the sessions list gives it."`
 }
+
+var revokeUserSessionOp = operation{id: "revokeUserSession", method: "DELETE", path: "/v1/{app_id}/users/{id}/sessions/{session_id}", summary: "End a user's session", tag: "Sessions",
+	auth: authApp, errors: []string{"user_not_found", "session_not_found"},
+	desc: "Ends one of a user's sessions for an administrator: its refresh token is refused from now on and its access tokens fail on the next request on every replica. 404 session_not_found for another user's or an unknown session.",
+	resp: okBody}
 
 func (s *Server) revokeUserSession(ctx context.Context, in *userSessionInput) (*okOutput, error) {
 	if err := s.SignIn.RevokeUserSession(ctx, principalFrom(ctx), appFrom(ctx), in.ID, in.SessionID); err != nil {
@@ -337,6 +439,12 @@ type errorReportInput struct {
 type emptyOutput struct {
 	Body struct{}
 }
+
+var reportErrorOp = operation{id: "reportError", method: "POST", path: "/v1/auth/{app_id}/errors", summary: "Accept a client error report", tag: "Sign-in",
+	auth: authPublicApp,
+	desc: "Accepts an error report from the client SDK and answers `{}`. Only its arrival is logged (app and request id), never its content. No credentials.",
+	req:  `{"payload":{"message":"Network request failed","where":"refreshTokens"}}`,
+	resp: `{}`}
 
 // reportError accepts the client SDK's error reports. Their content is the
 // app's business and may hold personal data, so only the fact is logged.

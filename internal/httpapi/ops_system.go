@@ -19,13 +19,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 )
 
-func plainOp(id, method, path, summary, tag, contentType, desc string) huma.Operation {
-	o := op(id, method, path, summary, tag)
-	o.Description = desc
-	o.Responses = map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{contentType: {}}}}
-	return o
-}
-
 // healthBody is /healthz's answer: status first (what probes read), then
 // what build is running, which helps during a rolling upgrade. The version
 // is public anyway (the OpenAPI document's info.version).
@@ -36,6 +29,11 @@ type healthBody struct {
 	BuildDate string `json:"build_date,omitempty"`
 	GoVersion string `json:"go_version"`
 }
+
+var healthOp = operation{id: "health", method: "GET", path: "/healthz", summary: "Liveness", tag: "Operations",
+	contentType: "application/json",
+	desc:        "Answers 200 `{\"status\":\"ok\"}` while the process serves requests, with the build: version, commit, build_date (the commit's time) and go_version; commit and build_date are left out when the binary was built without version control information.",
+	resp:        `{"status":"ok","version":"0.1.0","commit":"5a1f99d0a1b2","build_date":"2026-11-26T14:25:46Z","go_version":"go1.26.0"}`}
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, healthBody{Status: "ok", Version: s.Version, Commit: s.Commit, BuildDate: s.BuildDate, GoVersion: runtime.Version()})
@@ -51,6 +49,11 @@ func buildInfoGauge(d Deps) prometheus.Gauge {
 	return g
 }
 
+var readyOp = operation{id: "ready", method: "GET", path: "/readyz", summary: "Readiness", tag: "Operations",
+	contentType: "application/json", errors: []string{"503"},
+	desc: "Answers 200 when the database answers, 503 otherwise.",
+	resp: `{"status":"ready"}`}
+
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -60,6 +63,17 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// metricsOp is GET /metrics on the API listener, as MetricsToken has it.
+func metricsOp(token bool) operation {
+	o := operation{id: "metrics", method: "GET", path: "/metrics", summary: "Prometheus metrics", tag: "Operations", contentType: "text/plain",
+		desc: "Request counts and latencies by route, plus Go runtime and process metrics. Served here in development mode only (or with metrics.token); production servers serve it on metrics.addr."}
+	if token {
+		o.desc = "Request counts and latencies by route, plus Go runtime and process metrics. Needs `Authorization: Bearer` with the server's metrics.token (else 401)."
+		o.errors = []string{"401"}
+	}
+	return o
 }
 
 // metricsHandler serves the registry, behind metrics.token when it is set.
@@ -93,6 +107,16 @@ func (s *Server) MetricsHandler() http.Handler {
 	return secureHeaders("", mux)
 }
 
+var jwksOp = operation{id: "jwks", method: "GET", path: "/.well-known/jwks.json", summary: "Token signing keys (JWKS)", tag: "Tokens",
+	contentType: "application/json",
+	desc:        "The public keys that verify tokens, by kid, each with kty, alg, use and kid: EC P-256 keys (ES256: refresh tokens, API secrets, and the access tokens of apps on ES256), RSA-2048 keys (RS256) and OKP Ed25519 keys (EdDSA) when an app signs its access tokens with them. A key is listed from the moment it can sign, on every replica (the keys are read again when more than a second old; the answer may be cached for 60 s); a retired key stays listed until every token it signed has expired. An unknown kid means a new key: read the set again (at most once a minute).",
+	resp:        `{"keys":[{"kty":"EC","crv":"P-256","x":"ZXhhbXBsZS14LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","y":"ZXhhbXBsZS15LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","alg":"ES256","use":"sig","kid":"example-kid-1"}]}`}
+
+var appJwksOp = operation{id: "appJwks", method: "GET", path: "/v1/auth/{app_id}/.well-known/jwks.json", summary: "Token signing keys (JWKS), per app path", tag: "Tokens",
+	contentType: "application/json",
+	desc:        "The same key set as /.well-known/jwks.json, at the path the server SDKs use.",
+	resp:        `{"keys":[{"kty":"EC","crv":"P-256","x":"ZXhhbXBsZS14LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","y":"ZXhhbXBsZS15LWNvb3JkaW5hdGUtMDAwMDAwMDAwMDA","alg":"ES256","use":"sig","kid":"example-kid-1"}]}`}
+
 func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 	b := s.Keyring.FreshJWKS()
 	h := w.Header()
@@ -104,6 +128,11 @@ func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b)
 }
 
+var openapiOp = operation{id: "openapi", method: "GET", path: "/v1/openapi.json", summary: "This OpenAPI document", tag: "Operations",
+	contentType: "application/json",
+	desc:        "The OpenAPI 3.1 description of every route, generated from the server's code.",
+	resp:        `{"openapi":"3.1.0","info":{"title":"Gatehouse API","version":"v1.0.0"},"servers":[{"url":"https://auth.example.com"}],"paths":{},"components":{"schemas":{},"securitySchemes":{}}}`}
+
 func (s *Server) openAPIDocument(w http.ResponseWriter, _ *http.Request) {
 	b := s.specJSON()
 	w.Header().Set("Content-Type", "application/json")
@@ -111,9 +140,17 @@ func (s *Server) openAPIDocument(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b)
 }
 
+var docsRedirectOp = operation{id: "docsRedirect", method: "GET", path: "/v1/docs", summary: "API documentation (redirect)", tag: "Operations",
+	contentType: "text/html",
+	desc:        "Redirects to /v1/docs/."}
+
 func (s *Server) docsRedirect(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/v1/docs/", http.StatusMovedPermanently)
 }
+
+var rootOp = operation{id: "root", method: "GET", path: "/{$}", summary: "Start page (redirect to the API documentation)", tag: "Operations",
+	redirect: "/v1/docs/",
+	desc:     "Redirects (302) to /v1/docs/, this API's documentation page; only the exact path /, every other unknown path is a JSON 404."}
 
 // rootRedirect sends a browser that opens the server's address to the API
 // documentation (there is no console yet). 302, not 301: a console may take
@@ -129,6 +166,14 @@ func redirectOp(o huma.Operation, location string) huma.Operation {
 		Headers: map[string]*huma.Param{"Location": {Description: "Always " + location + ".", Schema: &huma.Schema{Type: "string"}}}}}
 	return o
 }
+
+var docsOp = operation{id: "docs", method: "GET", path: "/v1/docs/{$}", summary: "API documentation", tag: "Operations",
+	contentType: "text/html",
+	desc:        "A documentation page for this API, served by the binary itself (no CDN)."}
+
+var docsAssetOp = operation{id: "docsAsset", method: "GET", path: "/v1/docs/{asset}", summary: "API documentation assets", tag: "Operations",
+	contentType: "text/css", errors: []string{"not_found"},
+	desc: "The documentation page's script and stylesheet."}
 
 func (s *Server) docs() http.Handler {
 	h := http.StripPrefix("/v1/docs", apidocs.Handler("/v1/openapi.json", "Gatehouse API"))
@@ -213,6 +258,15 @@ func outboxRecipient(raw string) string {
 // outboxMaxWait is wait_ms's maximum, which the route's deadline allows
 // for (longRoutes).
 const outboxMaxWait = 10 * time.Second
+
+var devOutboxOp = operation{id: "devOutbox", method: "GET", path: "/dev/outbox", summary: "Read the development outbox", tag: "Development",
+	auth: authNone,
+	desc: "Development servers only (`--dev`; elsewhere the route does not exist). The e-mails and SMS the server would have sent, newest first, with the code or link each carries pulled out, so tests and the example app can sign in without a mailbox. `to` finds an address or phone number however it is written (a `+` sent unescaped is read as one); `since` and `wait_ms` (up to 10 s) let a test wait for a message instead of polling. No credentials.",
+	resp: body(func(o *devOutboxOutput) {
+		o.Body.Messages = []OutboxMessage{{ID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a10", Channel: "email", To: exEmail,
+			Subject: "Your Demo code", Text: "123456 is your Demo code.", HTML: "<p>Your code: <b>123456</b></p>",
+			Code: "123456", CreatedAt: exT0}}
+	})}
 
 // devOutbox exists only in development mode: it hands codes and links to
 // tests and to a developer without a mail server.

@@ -39,6 +39,18 @@ type userWithErrorsOutput struct {
 	}
 }
 
+var createUserOp = operation{id: "createUser", method: "POST", path: "/v1/{app_id}/users", summary: "Create a user", tag: "Users",
+	auth: authApp, errors: []string{"invalid_identifier", "user_exists"},
+	desc: "Creates an active user of the app from an `identifier` (or `email` and `phone`), with optional metadata checked against the app's schema: unknown keys or wrong types are dropped and reported in `user_meta_errors`. Nothing is sent to the user. 400 user_exists when the identifier is taken, invalid_identifier when it is not a valid address or number or not one the app allows. With the app's API secret, an API key or a workspace secret. Emits `user.created`.",
+	req:  `{"identifier":"ada@example.com","user_meta":{"first_name":"Ada"}}`,
+	resp: body(func(o *userWithErrorsOutput) { o.Body.User = exUser })}
+
+var createUserAuthOp = operation{id: "createUserAuth", method: "POST", path: "/v1/auth/{app_id}/users", summary: "Create a user (client SDK path)", tag: "Users",
+	auth: authApp, errors: []string{"invalid_identifier", "user_exists"},
+	desc: "The same as POST /v1/{app_id}/users, at the path the client SDK's createUser uses.",
+	req:  `{"email":"ada@example.com"}`,
+	resp: body(func(o *userWithErrorsOutput) { o.Body.User = exUser })}
+
 func (s *Server) createUser(ctx context.Context, in *createUserInput) (*userWithErrorsOutput, error) {
 	app := appFrom(ctx)
 	u, metaErrs, err := s.Users.Create(ctx, principalFrom(ctx), app, in.Body.input())
@@ -49,6 +61,16 @@ func (s *Server) createUser(ctx context.Context, in *createUserInput) (*userWith
 	out.Body.User, out.Body.UserMetaErrors = userOut(app, u), metaErrs
 	return out, nil
 }
+
+var inviteUserOp = operation{id: "inviteUser", method: "POST", path: "/v1/{app_id}/users/invite", summary: "Invite a user", tag: "Users",
+	auth: authApp, sendsSMS: true, errors: with(sendErrors, "user_exists"),
+	desc: "Creates a pending user and sends an invitation (e-mail, or SMS with a short link) that signs them in when opened and accepted (POST /magic_links/confirm_invite). Inviting a still-pending user again sends a new invitation and ends the old one; anyone else who exists is 400 user_exists. With the app's API secret, an API key or a workspace secret. Emits `user.created`.",
+	req:  `{"identifier":"ada@example.com","user_meta":{"first_name":"Ada"}}`,
+	resp: body(func(o *userWithErrorsOutput) {
+		u := exUser
+		u.Status, u.EmailVerified, u.LastUsedAt = "pending", false, nil
+		o.Body.User = u
+	})}
 
 func (s *Server) inviteUser(ctx context.Context, in *createUserInput) (*userWithErrorsOutput, error) {
 	app := appFrom(ctx)
@@ -123,6 +145,13 @@ type listUsersOutput struct {
 		PerPage     int    `json:"per_page" doc:"Items per page."`
 	}
 }
+
+var listUsersOp = operation{id: "listUsers", method: "GET", path: "/v1/{app_id}/users", summary: "List users", tag: "Users",
+	auth: authApp,
+	desc: listUsersDoc,
+	resp: body(func(o *listUsersOutput) {
+		o.Body.Users, o.Body.TotalCount, o.Body.TotalPages, o.Body.CurrentPage, o.Body.PerPage = []User{exUser}, 1, 1, 1, 25
+	})}
 
 func (s *Server) listUsers(ctx context.Context, in *listUsersInput) (*listUsersOutput, error) {
 	app := appFrom(ctx)
@@ -199,6 +228,17 @@ func userResult(app tenant.App, u appuser.User) *userOutput {
 	return out
 }
 
+var getUserOp = operation{id: "getUser", method: "GET", path: "/v1/{app_id}/users/{id}", summary: "Get a user", tag: "Users",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: getUserDoc,
+	resp: body(func(o *userOutput) {
+		u := exUser
+		s := exSession
+		s.Current = false
+		u.Sessions = []Session{s}
+		o.Body.User = u
+	})}
+
 // getUser answers the user with the user's live sessions, whose ids
 // DELETE …/sessions/{session_id} takes: the server SDKs' users.get reads
 // them there (server-sdk-compat §3).
@@ -224,6 +264,12 @@ type updateUserInput struct {
 	}
 }
 
+var updateUserOp = operation{id: "updateUser", method: "PATCH", path: "/v1/{app_id}/users/{id}", summary: "Update a user", tag: "Users",
+	auth: authApp, errors: []string{"user_not_found", "invalid_identifier", "user_exists", "invalid_user_meta"},
+	desc: "Changes a user's metadata (merged; null removes a key; keys outside the app's schema are refused with 422), e-mail address or phone number (\"\" removes one, but a user keeps at least one of them: else 400 invalid_identifier; a new one is unverified; 400 user_exists when another user has it). With the app's API secret, an API key or a workspace secret. Emits `user.updated`, and `user.identifier_changed` when the e-mail or phone changed.",
+	req:  `{"user_meta":{"first_name":"Ada"},"phone":"+14155550123"}`,
+	resp: body(func(o *userOutput) { u := exUser; u.Phone = &exPhone; o.Body.User = u })}
+
 func (s *Server) updateUser(ctx context.Context, in *updateUserInput) (*userOutput, error) {
 	app := appFrom(ctx)
 	u, err := s.Users.Update(ctx, principalFrom(ctx), app, in.ID, appuser.UpdateInput{Meta: in.Body.UserMeta, Email: in.Body.Email, Phone: in.Body.Phone})
@@ -232,6 +278,11 @@ func (s *Server) updateUser(ctx context.Context, in *updateUserInput) (*userOutp
 	}
 	return userResult(app, u), nil
 }
+
+var activateUserOp = operation{id: "activateUser", method: "POST", path: "/v1/{app_id}/users/{id}/activate", summary: "Activate a user", tag: "Users",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "Sets a user's status to active, so the user can sign in. Open invitations end with the change. Emits `user.updated`.",
+	resp: body(func(o *userOutput) { o.Body.User = exUser })}
 
 func (s *Server) activateUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)
@@ -242,6 +293,11 @@ func (s *Server) activateUser(ctx context.Context, in *userIDInput) (*userOutput
 	return userResult(app, u), nil
 }
 
+var deactivateUserOp = operation{id: "deactivateUser", method: "POST", path: "/v1/{app_id}/users/{id}/deactivate", summary: "Deactivate a user", tag: "Users",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "Sets a user's status to inactive: every session of the user ends at once and the user cannot sign in until activated again (which does not revive the sessions). Open invitations end too. Emits `user.updated`.",
+	resp: body(func(o *userOutput) { u := exUser; u.Status = "inactive"; o.Body.User = u })}
+
 func (s *Server) deactivateUser(ctx context.Context, in *userIDInput) (*userOutput, error) {
 	app := appFrom(ctx)
 	u, err := s.Users.SetStatus(ctx, principalFrom(ctx), app, in.ID, appuser.StatusInactive)
@@ -250,6 +306,11 @@ func (s *Server) deactivateUser(ctx context.Context, in *userIDInput) (*userOutp
 	}
 	return userResult(app, u), nil
 }
+
+var deleteUserOp = operation{id: "deleteUser", method: "DELETE", path: "/v1/{app_id}/users/{id}", summary: "Delete a user", tag: "Users",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "Deletes a user with the user's sessions, passkeys, second factors and pending challenges; the user's tokens stop working. With the app's API secret, an API key or a workspace secret. Cannot be undone.",
+	resp: okBody}
 
 func (s *Server) deleteUser(ctx context.Context, in *userIDInput) (*okOutput, error) {
 	if err := s.Users.Delete(ctx, principalFrom(ctx), appFrom(ctx), in.ID); err != nil {
@@ -277,6 +338,13 @@ type lookupUserOutput struct {
 		User *LookupUser `json:"user" doc:"null when no user matches."`
 	}
 }
+
+var lookupUserOp = operation{id: "lookupUser", method: "GET", path: "/v1/auth/{app_id}/users", summary: "Look a user up by identifier or id", tag: "Users",
+	auth: authOptionalApp, errors: []string{"user_not_found", "invalid_identifier", "rate_limited"},
+	desc: lookupUserDoc,
+	resp: body(func(o *lookupUserOutput) {
+		o.Body.User = &LookupUser{ID: exUserID, Status: "active", Email: &exEmail, EmailVerified: true, RequiredFields: []RequiredField{}}
+	})}
 
 // lookupUser answers 200 {user: null} for unknown users: the client SDK
 // branches on that, not on a 404. Without credentials the answer is
@@ -306,6 +374,11 @@ type metafieldsOutput struct {
 		Meta bool `json:"meta" doc:"Whether the user has filled in every required metadata field."`
 	}
 }
+
+var userMetafieldsOp = operation{id: "userMetafields", method: "GET", path: "/v1/auth/{app_id}/users/metafields", summary: "Check whether a user has filled in the required metadata", tag: "Users",
+	auth: authPublicApp, errors: []string{"user_not_found", "invalid_identifier", "rate_limited"},
+	desc: "Whether a user has filled in every metadata field the app requires (the client SDK asks while signing in, to show a form for the rest). No credentials; shares the anonymous lookup budget per IP with GET /users (429 with Retry-After).",
+	resp: `{"meta":true}`}
 
 func (s *Server) userMetafields(ctx context.Context, in *metafieldsInput) (*metafieldsOutput, error) {
 	complete, err := s.SignIn.MetaComplete(ctx, appFrom(ctx), in.UserID, client(ctx, ""))

@@ -70,6 +70,16 @@ func webhookResult(e webhook.Endpoint) *webhookOutput {
 	return out
 }
 
+var createWebhookOp = operation{id: "createWebhook", method: "POST", path: "/v1/apps/{app_id}/webhooks", summary: "Create a webhook endpoint", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_limit_reached"},
+	desc: "Adds a webhook endpoint: events of the app are POSTed to its https `url`, signed with HMAC-SHA256 (`X-Webhook-Signature: t=…,v1=…`). The response is the only one that shows the signing `secret`. `event_types` omitted or empty: every event. Retries follow `retry_limit` (0 to 10, default 3) with exponential backoff; a 4xx answer is not retried. 409 webhook_limit_reached when the app has as many endpoints as allowed. With the app's API secret, an API key or a workspace secret of an owner or admin.",
+	req:  `{"webhook":{"url":"https://hooks.example.com/gatehouse","event_types":["user.created","verification.*"],"description":"CRM sync"}}`,
+	resp: body(func(o *webhookOutput) {
+		w := exWebhook
+		w.Secret = "whsec_EXAMPLEnotARealSecretEXAMPLE000000"
+		o.Body.Webhook = w
+	})}
+
 func (s *Server) createWebhook(ctx context.Context, in *webhookWriteInput) (*webhookOutput, error) {
 	e, err := s.Webhooks.Create(ctx, principalFrom(ctx), appFrom(ctx).ID, in.Body.Webhook.input())
 	if err != nil {
@@ -84,6 +94,11 @@ type webhooksOutput struct {
 	}
 }
 
+var listWebhooksOp = operation{id: "listWebhooks", method: "GET", path: "/v1/apps/{app_id}/webhooks", summary: "List webhook endpoints", tag: "Webhooks",
+	auth: authApp,
+	desc: "The app's webhook endpoints, without their secrets.",
+	resp: body(func(o *webhooksOutput) { o.Body.Webhooks = []Webhook{exWebhook} })}
+
 func (s *Server) listWebhooks(ctx context.Context, _ *appIDInput) (*webhooksOutput, error) {
 	list, err := s.Webhooks.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
@@ -96,6 +111,11 @@ func (s *Server) listWebhooks(ctx context.Context, _ *appIDInput) (*webhooksOutp
 	}
 	return out, nil
 }
+
+var getWebhookOp = operation{id: "getWebhook", method: "GET", path: "/v1/apps/{app_id}/webhooks/{id}", summary: "Get a webhook endpoint", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found"},
+	desc: "One webhook endpoint, without its secret. 404 webhook_not_found for an unknown id.",
+	resp: body(func(o *webhookOutput) { o.Body.Webhook = exWebhook })}
 
 func (s *Server) getWebhook(ctx context.Context, in *appChildInput) (*webhookOutput, error) {
 	e, err := s.Webhooks.Get(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID)
@@ -113,6 +133,12 @@ type webhookUpdateInput struct {
 	}
 }
 
+var updateWebhookOp = operation{id: "updateWebhook", method: "PATCH", path: "/v1/apps/{app_id}/webhooks/{id}", summary: "Update a webhook endpoint", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found"},
+	desc: "Changes an endpoint's url, event types, retry limit, description, metadata or enabled flag; omitted fields keep their value. A disabled endpoint gets no new events. The secret does not change (see rotate_secret).",
+	req:  `{"webhook":{"enabled":false}}`,
+	resp: body(func(o *webhookOutput) { w := exWebhook; w.Enabled = false; o.Body.Webhook = w })}
+
 func (s *Server) updateWebhook(ctx context.Context, in *webhookUpdateInput) (*webhookOutput, error) {
 	e, err := s.Webhooks.Update(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID, in.Body.Webhook.input())
 	if err != nil {
@@ -121,12 +147,26 @@ func (s *Server) updateWebhook(ctx context.Context, in *webhookUpdateInput) (*we
 	return webhookResult(e), nil
 }
 
+var deleteWebhookOp = operation{id: "deleteWebhook", method: "DELETE", path: "/v1/apps/{app_id}/webhooks/{id}", summary: "Delete a webhook endpoint", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found"},
+	desc: "Deletes an endpoint: nothing more is sent to it.",
+	resp: okBody}
+
 func (s *Server) deleteWebhook(ctx context.Context, in *appChildInput) (*okOutput, error) {
 	if err := s.Webhooks.Delete(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID); err != nil {
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
 }
+
+var rotateWebhookSecretOp = operation{id: "rotateWebhookSecret", method: "POST", path: "/v1/apps/{app_id}/webhooks/{id}/rotate_secret", summary: "Rotate the signing secret", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found"},
+	desc: "Gives the endpoint a new signing secret, returned this once. For 24 hours the previous secret signs too (one `v1=` each in the signature header), so a receiver can switch without losing events.",
+	resp: body(func(o *webhookOutput) {
+		w := exWebhook
+		w.Secret, w.PreviousExpiresAt = "whsec_EXAMPLEnotARealSecretEXAMPLE000001", ptr(exT1.Add(24*time.Hour))
+		o.Body.Webhook = w
+	})}
 
 func (s *Server) rotateWebhookSecret(ctx context.Context, in *appChildInput) (*webhookOutput, error) {
 	e, err := s.Webhooks.RotateSecret(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID)
@@ -179,6 +219,15 @@ type deliveryOutput struct {
 	}
 }
 
+var testWebhookOp = operation{id: "testWebhook", method: "POST", path: "/v1/apps/{app_id}/webhooks/{id}/test", summary: "Send a webhook.test event", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found"},
+	desc: "Sends a `webhook.test` event to this endpoint only (even if it is not subscribed to it) and answers the queued delivery; follow it in the deliveries list.",
+	resp: body(func(o *deliveryOutput) {
+		d := exDelivery
+		d.EventType, d.Status, d.AttemptCount, d.DeliveredAt, d.Attempts = "webhook.test", "pending", 0, nil, []Attempt{}
+		o.Body.Delivery = d
+	})}
+
 func (s *Server) testWebhook(ctx context.Context, in *appChildInput) (*deliveryOutput, error) {
 	d, err := s.Webhooks.Test(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID)
 	if err != nil {
@@ -205,6 +254,13 @@ type deliveriesOutput struct {
 		PerPage     int        `json:"per_page" doc:"Items per page."`
 	}
 }
+
+var listWebhookDeliveriesOp = operation{id: "listWebhookDeliveries", method: "GET", path: "/v1/apps/{app_id}/webhooks/{id}/deliveries", summary: "List a webhook endpoint's deliveries", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found"},
+	desc: "The endpoint's deliveries, newest first, each with its attempts (status, duration, the first KiB of the answer, error), a page at a time (`page`, `limit`: default 25, at most 100).",
+	resp: body(func(o *deliveriesOutput) {
+		o.Body.Deliveries, o.Body.TotalCount, o.Body.TotalPages, o.Body.CurrentPage, o.Body.PerPage = []Delivery{exDelivery}, 1, 1, 1, 25
+	})}
 
 func (s *Server) listDeliveries(ctx context.Context, in *deliveriesInput) (*deliveriesOutput, error) {
 	page, err := intParam("page", in.Page)
@@ -236,6 +292,15 @@ type redeliverInput struct {
 	DeliveryID string `path:"delivery_id" doc:"The delivery id."`
 }
 
+var redeliverWebhookOp = operation{id: "redeliverWebhook", method: "POST", path: "/v1/apps/{app_id}/webhooks/{id}/deliveries/{delivery_id}/redeliver", summary: "Deliver an event again", tag: "Webhooks",
+	auth: authApp, errors: []string{"webhook_not_found", "delivery_not_found", "delivery_in_progress"},
+	desc: "Queues a finished delivery again: the same event, with the same envelope id, and a fresh retry budget. 409 delivery_in_progress while it is still queued or being retried.",
+	resp: body(func(o *deliveryOutput) {
+		d := exDelivery
+		d.Status, d.DeliveredAt = "pending", nil
+		o.Body.Delivery = d
+	})}
+
 func (s *Server) redeliver(ctx context.Context, in *redeliverInput) (*deliveryOutput, error) {
 	d, err := s.Webhooks.Redeliver(ctx, principalFrom(ctx), appFrom(ctx).ID, in.ID, in.DeliveryID)
 	if err != nil {
@@ -251,6 +316,11 @@ type eventTypesOutput struct {
 		EventTypes []string `json:"event_types" doc:"Every event type an endpoint may subscribe to."`
 	}
 }
+
+var webhookEventTypesOp = operation{id: "webhookEventTypes", method: "GET", path: "/v1/apps/{app_id}/webhooks/event_types", summary: "List the webhook event types", tag: "Webhooks",
+	auth: authApp,
+	desc: "Every event type an endpoint may subscribe to (verification.{email,sms}.{outcome}, challenge.*, user.*, webhook.test and the others).",
+	resp: `{"event_types":["challenge.completed","challenge.created","challenge.failed","user.created","user.updated","webhook.test"]}`}
 
 func (s *Server) webhookEventTypes(ctx context.Context, _ *appIDInput) (*eventTypesOutput, error) {
 	types, err := s.Webhooks.EventTypes(ctx, principalFrom(ctx), appFrom(ctx).ID)

@@ -18,6 +18,11 @@ type workspacesOutput struct {
 	}
 }
 
+var listWorkspacesOp = operation{id: "listWorkspaces", method: "GET", path: "/v1/workspaces", summary: "List the caller's workspaces", tag: "Workspaces",
+	auth: authWorkspace,
+	desc: "The workspaces the caller belongs to, each with the caller's membership. With a workspace API secret (it acts for one member).",
+	resp: body(func(o *workspacesOutput) { o.Body.Workspaces = []Workspace{exWorkspace} })}
+
 func (s *Server) listWorkspaces(ctx context.Context, _ *struct{}) (*workspacesOutput, error) {
 	views, err := s.Tenants.ListWorkspaces(ctx, principalFrom(ctx))
 	if err != nil {
@@ -45,6 +50,14 @@ type createWorkspaceOutput struct {
 	}
 }
 
+var createWorkspaceOp = operation{id: "createWorkspace", method: "POST", path: "/v1/workspaces", summary: "Create a workspace", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"slug_taken"},
+	desc: "Creates a workspace owned by the calling member (matched by e-mail address) and returns it with a workspace API secret for it, shown this once: a secret is scoped to one workspace. With a workspace API secret; 409 slug_taken when the slug is in use.",
+	req:  `{"name":"Acme","slug":"acme"}`,
+	resp: body(func(o *createWorkspaceOutput) {
+		o.Body.Workspace, o.Body.APISecret = exWorkspace, "eyJhbGciOiJFUzI1NiIsImtpZCI6ImV4YW1wbGUifQ.eyJ0eXAiOiJ3b3Jrc3BhY2Vfc2VjcmV0In0.ZmFrZS1zaWduYXR1cmU"
+	})}
+
 // createWorkspace makes a new workspace owned by the calling member's e-mail
 // address, and hands back a secret for it (a secret is scoped to one workspace).
 func (s *Server) createWorkspace(ctx context.Context, in *createWorkspaceInput) (*createWorkspaceOutput, error) {
@@ -61,6 +74,11 @@ func (s *Server) createWorkspace(ctx context.Context, in *createWorkspaceInput) 
 type workspaceIDInput struct {
 	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 }
+
+var getWorkspaceOp = operation{id: "getWorkspace", method: "GET", path: "/v1/workspaces/{workspace_id}", summary: "Get a workspace", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found"},
+	desc: "A workspace with the caller's membership. Any member may read it; others get 403 or 404.",
+	resp: body(func(o *workspaceOutput) { o.Body.Workspace = exWorkspace })}
 
 func (s *Server) getWorkspace(ctx context.Context, in *workspaceIDInput) (*workspaceOutput, error) {
 	v, err := s.Tenants.GetWorkspace(ctx, principalFrom(ctx), in.WorkspaceID)
@@ -84,6 +102,12 @@ type updateWorkspaceInput struct {
 	}
 }
 
+var updateWorkspaceOp = operation{id: "updateWorkspace", method: "PATCH", path: "/v1/workspaces/{workspace_id}", summary: "Update a workspace", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found", "slug_taken"},
+	desc: "Changes a workspace's name, slug, settings and defaults; omitted fields keep their value and `settings` is merged. Owners and admins only; 409 slug_taken when the slug is in use.",
+	req:  `{"name":"Acme Inc.","settings":{"support_email":"help@example.com"}}`,
+	resp: body(func(o *workspaceOutput) { o.Body.Workspace = exWorkspace })}
+
 func (s *Server) updateWorkspace(ctx context.Context, in *updateWorkspaceInput) (*workspaceOutput, error) {
 	b := in.Body
 	v, err := s.Tenants.UpdateWorkspace(ctx, principalFrom(ctx), in.WorkspaceID, tenant.WorkspacePatch{Name: b.Name, Slug: b.Slug,
@@ -101,6 +125,11 @@ type membersOutput struct {
 		Members []Member `json:"members" doc:"The workspace's members."`
 	}
 }
+
+var listMembersOp = operation{id: "listMembers", method: "GET", path: "/v1/workspaces/{workspace_id}/members", summary: "List members", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found"},
+	desc: "The workspace's members with their roles. Any member may list them.",
+	resp: body(func(o *membersOutput) { o.Body.Members = []Member{exMember} })}
 
 func (s *Server) listMembers(ctx context.Context, in *workspaceIDInput) (*membersOutput, error) {
 	ms, err := s.Tenants.ListMembers(ctx, principalFrom(ctx), in.WorkspaceID)
@@ -130,6 +159,12 @@ type addMemberInput struct {
 	}
 }
 
+var addMemberOp = operation{id: "addMember", method: "POST", path: "/v1/workspaces/{workspace_id}/members", summary: "Add a member", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found", "member_exists"},
+	desc: "Adds a member by e-mail address with a role (default member). Owners and admins may add admins and members; only owners may add owners. 409 member_exists when the address is already a member.",
+	req:  `{"email":"grace@example.com","name":"Grace","role":"admin"}`,
+	resp: body(func(o *memberOutput) { o.Body.Member = exMember })}
+
 func (s *Server) addMember(ctx context.Context, in *addMemberInput) (*memberOutput, error) {
 	m, err := s.Tenants.AddMember(ctx, principalFrom(ctx), in.WorkspaceID, in.Body.Email, in.Body.Name, in.Body.Role)
 	if err != nil {
@@ -148,6 +183,12 @@ type updateMemberInput struct {
 	}
 }
 
+var updateMemberOp = operation{id: "updateMember", method: "PATCH", path: "/v1/workspaces/{workspace_id}/members/{member_id}", summary: "Change a member's role", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"member_not_found", "last_owner"},
+	desc: "Changes a member's role. Owners and admins may; only owners may grant or take away the owner role, and the last owner cannot be demoted (409 last_owner).",
+	req:  `{"role":"member"}`,
+	resp: body(func(o *memberOutput) { m := exMember; m.Role = "member"; o.Body.Member = m })}
+
 func (s *Server) updateMember(ctx context.Context, in *updateMemberInput) (*memberOutput, error) {
 	m, err := s.Tenants.ChangeMemberRole(ctx, principalFrom(ctx), in.WorkspaceID, in.MemberID, in.Body.Role)
 	if err != nil {
@@ -163,6 +204,11 @@ type memberIDInput struct {
 	MemberID    string `path:"member_id" doc:"The member id."`
 }
 
+var removeMemberOp = operation{id: "removeMember", method: "DELETE", path: "/v1/workspaces/{workspace_id}/members/{member_id}", summary: "Remove a member", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"member_not_found", "last_owner"},
+	desc: "Removes a member from the workspace; the member's workspace secrets stop working with it. Owners and admins may; only owners may remove an owner, and never the last one (409 last_owner).",
+	resp: okBody}
+
 func (s *Server) removeMember(ctx context.Context, in *memberIDInput) (*okOutput, error) {
 	if err := s.Tenants.RemoveMember(ctx, principalFrom(ctx), in.WorkspaceID, in.MemberID); err != nil {
 		return nil, err
@@ -175,6 +221,11 @@ type appsOutput struct {
 		Apps []AppFull `json:"apps" doc:"The workspace's apps."`
 	}
 }
+
+var listWorkspaceAppsOp = operation{id: "listWorkspaceApps", method: "GET", path: "/v1/workspaces/{workspace_id}/apps", summary: "List a workspace's apps", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found"},
+	desc: "The workspace's apps with their private settings. Any member may list them.",
+	resp: body(func(o *appsOutput) { o.Body.Apps = []AppFull{exApp} })}
 
 func (s *Server) listWorkspaceApps(ctx context.Context, in *workspaceIDInput) (*appsOutput, error) {
 	apps, err := s.Tenants.ListApps(ctx, principalFrom(ctx), in.WorkspaceID)
@@ -200,6 +251,12 @@ type createWorkspaceAppInput struct {
 	Body        AppSettingsBody
 }
 
+var createWorkspaceAppOp = operation{id: "createWorkspaceApp", method: "POST", path: "/v1/workspaces/{workspace_id}/apps", summary: "Create an app", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found", "slug_taken"},
+	desc: "Creates an app in the workspace; `name` and `origin` are required, every other setting has a default. The app's first signing key is made with it. Owners and admins only; 409 slug_taken when the slug is in use in the workspace. Make its credentials next: an API secret (CLI) or API keys.",
+	req:  `{"name":"Demo","origin":"https://app.example.com","allowed_identifiers":["email","phone"],"email_auth_type":"otp","public_signup":true}`,
+	resp: body(func(o *appFullOutput) { o.Body.App = exApp })}
+
 func (s *Server) createWorkspaceApp(ctx context.Context, in *createWorkspaceAppInput) (*appFullOutput, error) {
 	a, err := s.Tenants.CreateApp(ctx, principalFrom(ctx), in.WorkspaceID, in.Body.settings())
 	if err != nil {
@@ -214,6 +271,11 @@ type workspaceAppInput struct {
 	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 	AppID       string `path:"app_id" doc:"The app id."`
 }
+
+var getWorkspaceAppOp = operation{id: "getWorkspaceApp", method: "GET", path: "/v1/workspaces/{workspace_id}/apps/{app_id}", summary: "Get an app with its private settings", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"app_not_found"},
+	desc: "An app with its private settings (allowed origins, WebAuthn, MFA, token algorithm, SMS guards). Any member may read it.",
+	resp: body(func(o *appFullOutput) { o.Body.App = exApp })}
 
 func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*appFullOutput, error) {
 	a, err := s.Tenants.WorkspaceApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID)
@@ -231,6 +293,12 @@ type updateWorkspaceAppInput struct {
 	Body        AppSettingsBody
 }
 
+var updateWorkspaceAppOp = operation{id: "updateWorkspaceApp", method: "PATCH", path: "/v1/workspaces/{workspace_id}/apps/{app_id}", summary: "Update an app", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"app_not_found", "slug_taken"},
+	desc: "Changes an app's settings; omitted fields keep their value, and user_meta_data_schema replaces the whole list. Owners and admins only. Changes take effect on every replica within seconds; choosing a new access_token_alg publishes its first key in the JWKS at once.",
+	req:  `{"mfa_policy":"optional","mfa_methods_allowed":["totp","backup_code","webauthn"],"access_expiration":900}`,
+	resp: body(func(o *appFullOutput) { o.Body.App = exApp })}
+
 func (s *Server) updateWorkspaceApp(ctx context.Context, in *updateWorkspaceAppInput) (*appFullOutput, error) {
 	a, err := s.Tenants.UpdateApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID, in.Body.settings())
 	if err != nil {
@@ -240,6 +308,11 @@ func (s *Server) updateWorkspaceApp(ctx context.Context, in *updateWorkspaceAppI
 	out.Body.App = s.appFull(ctx, a)
 	return out, nil
 }
+
+var deleteWorkspaceAppOp = operation{id: "deleteWorkspaceApp", method: "DELETE", path: "/v1/workspaces/{workspace_id}/apps/{app_id}", summary: "Delete an app", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"app_not_found"},
+	desc: "Deletes an app with its users, sessions, credentials, webhooks and templates; its tokens stop working. Owners and admins only. Cannot be undone.",
+	resp: okBody}
 
 func (s *Server) deleteWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*okOutput, error) {
 	if err := s.Tenants.DeleteApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID); err != nil {

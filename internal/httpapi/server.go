@@ -4,7 +4,9 @@
 // method it reaches, never here. The other files hold the request path's
 // concerns: observe.go (request id, client IP, access log, metrics),
 // cors.go, input.go (body limit and text rules) and one file per area of
-// operations.
+// operations (ops_*.go), where each operation's declaration (operation.go:
+// path, credential rule, errors, description, examples) sits beside its
+// handler.
 package httpapi
 
 import (
