@@ -378,8 +378,8 @@ func (s *Service) Test(ctx context.Context, p access.Principal, appID, id string
 		if ep, err = get(ctx, tx.Queries, appID, id); err != nil {
 			return err
 		}
-		ids, err := s.emitter.emitTo(ctx, tx, appID, WebhookTest, map[string]any{
-			"message": "This is a test event.", "endpoint_id": ep.ID}, []store.WebhookEndpoint{ep.WebhookEndpoint})
+		ids, err := s.emitter.emitTo(ctx, tx, appID, WebhookTest, WebhookTestData{
+			Message: "This is a test event.", EndpointID: ep.ID}, []store.WebhookEndpoint{ep.WebhookEndpoint})
 		if len(ids) == 1 {
 			deliveryID = ids[0]
 		}
