@@ -145,7 +145,7 @@ func (s *Service) importOnce(ctx context.Context, p access.Principal, app store.
 			if err != nil {
 				return err // ErrUserExists: created meanwhile, see Import
 			}
-			events = append(events, webhook.Event{Type: webhook.UserCreated, Build: func() any { return s.EventData(app, u) }})
+			events = append(events, webhook.Event{Type: webhook.UserCreated, Build: func() webhook.Payload { return s.EventData(app, u) }})
 			out = append(out, ImportResult{Index: r.index, Outcome: ImportCreated, User: s.Decode(app, u)})
 		}
 		return s.events.EmitMany(ctx, tx, app.ID, events...)

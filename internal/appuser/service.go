@@ -313,7 +313,7 @@ func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u s
 	if err != nil {
 		return webhook.Event{}, err
 	}
-	return webhook.Event{Type: webhook.UserCreated, Build: func() any { return s.EventData(app, u) }}, nil
+	return webhook.Event{Type: webhook.UserCreated, Build: func() webhook.Payload { return s.EventData(app, u) }}, nil
 }
 
 // insertRow stores u, a row from newUser, in tx and, when full, checks its
@@ -612,7 +612,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, tx *store.Tx, app store.
 	if err != nil {
 		return store.AppUser{}, err
 	}
-	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.EventData(app, u))
+	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, webhook.UserUpdatedData{UserData: s.EventData(app, u)})
 }
 
 func invitationNotFound(err error) error {
@@ -893,7 +893,7 @@ func (s *Service) SetStatus(ctx context.Context, p access.Principal, app store.A
 				return err
 			}
 		}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.EventData(app, u))
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, webhook.UserUpdatedData{UserData: s.EventData(app, u)})
 	})
 	if err != nil {
 		return User{}, notFound(err)
@@ -967,13 +967,12 @@ func (s *Service) ChangeIdentifier(ctx context.Context, tx *store.Tx, app store.
 // identifierEvents emits user.updated and, when the e-mail or phone
 // changed, user.identifier_changed with the previous values.
 func (s *Service) identifierEvents(ctx context.Context, tx *store.Tx, app store.App, before, after store.AppUser) error {
-	if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.EventData(app, after)); err != nil {
+	if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, webhook.UserUpdatedData{UserData: s.EventData(app, after)}); err != nil {
 		return err
 	}
 	if before.Email != after.Email || before.Phone != after.Phone {
-		data := s.EventData(app, after)
-		data["previous"] = map[string]any{"email": optional(before.Email), "phone": optional(before.Phone)}
-		return s.events.Emit(ctx, tx, app.ID, webhook.UserIdentifierChanged, data)
+		return s.events.Emit(ctx, tx, app.ID, webhook.UserIdentifierChanged, webhook.UserIdentifierChangedData{
+			UserData: s.EventData(app, after), Previous: webhook.PreviousIdentifiers{Email: optional(before.Email), Phone: optional(before.Phone)}})
 	}
 	return nil
 }
@@ -1024,37 +1023,32 @@ func MergeMeta(stored []byte, patch map[string]any) ([]byte, error) {
 }
 
 // EventData is a user of app as webhook events carry it, with the test flag.
-func (s *Service) EventData(app store.App, u store.AppUser) map[string]any {
+func (s *Service) EventData(app store.App, u store.AppUser) webhook.UserData {
 	return EventData(u, s.tests.User(app, u))
 }
 
 // EventData is a user as webhook events carry it: no secrets, no tokens. A
 // test user (test) carries "test": true in the user and in the data, as
 // every event about a test identity does.
-func EventData(u store.AppUser, test bool) map[string]any {
+func EventData(u store.AppUser, test bool) webhook.UserData {
 	meta := map[string]any{}
 	_ = json.Unmarshal(u.Meta, &meta)
 	types := u.WebauthnTypes
 	if types == nil {
 		types = []string{}
 	}
-	user := map[string]any{
-		"id": u.ID, "app_id": u.AppID, "user_id": u.UserID, "status": u.Status,
-		"email": optional(u.Email), "phone": optional(u.Phone),
-		"email_verified": u.EmailVerified, "phone_verified": u.PhoneVerified,
-		"webauthn_enabled": u.WebauthnEnabled, "webauthn_types": types,
-		"user_meta": meta, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt,
-	}
-	d := map[string]any{"user": user}
-	if test {
-		user["test"], d["test"] = true, true
-	}
-	return d
+	return webhook.UserData{Test: test, User: webhook.EventUser{
+		ID: u.ID, AppID: u.AppID, UserID: u.UserID, Status: u.Status,
+		Email: optional(u.Email), Phone: optional(u.Phone),
+		EmailVerified: u.EmailVerified, PhoneVerified: u.PhoneVerified,
+		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: types,
+		UserMeta: meta, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Test: test,
+	}}
 }
 
-func optional(s string) any {
+func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }

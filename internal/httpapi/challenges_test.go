@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
 )
 
 // The challenge resource over HTTP (interface §2.6, §4.11; client-compat
@@ -821,6 +822,9 @@ func (e *env) receiveEvents(t *testing.T, types ...string) func(t *testing.T) ma
 		t.Helper()
 		select {
 		case b := <-bodies:
+			if err := eventschema.Validate(b); err != nil {
+				t.Errorf("the delivery does not match the published schema: %v", err)
+			}
 			var env webhook.Envelope
 			if err := json.Unmarshal(b, &env); err != nil {
 				t.Fatalf("delivery %s: %v", b, err)

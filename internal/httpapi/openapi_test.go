@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
 )
 
 // openAPIDoc is the part of the document these tests read.
@@ -319,6 +322,47 @@ func TestOpenAPIRequiredHeaders(t *testing.T) {
 					t.Errorf("%s %s: X-Refresh-Token is not marked required", strings.ToUpper(method), path)
 				}
 			}
+		}
+	}
+}
+
+// TestWebhookEventSchema: the event schema is public and cacheable, and the
+// OpenAPI document lists every event type under webhooks, its body one of
+// the document's schemas.
+func TestWebhookEventSchema(t *testing.T) {
+	e := newEnv(t, store.SQLite, false)
+	r := scenario{method: "GET", path: eventschema.Path, wantStatus: 200}.run(t, e)
+	if !bytes.Equal(r.raw, eventschema.Document()) {
+		t.Errorf("GET %s does not serve eventschema.Document()", eventschema.Path)
+	}
+	if ct, cc := r.header.Get("Content-Type"), r.header.Get("Cache-Control"); ct != "application/json" || !strings.HasPrefix(cc, "public, max-age=") {
+		t.Errorf("Content-Type %q, Cache-Control %q; want application/json, public", ct, cc)
+	}
+	r = scenario{method: "GET", path: "/v1/openapi.json", wantStatus: 200}.run(t, e)
+	var doc struct {
+		Webhooks map[string]struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Schema struct {
+							Ref string `json:"$ref"`
+						} `json:"schema"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			} `json:"post"`
+		} `json:"webhooks"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(r.raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range webhook.EventTypes() {
+		ref := doc.Webhooks[typ].Post.RequestBody.Content["application/json"].Schema.Ref
+		name, ok := strings.CutPrefix(ref, "#/components/schemas/")
+		if _, defined := doc.Components.Schemas[name]; !ok || !defined {
+			t.Errorf("webhook %s: request body %q is not a schema of the document", typ, ref)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 var openapiOp = operation{id: "openapi", method: "GET", path: "/v1/openapi.json", summary: "This OpenAPI document", tag: "Operations",
 	contentType: "application/json",
 	desc:        "The OpenAPI 3.1 description of every route, generated from the server's code.",
-	resp:        `{"openapi":"3.1.0","info":{"title":"Gatehouse API","version":"v1.0.0"},"servers":[{"url":"https://auth.example.com"}],"paths":{},"components":{"schemas":{},"securitySchemes":{}}}`}
+	resp:        `{"openapi":"3.1.0","info":{"title":"Gatehouse API","version":"v1.0.0"},"servers":[{"url":"https://auth.example.com"}],"paths":{},"components":{"schemas":{},"securitySchemes":{}},"webhooks":{}}`}
 
 func (s *Server) openAPIDocument(w http.ResponseWriter, _ *http.Request) {
 	b := s.specJSON()

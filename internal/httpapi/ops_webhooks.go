@@ -3,9 +3,12 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
 )
 
 // Webhook is an endpoint (interface §4.14). Secret appears only in the
@@ -330,4 +333,24 @@ func (s *Server) webhookEventTypes(ctx context.Context, _ *appIDInput) (*eventTy
 	out := &eventTypesOutput{}
 	out.Body.EventTypes = types
 	return out, nil
+}
+
+var webhookEventSchemaOp = operation{id: "webhookEventSchema", method: "GET", path: eventschema.Path, summary: "JSON Schema of webhook events", tag: "Webhooks",
+	contentType: "application/json",
+	desc: "The JSON Schema (draft 2020-12) of every webhook delivery's body, generated from the server's code: " +
+		"one definition per event type (the envelope, its event_type a const, and its typed data), their union under oneOf " +
+		"with a discriminator on event_type. Public, the same for every app; cacheable for an hour. Feed it to a code " +
+		"generator to get types for your receiver. The OpenAPI document carries the same schemas and lists each event under webhooks.",
+	resp: `{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Gatehouse webhook events","description":"The body of every webhook delivery.",` +
+		`"oneOf":[{"$ref":"#/$defs/WebhookTestEvent"}],"discriminator":{"propertyName":"event_type","mapping":{"webhook.test":"#/$defs/WebhookTestEvent"}},` +
+		`"$defs":{"WebhookTestEvent":{"type":"object","properties":{"event_type":{"type":"string","const":"webhook.test"}}}}}`}
+
+// eventSchema serves eventschema.Document.
+func (s *Server) eventSchema(w http.ResponseWriter, _ *http.Request) {
+	b := eventschema.Document()
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }

@@ -1,5 +1,7 @@
 package httpapi
 
+import "github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
+
 // registerRoutes is the whole API surface, one line per route. Each
 // operation is declared, with its docs and examples, beside its handler
 // (operation.go).
@@ -91,6 +93,8 @@ func (s *Server) registerRoutes() {
 	register(s, listWebhookDeliveriesOp, s.listDeliveries)
 	register(s, redeliverWebhookOp, s.redeliver)
 	register(s, rotateWebhookSecretOp, s.rotateWebhookSecret)
+	s.plain(webhookEventSchemaOp, s.eventSchema)
+	eventschema.AddToOpenAPI(s.api.OpenAPI()) // the same schemas, and each event type under webhooks
 
 	// Sign-in (interface §4.7, §4.8, §4.10, §4.12; client-compat C2–C8, C18–C24, A12–A15).
 	register(s, sendOtpOp, s.sendOTP)

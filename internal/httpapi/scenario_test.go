@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
 )
 
 // scenario is one request and what its answer must be, in the style of
@@ -190,7 +191,8 @@ func (e *env) recordEvents(t *testing.T) {
 	e.events.take(t)
 }
 
-// take returns the types of the events emitted since the last take, sorted.
+// take returns the types of the events emitted since the last take, sorted,
+// and checks each body against the published schema (eventschema).
 // It first waits for the send queue to settle: the events its workers emit
 // (delivery_failed) belong to the request that sent the message.
 func (l *eventLog) take(t *testing.T) []string {
@@ -207,6 +209,13 @@ func (l *eventLog) take(t *testing.T) []string {
 		if !l.seen[d.ID] {
 			l.seen[d.ID] = true
 			got = append(got, d.EventType)
+			work, err := l.sys.DB.GetDeliveryWork(context.Background(), d.ID)
+			if err != nil {
+				t.Fatalf("read the body of delivery %s: %v", d.ID, err)
+			}
+			if err := eventschema.Validate(work.Body); err != nil {
+				t.Errorf("an emitted event does not match the published schema: %v", err)
+			}
 		}
 	}
 	slices.Sort(got)

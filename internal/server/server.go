@@ -195,7 +195,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Messages = messages.New(messages.Deps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log})
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
-	s.Webhooks = webhook.NewService(s.DB, sealer, policy, events, s.now, cfg.Webhooks.MaxEndpointsPerApp, s.log)
+	s.Webhooks = webhook.NewService(webhook.Deps{DB: s.DB, Sealer: sealer, Policy: policy, Events: events, Now: s.now,
+		MaxEndpoints: cfg.Webhooks.MaxEndpointsPerApp, Log: s.log})
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(s.now)
 	s.rateLimits = "memory"
 	if cfg.RateLimit.Backend == "database" || (cfg.RateLimit.Backend == "auto" && s.DB.Kind() == store.Postgres) {

@@ -352,7 +352,7 @@ func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Ch
 			return err
 		}
 		if code == "" {
-			return s.emitChallenge(ctx, tx, ch, webhook.ChallengeCreated, store.ChallengePending, nil)
+			return s.emitChallenge(ctx, tx, ch, challengeCreated(ch, ""))
 		}
 		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil); err != nil {
 			return err
@@ -742,7 +742,7 @@ func (s *Service) CancelChallenge(ctx context.Context, app store.App, tok string
 		if err != nil || !won {
 			return err
 		}
-		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeFailed, store.ChallengeCancelled, map[string]any{"reason": "cancelled"})
+		return s.emitChallenge(ctx, tx, ch, challengeFailed(ch, store.ChallengeCancelled, "cancelled", nil, ""))
 	})
 	if err != nil {
 		return ChallengeView{}, err
@@ -806,7 +806,7 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 			return err
 		}
 		if err := s.events.Emit(ctx, tx, ch.AppID, webhook.Verification(channelOf(ch), webhook.OutcomeRequested),
-			verificationData(ch, nil, map[string]any{"resend": true})); err != nil {
+			webhook.VerificationRequestedData{VerificationData: verificationData(ch, nil), Resend: true}); err != nil {
 			return err
 		}
 		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, "login_code"))

@@ -21,102 +21,120 @@ func channelOf(ch store.Challenge) string {
 	return "email"
 }
 
-// verificationData is a verification event's data (interface §6.4). It never
-// holds the code or the link.
-func verificationData(ch store.Challenge, confirmedAt *time.Time, extra map[string]any) map[string]any {
+// verificationData is what every verification event of ch carries
+// (interface §6.4). It never holds the code or the link.
+func verificationData(ch store.Challenge, confirmedAt *time.Time) webhook.VerificationData {
 	channel := channelOf(ch)
 	browser, os := DescribeUserAgent(ch.UserAgent)
-	meta := map[string]any{"delivery_method": channel, "ticket_id": ch.ID, "method": ch.Method, "user_id": ch.AppUserID}
-	if channel == "email" {
-		meta["contact_email"] = ch.Recipient
+	meta := webhook.VerificationMeta{DeliveryMethod: channel, TicketID: ch.ID, Method: ch.Method, UserID: ch.AppUserID}
+	if recipient := ch.Recipient; channel == "email" {
+		meta.ContactEmail = &recipient
 	} else {
-		meta["contact_phone"] = ch.Recipient
+		meta.ContactPhone = &recipient
 	}
-	timing := map[string]any{"sent_at": ch.CreatedAt, "opened_at": nil, "confirmed_at": nil, "time_to_verify_seconds": nil}
+	timing := webhook.VerificationTiming{SentAt: ch.CreatedAt}
 	if confirmedAt != nil {
-		timing["opened_at"], timing["confirmed_at"] = *confirmedAt, *confirmedAt
-		timing["time_to_verify_seconds"] = int(confirmedAt.Sub(ch.CreatedAt).Seconds())
+		at, seconds := *confirmedAt, int(confirmedAt.Sub(ch.CreatedAt).Seconds())
+		timing.OpenedAt, timing.ConfirmedAt, timing.TimeToVerifySeconds = &at, &at, &seconds
 	}
-	d := map[string]any{
-		"verification_id": ch.ID,
-		"intent":          verificationIntent(ch),
-		"meta_data":       meta,
-		"timing":          timing,
-		"device":          map[string]any{"os": os, "browser": browser},
-		"ip_address":      ch.IP,
-	}
-	for k, v := range extra {
-		d[k] = v
-	}
-	return markTest(d, ch)
+	return webhook.VerificationData{VerificationID: ch.ID, Intent: verificationIntent(ch), MetaData: meta, Timing: timing,
+		Device: webhook.EventDevice{OS: os, Browser: browser}, IPAddress: ch.IP, Test: decodeData(ch).Test}
 }
 
-// markTest adds "test": true to the data of an event about ch when its user
-// is a test user (challengeData.Test), as every event about a test
-// identity carries.
-func markTest(d map[string]any, ch store.Challenge) map[string]any {
-	if decodeData(ch).Test {
-		d["test"] = true
-	}
-	return d
+// consent is how the recipient answered a magic link's consent page, for
+// the verified or denied event it causes.
+type consent struct {
+	denialReason string // empty: approved
+	by           webhook.DecidedBy
 }
 
 // emitVerification emits verification.{channel}.{outcome} for a code or
 // link challenge, with the challenge event the outcome means (created,
-// completed or failed) in the same write.
-func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) error {
-	return s.events.EmitMany(ctx, tx, ch.AppID, verificationEvents(ch, outcome, confirmedAt, extra)...)
+// completed or failed) in the same write. c is the consent page's answer
+// that caused it, if any.
+func (s *Service) emitVerification(ctx context.Context, tx *store.Tx, ch store.Challenge, outcome string, confirmedAt *time.Time, c *consent) error {
+	return s.events.EmitMany(ctx, tx, ch.AppID, verificationEvents(ch, outcome, confirmedAt, c)...)
 }
 
 // verificationEvents are the events emitVerification emits.
-func verificationEvents(ch store.Challenge, outcome string, confirmedAt *time.Time, extra map[string]any) []webhook.Event {
+func verificationEvents(ch store.Challenge, outcome string, confirmedAt *time.Time, c *consent) []webhook.Event {
 	events := []webhook.Event{{Type: webhook.Verification(channelOf(ch), outcome),
-		Build: func() any { return verificationData(ch, confirmedAt, extra) }}}
+		Build: func() webhook.Payload { return verificationPayload(ch, outcome, confirmedAt, c) }}}
 	switch outcome {
 	case webhook.OutcomeRequested:
-		events = append(events, challengeEvent(ch, webhook.ChallengeCreated, store.ChallengePending, nil))
+		events = append(events, challengeCreated(ch, ""))
 	case webhook.OutcomeVerified:
-		events = append(events, challengeEvent(ch, webhook.ChallengeCompleted, store.ChallengeCompleted, map[string]any{"completed_at": confirmedAt}))
+		events = append(events, challengeCompleted(ch, *confirmedAt, ""))
 	case webhook.OutcomeFailed:
-		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeFailed, map[string]any{"reason": "too_many_attempts"}))
+		events = append(events, challengeFailed(ch, store.ChallengeFailed, "too_many_attempts", nil, ""))
 	case webhook.OutcomeExpired:
-		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeExpired, map[string]any{"reason": "expired"}))
+		events = append(events, challengeFailed(ch, store.ChallengeExpired, "expired", nil, ""))
 	case webhook.OutcomeDenied:
-		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeDenied, map[string]any{"reason": "denied"}))
+		events = append(events, challengeFailed(ch, store.ChallengeDenied, "denied", nil, ""))
 	}
 	return events
 }
 
-// challengeEvent is a challenge.* event: what the challenge is, for whom,
-// from where, and its status (never its code, token or link); its data is
-// made only if an endpoint subscribes.
-func challengeEvent(ch store.Challenge, typ, status string, extra map[string]any) webhook.Event {
-	return webhook.Event{Type: typ, Build: func() any { return challengeEventData(ch, status, extra) }}
+// verificationPayload is the data of verification.{channel}.{outcome}: what
+// every verification event carries and what its outcome adds.
+func verificationPayload(ch store.Challenge, outcome string, confirmedAt *time.Time, c *consent) webhook.Payload {
+	v := verificationData(ch, confirmedAt)
+	switch outcome {
+	case webhook.OutcomeVerified:
+		d := webhook.VerificationVerifiedData{VerificationData: v}
+		if c != nil {
+			d.ConsentDecision, d.DecidedBy = "approved", &c.by
+		}
+		return d
+	case webhook.OutcomeDenied:
+		return webhook.VerificationDeniedData{VerificationData: v, ConsentDecision: "denied", DenialReason: c.denialReason, DecidedBy: c.by}
+	case webhook.OutcomeExpired:
+		return webhook.VerificationExpiredData{VerificationData: v, WasOpened: false}
+	case webhook.OutcomeFailed:
+		return webhook.VerificationFailedData{VerificationData: v, Attempts: codeAttempts}
+	case webhook.OutcomeDeliveryFailed:
+		return webhook.VerificationDeliveryFailedData{VerificationData: v,
+			Error: "the message provider did not accept the message", Channel: channelOf(ch)}
+	}
+	return webhook.VerificationRequestedData{VerificationData: v}
 }
 
-func challengeEventData(ch store.Challenge, status string, extra map[string]any) map[string]any {
+// challengeBase is what every challenge.* event of ch carries: what the
+// challenge is, for whom, from where, and its status (never its code, token
+// or link).
+func challengeBase(ch store.Challenge, status string) webhook.ChallengeData {
 	browser, os := DescribeUserAgent(ch.UserAgent)
-	d := map[string]any{
-		"challenge_id": ch.ID, "purpose": ch.Purpose, "method": ch.Method, "user_id": ch.AppUserID,
-		"intent": ch.Intent, "status": status, "ip_address": ch.IP, "device": map[string]any{"os": os, "browser": browser},
-		"created_at": ch.CreatedAt, "expires_at": ch.ExpiresAt,
-	}
 	cd := decodeData(ch)
-	if cd.Custom != nil {
-		d["data"] = cd.Custom
-	}
-	if cd.Test {
-		d["test"] = true
-	}
-	for k, v := range extra {
-		d[k] = v
-	}
-	return d
+	return webhook.ChallengeData{ChallengeID: ch.ID, Purpose: ch.Purpose, Method: ch.Method, UserID: ch.AppUserID,
+		Intent: ch.Intent, Status: status, IPAddress: ch.IP, Device: webhook.EventDevice{OS: os, Browser: browser},
+		CreatedAt: ch.CreatedAt, ExpiresAt: ch.ExpiresAt, Data: cd.Custom, Test: cd.Test}
 }
 
-// emitChallenge emits one challenge.* event, with events of the same change.
-func (s *Service) emitChallenge(ctx context.Context, tx *store.Tx, ch store.Challenge, typ, status string, extra map[string]any, more ...webhook.Event) error {
-	return s.events.EmitMany(ctx, tx, ch.AppID, append([]webhook.Event{challengeEvent(ch, typ, status, extra)}, more...)...)
+// challengeCreated, challengeCompleted and challengeFailed are the
+// challenge.* events of ch; their data is made only if an endpoint
+// subscribes. firstFactor names a sign-in's first factor; approvedBy and
+// deniedBy the session that answered a push.
+func challengeCreated(ch store.Challenge, firstFactor string) webhook.Event {
+	return webhook.Event{Type: webhook.ChallengeCreated, Build: func() webhook.Payload {
+		return webhook.ChallengeCreatedData{ChallengeData: challengeBase(ch, store.ChallengePending), FirstFactor: firstFactor}
+	}}
+}
+
+func challengeCompleted(ch store.Challenge, at time.Time, approvedBy string) webhook.Event {
+	return webhook.Event{Type: webhook.ChallengeCompleted, Build: func() webhook.Payload {
+		return webhook.ChallengeCompletedData{ChallengeData: challengeBase(ch, store.ChallengeCompleted), CompletedAt: at, ApprovedBySession: approvedBy}
+	}}
+}
+
+func challengeFailed(ch store.Challenge, status, reason string, failedAt *time.Time, deniedBy string) webhook.Event {
+	return webhook.Event{Type: webhook.ChallengeFailed, Build: func() webhook.Payload {
+		return webhook.ChallengeFailedData{ChallengeData: challengeBase(ch, status), Reason: reason, FailedAt: failedAt, DeniedBySession: deniedBy}
+	}}
+}
+
+// emitChallenge emits one challenge.* event of ch.
+func (s *Service) emitChallenge(ctx context.Context, tx *store.Tx, ch store.Challenge, ev webhook.Event) error {
+	return s.events.EmitMany(ctx, tx, ch.AppID, ev)
 }
 
 // afterWrongAnswer emits what a wrong answer to ch means, inside the
@@ -126,19 +144,24 @@ func (s *Service) emitChallenge(ctx context.Context, tx *store.Tx, ch store.Chal
 func (s *Service) afterWrongAnswer(ctx context.Context, tx *store.Tx, ch store.Challenge, status, reason string, now time.Time) error {
 	var events []webhook.Event
 	if ch.Purpose == PurposeAuthenticate || ch.Purpose == PurposeMFA {
-		events = append(events, webhook.Event{Type: webhook.AuthLoginFailed, Data: markTest(map[string]any{
-			"user_id": ch.AppUserID, "method": ch.Method, "verification_id": ch.ID, "reason": reason, "ip_address": ch.IP,
-			"purpose": ch.Purpose}, ch)})
+		d := loginFailed(ch, reason)
+		d.Purpose = ch.Purpose
+		events = append(events, webhook.Event{Type: webhook.AuthLoginFailed, Data: d})
 	}
 	if status == store.ChallengeFailed {
 		if delivered(ch.Method) {
 			events = append(events, webhook.Event{Type: webhook.Verification(channelOf(ch), webhook.OutcomeFailed),
-				Data: verificationData(ch, nil, map[string]any{"attempts": codeAttempts})})
+				Data: verificationPayload(ch, webhook.OutcomeFailed, nil, nil)})
 		}
-		events = append(events, challengeEvent(ch, webhook.ChallengeFailed, store.ChallengeFailed,
-			map[string]any{"reason": "too_many_attempts", "failed_at": now}))
+		events = append(events, challengeFailed(ch, store.ChallengeFailed, "too_many_attempts", &now, ""))
 	}
 	return s.events.EmitMany(ctx, tx, ch.AppID, events...)
+}
+
+// loginFailed is auth.login.failed's data for a wrong answer to ch.
+func loginFailed(ch store.Challenge, reason string) webhook.LoginFailedData {
+	return webhook.LoginFailedData{UserID: ch.AppUserID, Method: ch.Method, VerificationID: ch.ID, Reason: reason,
+		IPAddress: ch.IP, Test: decodeData(ch).Test}
 }
 
 // verificationIntent is a verification event's intent: the app's own, or
@@ -155,9 +178,7 @@ func verificationIntent(ch store.Challenge) string {
 
 // emitLoginFailed emits auth.login.failed.
 func (s *Service) emitLoginFailed(ctx context.Context, tx *store.Tx, ch store.Challenge, reason string) error {
-	return s.events.Emit(ctx, tx, ch.AppID, webhook.AuthLoginFailed, markTest(map[string]any{
-		"user_id": ch.AppUserID, "method": ch.Method, "verification_id": ch.ID, "reason": reason, "ip_address": ch.IP,
-	}, ch))
+	return s.events.Emit(ctx, tx, ch.AppID, webhook.AuthLoginFailed, loginFailed(ch, reason))
 }
 
 // Deliverable reports whether the send queue should still send the message
@@ -186,8 +207,7 @@ func (s *Service) DeliveryFailed(ctx context.Context, tx *store.Tx, appID, chall
 	if err != nil {
 		return err
 	}
-	return s.emitVerification(ctx, tx, ch, webhook.OutcomeDeliveryFailed, nil,
-		map[string]any{"error": "the message provider did not accept the message", "channel": channelOf(ch)})
+	return s.emitVerification(ctx, tx, ch, webhook.OutcomeDeliveryFailed, nil, nil)
 }
 
 // ExpireChallenges closes every pending challenge whose time ran out and
@@ -220,12 +240,12 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 			n = len(expired)
 			for _, ch := range expired {
 				if !delivered(ch.Method) || decodeData(ch).Undelivered { // nothing was sent: no verification event
-					if err := s.emitChallenge(ctx, tx, ch, webhook.ChallengeFailed, store.ChallengeExpired, map[string]any{"reason": "expired"}); err != nil {
+					if err := s.emitChallenge(ctx, tx, ch, challengeFailed(ch, store.ChallengeExpired, "expired", nil, "")); err != nil {
 						return err
 					}
 					continue
 				}
-				if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeExpired, nil, map[string]any{"was_opened": false}); err != nil {
+				if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeExpired, nil, nil); err != nil {
 					return err
 				}
 			}

@@ -298,7 +298,7 @@ func (s *Service) DecideMagicLink(ctx context.Context, app store.App, tok string
 	}
 	now := s.clock()
 	browser, os := DescribeUserAgent(c.UserAgent)
-	decidedBy := map[string]any{"ip_address": c.IP, "browser": browser, "os": os}
+	decidedBy := webhook.DecidedBy{IPAddress: c.IP, Browser: browser, OS: os}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		if !approve {
 			won, err := tx.DenyChallenge(ctx, ch.ID, now)
@@ -310,15 +310,13 @@ func (s *Service) DecideMagicLink(ctx context.Context, app store.App, tok string
 				msg = "magic link denied: the consent page was answered with the wrong number"
 			}
 			s.log.WarnContext(ctx, msg, "app_id", app.ID, "challenge_id", ch.ID, "reason", reason)
-			return s.emitVerification(ctx, tx, ch, webhook.OutcomeDenied, &now, map[string]any{
-				"consent_decision": "denied", "denial_reason": reason, "decided_by": decidedBy})
+			return s.emitVerification(ctx, tx, ch, webhook.OutcomeDenied, &now, &consent{denialReason: reason, by: decidedBy})
 		}
 		won, err := tx.CompleteChallenge(ctx, ch.ID, now, store.ConsentApproved)
 		if err != nil || !won {
 			return cmp.Or(err, ErrMagicLinkNotFound)
 		}
-		_, err = s.verifyContact(ctx, tx, app, ch, now, ErrMagicLinkNotFound, map[string]any{
-			"consent_decision": "approved", "decided_by": decidedBy})
+		_, err = s.verifyContact(ctx, tx, app, ch, now, ErrMagicLinkNotFound, &consent{by: decidedBy})
 		return err
 	})
 	return approve && err == nil, err

@@ -121,7 +121,7 @@ func (s *Service) mfaGate(ctx context.Context, tx *store.Tx, app store.App, u st
 	if err := tx.CreateChallenge(ctx, ch); err != nil {
 		return gate{}, err
 	}
-	if err := s.emitChallenge(ctx, tx, ch, webhook.ChallengeCreated, store.ChallengePending, map[string]any{"first_factor": f.AMR}); err != nil {
+	if err := s.emitChallenge(ctx, tx, ch, challengeCreated(ch, f.AMR)); err != nil {
 		return gate{}, err
 	}
 	return gate{Required: &MFARequired{AppUserID: u.ID, Challenge: s.View(ch, tok, now), AvailableMethods: available}}, nil
@@ -479,13 +479,8 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 
 // mfaEventData is user.updated's data for a change of second factors: the
 // user, what changed, and which method (never a secret or a code).
-func (s *Service) mfaEventData(app store.App, u store.AppUser, change, method, id string) map[string]any {
-	d := s.users.EventData(app, u)
-	d["change"], d["mfa_method"] = change, method
-	if id != "" {
-		d["mfa_method_id"] = id
-	}
-	return d
+func (s *Service) mfaEventData(app store.App, u store.AppUser, change, method, id string) webhook.UserUpdatedData {
+	return webhook.UserUpdatedData{UserData: s.users.EventData(app, u), Change: change, MFAMethod: method, MFAMethodID: id}
 }
 
 // securityNotice queues, inside tx, a notice telling a user at their e-mail

@@ -345,12 +345,9 @@ func (s *Service) refuseRegistration(ctx context.Context, app store.App, userID 
 
 // passkeyEventData is user.updated's data for a passkey change: the user,
 // what changed and the passkey (never its key).
-func (s *Service) passkeyEventData(app store.App, u store.AppUser, change string, pk store.Passkey) map[string]any {
-	d := s.users.EventData(app, u)
-	d["change"] = change
-	d["passkey"] = map[string]any{"id": pk.ID, "credential_id": pk.CredentialID, "name": pk.Name,
-		"authenticator_attachment": pk.AuthenticatorAttachment}
-	return d
+func (s *Service) passkeyEventData(app store.App, u store.AppUser, change string, pk store.Passkey) webhook.UserUpdatedData {
+	return webhook.UserUpdatedData{UserData: s.users.EventData(app, u), Change: change, Passkey: &webhook.EventPasskey{
+		ID: pk.ID, CredentialID: pk.CredentialID, Name: pk.Name, AuthenticatorAttachment: pk.AuthenticatorAttachment}}
 }
 
 // BeginPasskeyLogin makes sign-in options. With an identifier they list
@@ -472,14 +469,9 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []
 			return err
 		}
 		browser, platform := DescribeUserAgent(c.UserAgent)
-		data := map[string]any{
-			"challenge_id": cer.ID, "purpose": "authenticate", "method": "webauthn", "user_id": u.ID,
-			"passkey_id": pk.ID, "credential_id": pk.CredentialID, "ip_address": c.IP,
-			"device": map[string]any{"os": platform, "browser": browser}, "completed_at": now,
-		}
-		if s.users.TestIdentities().User(app, u) {
-			data["test"] = true
-		}
+		data := webhook.PasskeySignInData{ChallengeID: cer.ID, Purpose: "authenticate", Method: "webauthn", UserID: u.ID,
+			PasskeyID: pk.ID, CredentialID: pk.CredentialID, IPAddress: c.IP,
+			Device: webhook.EventDevice{OS: platform, Browser: browser}, CompletedAt: now, Test: s.users.TestIdentities().User(app, u)}
 		return s.events.Emit(ctx, tx, app.ID, webhook.ChallengeCompleted, data)
 	})
 	if errors.Is(err, errConcurrentUse) {
@@ -581,8 +573,8 @@ func recordPasskeyUse(ctx context.Context, tx *store.Tx, chk assertionCheck, now
 func (s *Service) refuseLogin(ctx context.Context, app store.App, userID, credentialID, reason string, why error, c Client) error {
 	detail := strings.TrimPrefix(why.Error(), passkey.ErrInvalid.Error()+": ")
 	s.log.InfoContext(ctx, "passkey sign-in refused", "app_id", app.ID, "user_id", userID, "reason", reason, "detail", detail)
-	data := map[string]any{"user_id": optionalString(userID), "method": "webauthn", "purpose": "authenticate",
-		"reason": reason, "credential_id": optionalString(credentialID), "ip_address": c.IP}
+	data := webhook.PasskeyLoginFailedData{UserID: optionalString(userID), Method: "webauthn", Purpose: "authenticate",
+		Reason: reason, CredentialID: optionalString(credentialID), IPAddress: c.IP}
 	// Only an app that accepts test identities pays a read to say whether
 	// the refused user is one.
 	if app.TestIdentities && userID != "" {
@@ -590,9 +582,7 @@ func (s *Service) refuseLogin(ctx context.Context, app store.App, userID, creden
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if err == nil && s.users.TestIdentities().User(app, u) {
-			data["test"] = true
-		}
+		data.Test = err == nil && s.users.TestIdentities().User(app, u)
 	}
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := s.events.Emit(ctx, tx, app.ID, webhook.AuthLoginFailed, data); err != nil {
@@ -606,11 +596,11 @@ func (s *Service) refuseLogin(ctx context.Context, app store.App, userID, creden
 	return &PasskeyError{Kind: ErrPasskeyVerification, Detail: detail}
 }
 
-func optionalString(s string) any {
+func optionalString(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 func notFoundAs(err, as error) error {

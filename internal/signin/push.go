@@ -7,7 +7,6 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
 // Push approval. A push challenge waits for the user's answer on a device
@@ -122,8 +121,7 @@ func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller,
 		if !won {
 			return &ChallengeClosedError{Status: store.ChallengeExpired}
 		}
-		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeCompleted, store.ChallengeCompleted,
-			map[string]any{"completed_at": now, "approved_by_session": caller.Session.ID})
+		return s.emitChallenge(ctx, tx, ch, challengeCompleted(ch, now, caller.Session.ID))
 	})
 	if err != nil {
 		return ChallengeView{}, err
@@ -150,8 +148,7 @@ func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id
 		if !won {
 			return &ChallengeClosedError{Status: store.ChallengeExpired}
 		}
-		return s.emitChallenge(ctx, tx, ch, webhook.ChallengeFailed, store.ChallengeDenied,
-			map[string]any{"reason": "denied", "failed_at": now, "denied_by_session": caller.Session.ID})
+		return s.emitChallenge(ctx, tx, ch, challengeFailed(ch, store.ChallengeDenied, "denied", &now, caller.Session.ID))
 	})
 	if err != nil {
 		return ChallengeView{}, err

@@ -260,9 +260,9 @@ func passkeyFactor(credentialID string) factor {
 }
 
 // verifyContact marks the challenge's identifier verified (activating a
-// pending user) and emits the verified event with extra, inside tx; an
+// pending user) and emits the verified event (after consent c, if any), inside tx; an
 // inactive user is refused.
-func (s *Service) verifyContact(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, now time.Time, refused error, extra map[string]any) (store.AppUser, error) {
+func (s *Service) verifyContact(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, now time.Time, refused error, c *consent) (store.AppUser, error) {
 	sms := channelOf(ch) == "sms"
 	u, err := s.users.MarkVerified(ctx, tx, app, ch.AppUserID, !sms, sms)
 	if err != nil {
@@ -271,5 +271,5 @@ func (s *Service) verifyContact(ctx context.Context, tx *store.Tx, app store.App
 	if u.Status != store.StatusActive {
 		return store.AppUser{}, refused
 	}
-	return u, s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, extra)
+	return u, s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, c)
 }

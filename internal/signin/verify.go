@@ -408,7 +408,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 	case !announce:
 		return out, nil
 	}
-	return out, s.emitChallenge(ctx, tx, ch, webhook.ChallengeCompleted, store.ChallengeCompleted, map[string]any{"completed_at": now})
+	return out, s.emitChallenge(ctx, tx, ch, challengeCompleted(ch, now, ""))
 }
 
 // liveSession reads a session of app that is neither revoked nor expired.

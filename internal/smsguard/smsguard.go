@@ -374,14 +374,12 @@ func (g *Guard) alert(ctx context.Context, app store.App, c budget) {
 // alertData is the delivery_failed event of a tripped cap: the verification
 // event's shape (interface §6.4) with no verification behind it, error the
 // refusal's error_code, and the cap.
-func alertData(c budget) map[string]any {
-	d := map[string]any{
-		"verification_id": nil, "intent": nil, "channel": "sms", "error": Reason(&LimitError{Limit: c.kind}),
-		"meta_data": map[string]any{"delivery_method": "sms"},
-		"cap":       map[string]any{"kind": string(c.kind), "limit": c.limit, "window_start": c.window, "window_end": c.window.Add(c.length)},
-	}
+func alertData(c budget) webhook.SMSCapReachedData {
+	d := webhook.SMSCapReachedData{Channel: "sms", Error: Reason(&LimitError{Limit: c.kind}),
+		MetaData: webhook.SMSCapMeta{DeliveryMethod: "sms"},
+		Cap:      webhook.SMSCap{Kind: string(c.kind), Limit: c.limit, WindowStart: c.window, WindowEnd: c.window.Add(c.length)}}
 	if c.prefix != "" {
-		d["cap"].(map[string]any)["prefix"] = maskedPrefix(c.prefix)
+		d.Cap.Prefix = maskedPrefix(c.prefix)
 	}
 	return d
 }

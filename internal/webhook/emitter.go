@@ -18,12 +18,12 @@ const QueueName = "webhooks"
 // Envelope is the body of every delivery (interface §6.1). It is serialised
 // once; retries send the same bytes with the same id.
 type Envelope struct {
-	ID         string    `json:"id"`
-	CreatedAt  time.Time `json:"created_at"`
-	EventType  string    `json:"event_type"`
-	AppID      string    `json:"app_id"`
-	Data       any       `json:"data"`
-	APIVersion string    `json:"api_version"`
+	ID         string    `json:"id" doc:"The event's id, the same on every attempt: deduplicate on it."`
+	CreatedAt  time.Time `json:"created_at" doc:"When the event happened."`
+	EventType  string    `json:"event_type" doc:"The event type, which says what data holds."`
+	AppID      string    `json:"app_id" doc:"The app the event is about."`
+	Data       any       `json:"data" doc:"The event's data (a Payload)."`
+	APIVersion string    `json:"api_version" enum:"v1" doc:"The version of this shape."`
 }
 
 // DeliverArgs is the job that makes one delivery.
@@ -51,8 +51,8 @@ func NewEmitter(q *queue.Queue, now func() time.Time) *Emitter {
 }
 
 // Emit records an event of app and fans it out to every enabled endpoint
-// subscribed to its type. data must hold no secret.
-func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType string, data any) error {
+// subscribed to its type.
+func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType string, data Payload) error {
 	if e == nil {
 		return nil
 	}
@@ -78,8 +78,8 @@ func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType strin
 // sign-in paths should not pay for payloads nobody receives.
 type Event struct {
 	Type  string
-	Data  any
-	Build func() any
+	Data  Payload
+	Build func() Payload
 }
 
 // EmitMany records several events of one change with one read of the app's
@@ -114,12 +114,12 @@ func (e *Emitter) EmitMany(ctx context.Context, tx *store.Tx, appID string, even
 }
 
 // emitTo records one event and a delivery to each of targets; it returns the delivery ids.
-func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType string, data any, targets []store.WebhookEndpoint) ([]string, error) {
-	if data == nil {
-		data = map[string]any{} // data is always an object (interface §6.1)
-	}
+func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType string, data Payload, targets []store.WebhookEndpoint) ([]string, error) {
 	now := e.now().UTC().Truncate(time.Microsecond)
 	env := Envelope{ID: uuid.NewString(), CreatedAt: now, EventType: eventType, AppID: appID, Data: data, APIVersion: "v1"}
+	if data == nil {
+		env.Data = struct{}{} // data is always an object (interface §6.1)
+	}
 	body, err := json.Marshal(env)
 	if err != nil {
 		return nil, err

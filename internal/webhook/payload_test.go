@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
+	"github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
 	"github.com/gatehouse-auth/gatehouse/webhookverify"
 )
 
@@ -82,6 +83,9 @@ func TestPayloadIsStoredEventVerbatim(t *testing.T) {
 		for _, r := range reqs {
 			env := envelope(t, r.body)
 			types = append(types, env.EventType)
+			if err := eventschema.Validate(r.body); err != nil {
+				t.Errorf("the delivered body does not match the published schema: %v", err)
+			}
 			if want, ok := stored[env.ID]; !ok || !bytes.Equal(r.body, want) {
 				t.Errorf("received body %s; want the stored event body %s byte for byte", r.body, want)
 			}

@@ -76,19 +76,32 @@ type Service struct {
 // DefaultMaxEndpoints is the endpoint limit of an app when NewService is given none.
 const DefaultMaxEndpoints = 20
 
-// NewService returns a Service; an app may have at most maxEndpoints
-// endpoints (0: DefaultMaxEndpoints). log (nil: discarded) records secret rotations.
-func NewService(db *store.DB, sealer *token.Sealer, policy Policy, emitter *Emitter, now func() time.Time, maxEndpoints int, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Deps is what a Service needs.
+type Deps struct {
+	DB     *store.DB
+	Sealer *token.Sealer
+	Policy Policy
+	// Events emits webhook.test; the services' other events go through their own.
+	Events *Emitter
+	Now    func() time.Time
+	// MaxEndpoints is the most endpoints an app may have (0: DefaultMaxEndpoints).
+	MaxEndpoints int
+	// Log (nil: discarded) records secret rotations.
+	Log *slog.Logger
+}
+
+// NewService returns a Service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if maxEndpoints <= 0 {
-		maxEndpoints = DefaultMaxEndpoints
+	if d.MaxEndpoints <= 0 {
+		d.MaxEndpoints = DefaultMaxEndpoints
 	}
-	return &Service{db: db, sealer: sealer, policy: policy, emitter: emitter, now: now, maxEndpoints: maxEndpoints, log: log}
+	return &Service{db: d.DB, sealer: d.Sealer, policy: d.Policy, emitter: d.Events, now: d.Now, maxEndpoints: d.MaxEndpoints, log: d.Log}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
@@ -365,8 +378,8 @@ func (s *Service) Test(ctx context.Context, p access.Principal, appID, id string
 		if ep, err = get(ctx, tx.Queries, appID, id); err != nil {
 			return err
 		}
-		ids, err := s.emitter.emitTo(ctx, tx, appID, WebhookTest, map[string]any{
-			"message": "This is a test event.", "endpoint_id": ep.ID}, []store.WebhookEndpoint{ep.WebhookEndpoint})
+		ids, err := s.emitter.emitTo(ctx, tx, appID, WebhookTest, WebhookTestData{
+			Message: "This is a test event.", EndpointID: ep.ID}, []store.WebhookEndpoint{ep.WebhookEndpoint})
 		if len(ids) == 1 {
 			deliveryID = ids[0]
 		}
