@@ -80,12 +80,6 @@ type Limits struct {
 	FailuresPerIP ratelimit.Rule
 }
 
-// DefaultLimits are the settings' defaults.
-func DefaultLimits() Limits {
-	return Limits{FailuresPerClient: ratelimit.Rule{Limit: 10, Period: 10 * time.Minute},
-		FailuresPerIP: ratelimit.Rule{Limit: 30, Period: 10 * time.Minute}}
-}
-
 // Client is an M2M client; its secret is shown only when it is created.
 type Client = store.M2MClient
 
