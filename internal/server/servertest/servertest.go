@@ -215,6 +215,7 @@ func New(t testing.TB, kind string, opts Options) *System {
 		})
 		waitReady(t, sys.URL, stopped)
 	} else {
+		o.SendAlone = true
 		sys.Server, err = server.New(ctx, cfg, o)
 		if err != nil {
 			t.Fatalf("servertest: server.New: %v", err)
