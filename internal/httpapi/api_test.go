@@ -22,7 +22,7 @@ import (
 // TestAPI runs every scenario group against one server per engine, then
 // scans the server's logs for the secrets the groups handed out.
 func TestAPI(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_DEV": "true"}}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_DEV": "true"}}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		groups := []struct {
 			name string
