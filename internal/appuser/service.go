@@ -80,7 +80,7 @@ type Service struct {
 	events   *webhook.Emitter
 	tests    TestIdentities
 	sms      *smsguard.Guard
-	now      func() time.Time
+	now      store.Clock
 	log      *slog.Logger
 }
 
@@ -112,9 +112,6 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -122,7 +119,8 @@ func New(d Deps) *Service {
 		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
@@ -568,7 +566,7 @@ func (s *Service) ParseInvitation(app store.App, tok string) (_ Invitation, err 
 	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
 		return Invitation{}, ErrInvitationNotFound
 	}
-	if err := c.Validate(s.issuer, app.ID, s.now(), true); err != nil || c.Purpose != "invitation" {
+	if err := c.Validate(s.issuer, app.ID, s.now.Read(), true); err != nil || c.Purpose != "invitation" {
 		return Invitation{}, ErrInvitationNotFound
 	}
 	return Invitation{token: tok, claims: c}, nil

@@ -108,7 +108,7 @@ type Service struct {
 	alg     func(store.App) string
 	limiter ratelimit.Limiter
 	limits  Limits
-	now     func() time.Time
+	now     store.Clock
 	log     *slog.Logger
 }
 
@@ -135,9 +135,6 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -148,7 +145,8 @@ func New(d Deps) *Service {
 		limiter: d.Limiter, limits: d.Limits, now: d.Now, log: d.Log}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
@@ -382,7 +380,7 @@ func (s *Service) verify(ctx context.Context, appID, raw string) (Claims, Sessio
 	if _, err := s.keys.Verify(raw, token.TypeM2M, &c); err != nil {
 		return c, Session{}, ErrUnauthenticated
 	}
-	now := s.now()
+	now := s.now.Read()
 	if err := c.Validate(s.issuer, appID, now, true); err != nil || !c.M2M || c.Session == "" || c.AppID != appID {
 		return c, Session{}, ErrUnauthenticated
 	}
