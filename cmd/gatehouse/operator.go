@@ -22,8 +22,9 @@ import (
 // with every right, since whoever runs them holds the server's settings and
 // master key. They print JSON.
 
-// withSystem runs fn with the assembled system.
-func (e *env) withSystem(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server) error) error {
+// withSystem runs fn with the assembled system and prints what it returns
+// as JSON: the one shape of every operator command.
+func (e *env) withSystem(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server) (any, error)) error {
 	cfg, err := e.load(cmd)
 	if err != nil {
 		return err
@@ -34,7 +35,11 @@ func (e *env) withSystem(cmd *cobra.Command, fn func(ctx context.Context, sys *s
 		return err
 	}
 	defer sys.Close()
-	return fn(ctx, sys)
+	out, err := fn(ctx, sys)
+	if err != nil {
+		return err
+	}
+	return printJSON(e.stdout, out)
 }
 
 func migrateCommand(e *env) *cobra.Command {
@@ -75,12 +80,12 @@ func workspacesCommand(e *env) *cobra.Command {
 			if err := required(cmd, "name", "owner-email"); err != nil {
 				return err
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				nw, err := sys.Tenants.CreateWorkspace(ctx, access.Operator(), in)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"workspace": workspaceJSON(nw.Workspace), "owner": memberJSON(nw.Owner)})
+				return map[string]any{"workspace": workspaceJSON(nw.Workspace), "owner": memberJSON(nw.Owner)}, nil
 			})
 		},
 	}
@@ -91,16 +96,16 @@ func workspacesCommand(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List workspaces", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				views, err := sys.Tenants.ListWorkspaces(ctx, access.Operator())
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(views))
 				for _, v := range views {
 					out = append(out, workspaceJSON(v.Workspace))
 				}
-				return printJSON(e.stdout, map[string]any{"workspaces": out})
+				return map[string]any{"workspaces": out}, nil
 			})
 		},
 	}
@@ -115,16 +120,16 @@ func appsCommand(e *env) *cobra.Command {
 			if err := required(cmd, "workspace", "name", "origin"); err != nil {
 				return err
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				s := tenant.AppSettings{Name: &name, Origin: &origin}
 				if loginURL != "" {
 					s.LoginURL = &loginURL
 				}
 				app, err := sys.Tenants.CreateApp(ctx, access.Operator(), workspaceID, s)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"app": appJSON(app)})
+				return map[string]any{"app": appJSON(app)}, nil
 			})
 		},
 	}
@@ -136,16 +141,16 @@ func appsCommand(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List apps", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				apps, err := sys.Tenants.ListApps(ctx, access.Operator(), listWorkspace)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(apps))
 				for _, a := range apps {
 					out = append(out, appJSON(a))
 				}
-				return printJSON(e.stdout, map[string]any{"apps": out})
+				return map[string]any{"apps": out}, nil
 			})
 		},
 	}
@@ -175,16 +180,16 @@ func appsUpdateCommand(e *env) *cobra.Command {
 			if s == (tenant.AppSettings{}) {
 				return usageError(errors.New("apps update needs at least one setting to change (see --help)"))
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				app, err := sys.Tenants.GetApp(ctx, a[0])
 				if err != nil {
-					return err
+					return nil, err
 				}
 				app, err = sys.Tenants.UpdateApp(ctx, access.Operator(), app.WorkspaceID, app.ID, s)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"app": appJSON(app)})
+				return map[string]any{"app": appJSON(app)}, nil
 			})
 		},
 	}
@@ -204,15 +209,15 @@ func appsDeleteCommand(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete ID", Short: "Delete an app with all its users, credentials and webhooks", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				app, err := sys.Tenants.GetApp(ctx, a[0])
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if err := sys.Tenants.DeleteApp(ctx, access.Operator(), app.WorkspaceID, app.ID); err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"id": app.ID, "deleted": true})
+				return map[string]any{"id": app.ID, "deleted": true}, nil
 			})
 		},
 	}
@@ -226,7 +231,7 @@ func secretsCommand(e *env) *cobra.Command {
 			if (appID == "") == (workspaceID == "") {
 				return usageError(errors.New("secrets create needs exactly one of --app ID or --workspace ID"))
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				var tok string
 				var rec tenant.APISecret
 				var err error
@@ -236,11 +241,11 @@ func secretsCommand(e *env) *cobra.Command {
 					tok, rec, err = sys.Tenants.CreateWorkspaceSecret(ctx, access.Operator(), workspaceID, member, name)
 				}
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := secretJSON(rec)
 				out["api_secret"] = tok
-				return printJSON(e.stdout, out)
+				return out, nil
 			})
 		},
 	}
@@ -255,16 +260,16 @@ func secretsCommand(e *env) *cobra.Command {
 			if (listApp == "") == (listWorkspace == "") {
 				return usageError(errors.New("secrets list needs exactly one of --app ID or --workspace ID"))
 			}
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				recs, err := sys.Tenants.ListSecrets(ctx, access.Operator(), listApp, listWorkspace)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(recs))
 				for _, r := range recs {
 					out = append(out, secretJSON(r))
 				}
-				return printJSON(e.stdout, map[string]any{"secrets": out})
+				return map[string]any{"secrets": out}, nil
 			})
 		},
 	}
@@ -273,11 +278,11 @@ func secretsCommand(e *env) *cobra.Command {
 	revoke := &cobra.Command{
 		Use: "revoke ID", Short: "Revoke an API secret; it fails on its next use", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				if err := sys.Tenants.RevokeSecret(ctx, access.Operator(), a[0]); err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"id": a[0], "revoked": true})
+				return map[string]any{"id": a[0], "revoked": true}, nil
 			})
 		},
 	}
@@ -289,14 +294,14 @@ func secretsCommand(e *env) *cobra.Command {
 func usersCommand(e *env) *cobra.Command {
 	var appID string
 	// withApp runs fn with the app --app names; an unknown one is an error.
-	withApp := func(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server, app tenant.App) error) error {
+	withApp := func(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server, app tenant.App) (any, error)) error {
 		if err := required(cmd, "app"); err != nil {
 			return err
 		}
-		return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+		return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 			app, err := sys.Tenants.GetApp(ctx, appID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			return fn(ctx, sys, app)
 		})
@@ -306,17 +311,17 @@ func usersCommand(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List an app's users, newest first, one page at a time", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) (any, error) {
 				p, err := sys.Users.List(ctx, access.Operator(), app, appuser.Search(appuser.Filter{Status: status}, q), page, perPage)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(p.Users))
 				for _, u := range p.Users {
 					out = append(out, userJSON(u))
 				}
-				return printJSON(e.stdout, map[string]any{"users": out, "total_count": p.Total, "total_pages": p.TotalPages,
-					"current_page": p.Page, "per_page": p.PerPage})
+				return map[string]any{"users": out, "total_count": p.Total, "total_pages": p.TotalPages,
+					"current_page": p.Page, "per_page": p.PerPage}, nil
 			})
 		},
 	}
@@ -336,12 +341,12 @@ func usersCommand(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) (any, error) {
 				u, metaErrs, err := sys.Users.Create(ctx, access.Operator(), app, appuser.CreateInput{Identifier: identifier, Meta: m})
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"user": userJSON(u), "user_meta_errors": metaErrs})
+				return map[string]any{"user": userJSON(u), "user_meta_errors": metaErrs}, nil
 			})
 		},
 	}
@@ -351,12 +356,12 @@ func usersCommand(e *env) *cobra.Command {
 	get := &cobra.Command{
 		Use: "get USER", Short: "Show a user, by id, e-mail address or phone number", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) (any, error) {
 				u, err := findUser(ctx, sys, app, a[0])
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"user": userJSON(u)})
+				return map[string]any{"user": userJSON(u)}, nil
 			})
 		},
 	}
@@ -378,22 +383,22 @@ func usersCommand(e *env) *cobra.Command {
 					m = map[string]any{}
 				}
 			}
-			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) (any, error) {
 				u, err := findUser(ctx, sys, app, a[0])
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if m != nil {
 					if u, err = sys.Users.Update(ctx, access.Operator(), app, u.ID, appuser.UpdateInput{Meta: m}); err != nil {
-						return err
+						return nil, err
 					}
 				}
 				if cmd.Flags().Changed("status") {
 					if u, err = sys.Users.SetStatus(ctx, access.Operator(), app, u.ID, newStatus); err != nil {
-						return err
+						return nil, err
 					}
 				}
-				return printJSON(e.stdout, map[string]any{"user": userJSON(u)})
+				return map[string]any{"user": userJSON(u)}, nil
 			})
 		},
 	}
@@ -403,15 +408,15 @@ func usersCommand(e *env) *cobra.Command {
 	del := &cobra.Command{
 		Use: "delete USER", Short: "Delete a user", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) error {
+			return withApp(cmd, func(ctx context.Context, sys *server.Server, app tenant.App) (any, error) {
 				u, err := findUser(ctx, sys, app, a[0])
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if err := sys.Users.Delete(ctx, access.Operator(), app, u.ID); err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"id": u.ID, "deleted": true})
+				return map[string]any{"id": u.ID, "deleted": true}, nil
 			})
 		},
 	}
@@ -456,14 +461,14 @@ func metaFlag(raw string) (map[string]any, error) {
 func membersCommand(e *env) *cobra.Command {
 	var workspaceID string
 	// withWorkspace runs fn once --workspace names a workspace that exists.
-	withWorkspace := func(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error) error {
+	withWorkspace := func(cmd *cobra.Command, fn func(ctx context.Context, sys *server.Server, ws tenant.Workspace) (any, error)) error {
 		if err := required(cmd, "workspace"); err != nil {
 			return err
 		}
-		return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+		return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 			v, err := sys.Tenants.GetWorkspace(ctx, access.Operator(), workspaceID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			return fn(ctx, sys, v.Workspace)
 		})
@@ -471,16 +476,16 @@ func membersCommand(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List a workspace's members", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error {
+			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) (any, error) {
 				ms, err := sys.Tenants.ListMembers(ctx, access.Operator(), ws.ID)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(ms))
 				for _, m := range ms {
 					out = append(out, memberJSON(m))
 				}
-				return printJSON(e.stdout, map[string]any{"members": out})
+				return map[string]any{"members": out}, nil
 			})
 		},
 	}
@@ -491,12 +496,12 @@ func membersCommand(e *env) *cobra.Command {
 			if err := required(cmd, "email"); err != nil {
 				return err
 			}
-			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error {
+			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) (any, error) {
 				m, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, email, name, role)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"member": memberJSON(m)})
+				return map[string]any{"member": memberJSON(m)}, nil
 			})
 		},
 	}
@@ -506,10 +511,10 @@ func membersCommand(e *env) *cobra.Command {
 	remove := &cobra.Command{
 		Use: "remove MEMBER", Short: "Remove a member (by id or e-mail address), revoking their workspace secrets", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) error {
+			return withWorkspace(cmd, func(ctx context.Context, sys *server.Server, ws tenant.Workspace) (any, error) {
 				ms, err := sys.Tenants.ListMembers(ctx, access.Operator(), ws.ID)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				id := a[0]
 				for _, m := range ms {
@@ -518,9 +523,9 @@ func membersCommand(e *env) *cobra.Command {
 					}
 				}
 				if err := sys.Tenants.RemoveMember(ctx, access.Operator(), ws.ID, id); err != nil {
-					return err
+					return nil, err
 				}
-				return printJSON(e.stdout, map[string]any{"id": id, "removed": true})
+				return map[string]any{"id": id, "removed": true}, nil
 			})
 		},
 	}
@@ -534,16 +539,16 @@ func keysCommand(e *env) *cobra.Command {
 	rotate := &cobra.Command{
 		Use: "rotate", Short: "Start signing with new keys; the old ones stay published until their tokens expire", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				keys, err := sys.Tenants.RotateSigningKeys(ctx, access.Operator(), alg)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(keys))
 				for _, k := range keys {
 					out = append(out, keyJSON(k))
 				}
-				return printJSON(e.stdout, map[string]any{"keys": out})
+				return map[string]any{"keys": out}, nil
 			})
 		},
 	}
@@ -551,16 +556,16 @@ func keysCommand(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List signing keys (public information only)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) error {
+			return e.withSystem(cmd, func(ctx context.Context, sys *server.Server) (any, error) {
 				keys, err := sys.Tenants.ListSigningKeys(ctx, access.Operator())
 				if err != nil {
-					return err
+					return nil, err
 				}
 				out := make([]map[string]any, 0, len(keys))
 				for _, k := range keys {
 					out = append(out, keyJSON(k))
 				}
-				return printJSON(e.stdout, map[string]any{"keys": out})
+				return map[string]any{"keys": out}, nil
 			})
 		},
 	}

@@ -29,6 +29,13 @@ const (
 	KindWorkspaceSecret Kind = "workspace_secret"
 	// KindOperator is whoever runs the gatehouse command on the server: every right.
 	KindOperator Kind = "operator"
+	// KindSelf is an app's user acting on their own account (signing up,
+	// changing their profile), whom signin has authenticated. It has no right
+	// over the app: App, Workspace, OperatorOnly and Reaches refuse it, and
+	// only the domain methods made for it (appuser.SignUp, UpdateOwnMeta)
+	// accept it. Named rather than a nil principal, so that "no caller"
+	// cannot be mistaken for "the user themselves".
+	KindSelf Kind = "self"
 )
 
 // Principal is the server-side caller. It carries no role: a role is read
@@ -43,6 +50,9 @@ type Principal struct {
 
 // Operator is the principal of the command line.
 func Operator() Principal { return Principal{Kind: KindOperator} }
+
+// Self is the principal of a user acting on their own account (KindSelf).
+func Self() Principal { return Principal{Kind: KindSelf} }
 
 // Roles of workspace members.
 const (

@@ -67,7 +67,7 @@ type User struct {
 // Service manages the users of apps, and is the only writer of their rows.
 // Methods an administrator calls take the caller's access.Principal; sign-up
 // and a user's changes to their own metadata come from signin, which has
-// authenticated the user.
+// authenticated the user, and act as access.Self.
 type Service struct {
 	db       *store.DB
 	sends    *sendqueue.Queue
@@ -80,7 +80,7 @@ type Service struct {
 	events   *webhook.Emitter
 	tests    TestIdentities
 	sms      *smsguard.Guard
-	now      func() time.Time
+	now      store.Clock
 	log      *slog.Logger
 }
 
@@ -112,9 +112,6 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -122,7 +119,8 @@ func New(d Deps) *Service {
 		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
@@ -205,7 +203,10 @@ func contacts(app store.App, in CreateInput) (email, phone string, err error) {
 // and reported.
 func (s *Service) Create(ctx context.Context, p access.Principal, app store.App, in CreateInput) (_ User, _ MetaErrors, err error) {
 	defer errs.Wrap(&err, "create user")
-	return s.create(ctx, &p, app, in, store.StatusActive)
+	if err := administrator(p); err != nil {
+		return User{}, nil, err
+	}
+	return s.create(ctx, p, app, in, store.StatusActive)
 }
 
 // SignUp adds an active user who is signing themselves up with identifier
@@ -214,16 +215,32 @@ func (s *Service) Create(ctx context.Context, p access.Principal, app store.App,
 // registration are kept, and missing required fields are not reported.
 func (s *Service) SignUp(ctx context.Context, app store.App, identifier string, meta map[string]any) (_ User, _ MetaErrors, err error) {
 	defer errs.Wrap(&err, "sign up")
-	return s.create(ctx, nil, app, CreateInput{Identifier: identifier, Meta: meta}, store.StatusActive)
+	return s.create(ctx, access.Self(), app, CreateInput{Identifier: identifier, Meta: meta}, store.StatusActive)
 }
 
-// allowed checks, in q, that p may act on the app at level need. A nil p is
-// the user acting on their own account, which signin has authenticated.
-func allowed(ctx context.Context, q store.Queries, p *access.Principal, appID string, need access.Level) error {
-	if p == nil {
-		return nil
+// administrator refuses access.Self where an administrator's method is
+// called: create and update let it through to the user's own rule, so
+// without this a user's principal handed to Create or Update would skip the
+// access check.
+func administrator(p access.Principal) error {
+	if p.Kind == access.KindSelf {
+		return access.ErrForbidden
 	}
-	return access.App(ctx, q, *p, appID, need)
+	return nil
+}
+
+// writer checks, in q, that p may write the app's users and returns the rule
+// it writes metadata under: access.Self (the user, authenticated by signin)
+// writes under own; anyone else must have Write access to the app and
+// writes as the app.
+func writer(ctx context.Context, q store.Queries, p access.Principal, appID string, own Writer) (Writer, error) {
+	if p.Kind == access.KindSelf {
+		return own, nil
+	}
+	if err := access.App(ctx, q, p, appID, access.Write); err != nil {
+		return 0, err
+	}
+	return WriterApp, nil
 }
 
 // newUser validates a create request into the row to store. Metadata keys
@@ -252,20 +269,16 @@ func (s *Service) newUser(app store.App, in CreateInput, status string, w Writer
 		CreatedAt: now, UpdatedAt: now}, metaErrs, nil
 }
 
-func (s *Service) create(ctx context.Context, p *access.Principal, app store.App, in CreateInput, status string) (User, MetaErrors, error) {
+func (s *Service) create(ctx context.Context, p access.Principal, app store.App, in CreateInput, status string) (User, MetaErrors, error) {
 	var u store.AppUser
 	var metaErrs MetaErrors
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		// Access first: a caller that may not create users learns nothing
 		// from how its input would have been judged.
-		if err := allowed(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+		w, err := writer(ctx, tx.Queries, p, app.ID, WriterRegistration)
+		if err != nil {
 			return err
 		}
-		w := WriterApp
-		if p == nil {
-			w = WriterRegistration
-		}
-		var err error
 		u, metaErrs, err = s.insert(ctx, tx, app, in, status, w)
 		return err
 	})
@@ -553,7 +566,7 @@ func (s *Service) ParseInvitation(app store.App, tok string) (_ Invitation, err 
 	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
 		return Invitation{}, ErrInvitationNotFound
 	}
-	if err := c.Validate(s.issuer, app.ID, s.now(), true); err != nil || c.Purpose != "invitation" {
+	if err := c.Validate(s.issuer, app.ID, s.now.Read(), true); err != nil || c.Purpose != "invitation" {
 		return Invitation{}, ErrInvitationNotFound
 	}
 	return Invitation{token: tok, claims: c}, nil
@@ -758,7 +771,10 @@ type UpdateInput struct {
 // breaks the schema is refused whole.
 func (s *Service) Update(ctx context.Context, p access.Principal, app store.App, id string, in UpdateInput) (_ User, err error) {
 	defer errs.Wrap(&err, "update user")
-	return s.update(ctx, &p, app, id, in)
+	if err := administrator(p); err != nil {
+		return User{}, err
+	}
+	return s.update(ctx, p, app, id, in)
 }
 
 // UpdateOwnMeta changes the metadata of the signed-in user id, as Update
@@ -767,7 +783,7 @@ func (s *Service) Update(ctx context.Context, p access.Principal, app store.App,
 // update (*MetaInvalidError naming it).
 func (s *Service) UpdateOwnMeta(ctx context.Context, app store.App, id string, meta map[string]any) (_ User, err error) {
 	defer errs.Wrap(&err, "update own metadata")
-	return s.update(ctx, nil, app, id, UpdateInput{Meta: meta})
+	return s.update(ctx, access.Self(), app, id, UpdateInput{Meta: meta})
 }
 
 // metaPatch checks a metadata update against the app's schema and the
@@ -786,15 +802,12 @@ func metaPatch(app store.App, meta map[string]any, w Writer) (map[string]any, er
 	return clean, nil
 }
 
-func (s *Service) update(ctx context.Context, p *access.Principal, app store.App, id string, in UpdateInput) (User, error) {
+func (s *Service) update(ctx context.Context, p access.Principal, app store.App, id string, in UpdateInput) (User, error) {
 	var out store.AppUser
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := allowed(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
+		w, err := writer(ctx, tx.Queries, p, app.ID, WriterProfile)
+		if err != nil {
 			return err
-		}
-		w := WriterApp
-		if p == nil {
-			w = WriterProfile
 		}
 		patch, err := metaPatch(app, in.Meta, w)
 		if err != nil {

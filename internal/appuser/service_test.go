@@ -1069,6 +1069,10 @@ func callers(t *testing.T, sys *servertest.System) (store.App, []caller) {
 		{"the owner", sys.Principal(t, sys.WorkspaceSecret(t, ws.ID, owner.ID)), true, true},
 		{"an admin of another workspace", member(t, sys, elsewhere.ID, "ed@elsewhere.example", access.RoleAdmin), false, false},
 		{"the operator", op, true, true},
+		// A user's own principal is for SignUp and UpdateOwnMeta only, and
+		// the zero value is nobody: neither reaches an administrator's method.
+		{"the user themselves (access.Self)", access.Self(), false, false},
+		{"no principal (the zero value)", access.Principal{}, false, false},
 	}
 }
 

@@ -72,8 +72,8 @@ there is one.
 
 `
 
-// Markdown renders docs/configuration.md from Settings.
-func Markdown() string {
+// markdown renders docs/configuration.md from Settings.
+func markdown() string {
 	var b strings.Builder
 	names, prefixes := ToolVariables()
 	var tools []string

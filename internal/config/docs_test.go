@@ -9,12 +9,12 @@ import (
 
 // update rewrites docs/configuration.md; a flag must be declared at package
 // level so that "go test -update" parses it.
-var update = flag.Bool("update", false, "rewrite docs/configuration.md from Markdown()")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md from markdown()")
 
 const docPath = "../../docs/configuration.md"
 
 func TestConfigurationDocIsCurrent(t *testing.T) {
-	want := Markdown()
+	want := markdown()
 	if *update {
 		if err := os.WriteFile(docPath, []byte(want), 0o644); err != nil {
 			t.Fatalf("write %s: %v", docPath, err)
@@ -31,19 +31,19 @@ func TestConfigurationDocIsCurrent(t *testing.T) {
 }
 
 func TestMarkdownListsEverySetting(t *testing.T) {
-	md := Markdown()
+	md := markdown()
 	for _, s := range Settings() {
 		row := "| `" + s.Key + "` | `" + s.Env + "` |"
 		if !strings.Contains(md, row) {
-			t.Errorf("Markdown() has no row starting %q", row)
+			t.Errorf("markdown() has no row starting %q", row)
 		}
 		if s.Flag != "" && !strings.Contains(md, "`--"+s.Flag+"`") {
-			t.Errorf("Markdown() does not mention --%s", s.Flag)
+			t.Errorf("markdown() does not mention --%s", s.Flag)
 		}
 	}
 	for _, s := range Settings() {
 		if s.Secret && !strings.Contains(md, "| `"+s.Key+"` | `"+s.Env+"` |  |  | **Secret.**") {
-			t.Errorf("Markdown() does not mark %s as secret", s.Key)
+			t.Errorf("markdown() does not mark %s as secret", s.Key)
 		}
 	}
 }

@@ -221,8 +221,8 @@ var noticeTexts = map[string]map[NoticeKind]string{
 	},
 }
 
-// NoticeKinds lists every security notice.
-func NoticeKinds() []NoticeKind {
+// noticeKinds lists every security notice.
+func noticeKinds() []NoticeKind {
 	out := make([]NoticeKind, 0, len(noticeTexts[DefaultLocale]))
 	for k := range noticeTexts[DefaultLocale] {
 		out = append(out, k)

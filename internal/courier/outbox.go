@@ -67,6 +67,15 @@ func (o *Outbox) Changed(to string) <-chan struct{} {
 	return ch
 }
 
+// Waiting reports whether a reader waits for a message to the recipient to
+// (it asked Changed(to) and none has been kept since): a test sends one
+// once it is true, so the reader is woken rather than served at once.
+func (o *Outbox) Waiting(to string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.waiting[to] != nil
+}
+
 // Send keeps m.
 func (o *Outbox) Send(ctx context.Context, m Message) (string, error) {
 	if o == nil || o.keep == nil {

@@ -367,7 +367,7 @@ func TestDuration(t *testing.T) {
 
 func TestNoticeTextInEveryLanguage(t *testing.T) {
 	for lang, texts := range noticeTexts {
-		for _, k := range NoticeKinds() {
+		for _, k := range noticeKinds() {
 			if texts[k] == "" {
 				t.Errorf("notice %s has no %s sentence", k, lang)
 			}

@@ -15,7 +15,7 @@ import (
 // in the transaction that would write the app, after the body has arrived,
 // not when the credential was checked.
 func TestDemotedAdminCannotFinishAnAppUpdate(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		ctx := context.Background()
 		admin, err := e.Tenants.AddMember(ctx, servertest.Operator, e.ws.ID, "admin@acme.test", "Ada", access.RoleAdmin)

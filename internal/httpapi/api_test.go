@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +24,7 @@ import (
 // TestAPI runs every scenario group against one server per engine, then
 // scans the server's logs for the secrets the groups handed out.
 func TestAPI(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_DEV": "true"}}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_DEV": "true"}}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		groups := []struct {
 			name string
@@ -1235,7 +1237,14 @@ func testDevOutbox(t *testing.T, e *env) {
 	// A reader waiting for a message gets it when it is kept, not an empty list.
 	done := make(chan error, 1)
 	go func() {
-		time.Sleep(150 * time.Millisecond) // the request below is waiting by then
+		// Sent once the request below waits for the recipient: ordered by
+		// the outbox itself, not by a guess at how long the request takes.
+		for deadline := time.Now().Add(10 * time.Second); !e.API().Outbox.Waiting("waiter@example.com"); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				done <- errors.New("the request never waited for waiter@example.com")
+				return
+			}
+		}
 		_, err := e.API().Outbox.Send(ctx, courier.Message{AppID: e.app.ID, Channel: courier.ChannelEmail, To: "waiter@example.com",
 			Subject: "late", Code: "424242"})
 		done <- err

@@ -58,7 +58,7 @@ type group struct {
 // system, so one group's settings, limits and events do not reach another's.
 func runGroups(t *testing.T, opts servertest.Options, groups []group) {
 	t.Helper()
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		for _, g := range groups {
 			t.Run(g.name, func(t *testing.T) {
 				e := envOf(t, sys, g.name)

@@ -33,7 +33,7 @@ func concurrencyOptions() servertest.Options {
 }
 
 func TestConcurrentGuesses(t *testing.T) {
-	servertest.ForEach(t, concurrencyOptions(), func(t *testing.T, sys *servertest.System) {
+	forEach(t, concurrencyOptions(), func(t *testing.T, sys *servertest.System) {
 		for _, g := range []group{
 			{"email_code", testBurstEmailCode},
 			{"code_lock", testBurstCodeLock},

@@ -15,9 +15,9 @@ import (
 )
 
 // Every error the package's tests get answered is recorded here with its
-// operation, and checked against the operation's documented responses.
-func init() { handlerHook = recordAnswers }
-
+// operation (RecordAnswers, which their systems wrap the API with:
+// forEach and newSystem in errdocs_test.go), and checked against the
+// operation's documented responses.
 var answers = struct {
 	sync.Mutex
 	seen         map[string]int // "operationId status error_code"
@@ -82,7 +82,8 @@ func (w *answerWriter) Write(b []byte) (int, error) {
 
 func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func recordAnswers(s *Server, next http.Handler) http.Handler {
+// RecordAnswers wraps next (Deps.Wrap) to record every error it answers.
+func RecordAnswers(s *Server, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		aw := &answerWriter{ResponseWriter: w}
 		next.ServeHTTP(aw, r)

@@ -23,7 +23,7 @@ import (
 // may set.
 func TestExposure(t *testing.T) {
 	l := servertest.LooseLimits()
-	servertest.ForEach(t, servertest.Options{Serve: true, Limits: &l}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true, Limits: &l}, func(t *testing.T, sys *servertest.System) {
 		for _, g := range []struct {
 			name string
 			fn   func(t *testing.T, e *env)
@@ -178,7 +178,7 @@ func testLookupsShowOnlyWhatWasSupplied(t *testing.T, e *env) {
 func TestAnonymousLookupsAreRateLimited(t *testing.T) {
 	l := servertest.LooseLimits()
 	l.LookupPerIP = ratelimit.Rule{Limit: 4, Period: 10 * time.Minute}
-	servertest.ForEach(t, servertest.Options{Serve: true, Limits: &l}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true, Limits: &l}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		id := e.createUser(t, e.app.ID, e.appSecret, map[string]any{"identifier": "rate@example.com"})["id"].(string)
 		byID, byIdentifier, meta := e.authPath("/users?user_id="+id), e.authPath("/users?identifier=rate%40example.com"), e.authPath("/users/metafields?user_id="+id)

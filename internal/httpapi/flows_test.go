@@ -31,7 +31,7 @@ func (b bouncer) Send(ctx context.Context, m courier.Message) (string, error) {
 
 func TestFlows(t *testing.T) {
 	opts := servertest.Options{Serve: true, Courier: func(p courier.Provider) courier.Provider { return bouncer{p} }}
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		groups := []struct {
 			name string
 			fn   func(t *testing.T, e *env)
@@ -586,7 +586,7 @@ func testWebhookFlow(t *testing.T, e *env) {
 // creates nothing; deleting one makes room (issue 8 finding 5).
 func TestWebhookEndpointLimit(t *testing.T) {
 	opts := servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_WEBHOOKS_MAX_ENDPOINTS_PER_APP": "2"}}
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		hooks := "/v1/apps/" + e.app.ID + "/webhooks"
 		auth := bearer(e.appSecret)

@@ -38,7 +38,7 @@ func FuzzCORS(f *testing.F) {
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
-	sys := servertest.New(f, store.SQLite, servertest.Options{})
+	sys := newSystem(f, store.SQLite, servertest.Options{})
 	ws, _ := sys.Workspace(f, "Acme")
 	a := sys.App(f, ws.ID, "A", func(s *tenant.AppSettings) { s.Origin = ptr("https://a.example") })
 	b := sys.App(f, ws.ID, "B", func(s *tenant.AppSettings) {

@@ -74,7 +74,7 @@ func FuzzListUsersQuery(f *testing.F) {
 	}
 	var targets []target
 	for _, kind := range storetest.Kinds(f) {
-		sys := servertest.New(f, kind, servertest.Options{})
+		sys := newSystem(f, kind, servertest.Options{})
 		ws, _ := sys.Workspace(f, "Acme")
 		app := sys.App(f, ws.ID, "Demo", nil)
 		for _, u := range queryUsers {

@@ -34,7 +34,7 @@ func TestBrowserFacingHeaders(t *testing.T) {
 			if tc.dev {
 				settings["GATEHOUSE_DEV"] = "true"
 			}
-			sys := servertest.New(t, "sqlite", servertest.Options{Serve: true, Settings: settings})
+			sys := newSystem(t, "sqlite", servertest.Options{Serve: true, Settings: settings})
 			e := envOf(t, sys, "headers")
 			open := "/v1/auth/" + e.app.ID + "/magic_links/open"
 			requests := []struct {
@@ -113,7 +113,7 @@ func TestBrowserFacingHeaders(t *testing.T) {
 func TestShortLinkRateLimit(t *testing.T) {
 	limits := servertest.LooseLimits()
 	limits.ShortLinkPerIP = ratelimit.Rule{Limit: 3, Period: 10 * time.Minute}
-	servertest.ForEach(t, servertest.Options{Serve: true, Limits: &limits,
+	forEach(t, servertest.Options{Serve: true, Limits: &limits,
 		Settings: map[string]string{"GATEHOUSE_HTTP_TRUSTED_PROXIES": "127.0.0.1/32"}}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "shortlimit")
 		phone := "+14155552671"

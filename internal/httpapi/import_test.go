@@ -14,7 +14,7 @@ import (
 // users arrive with status imported, a batch sent again creates nothing,
 // one bad row refuses the batch, and an imported user signs in as usual.
 func TestImportUsers(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		t.Run("batches", func(t *testing.T) {
 			e := envOf(t, sys, "import")
 			e.recordEvents(t)

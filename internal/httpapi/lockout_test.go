@@ -17,7 +17,7 @@ func TestCodeLockout(t *testing.T) {
 	l := servertest.LooseLimits()
 	l.CodeLockAfter = 15
 	opts := servertest.Options{Serve: true, Limits: &l, Settings: map[string]string{"GATEHOUSE_HTTP_TRUSTED_PROXIES": "127.0.0.1/32"}}
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		e.recordEvents(t)
 		const (

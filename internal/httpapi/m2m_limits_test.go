@@ -30,7 +30,7 @@ func TestM2MClientAuthFailureLimits(t *testing.T) {
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			sys := servertest.New(t, b.kind, servertest.Options{Serve: true, Settings: map[string]string{
+			sys := newSystem(t, b.kind, servertest.Options{Serve: true, Settings: map[string]string{
 				"GATEHOUSE_HTTP_TRUSTED_PROXIES":              "127.0.0.1/32",
 				"GATEHOUSE_RATELIMIT_BACKEND":                 b.backend,
 				"GATEHOUSE_RATELIMIT_M2M_FAILURES_PER_CLIENT": "10/10m",

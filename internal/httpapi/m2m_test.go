@@ -19,7 +19,7 @@ import (
 // both engines.
 
 func TestM2M(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		groups := []struct {
 			name string
 			fn   func(t *testing.T, e *env)

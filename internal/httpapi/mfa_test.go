@@ -373,7 +373,7 @@ func TestFactorAfterCodeLock(t *testing.T) {
 	l := servertest.LooseLimits()
 	l.CodeLockAfter, l.CodeFailuresPerHour = 5, 0
 	opts := servertest.Options{Serve: true, Limits: &l}
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		e.recordEvents(t)
 		const email = "locked@example.com"

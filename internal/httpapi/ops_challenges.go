@@ -417,7 +417,7 @@ func (s *Server) mfaStatus(ctx context.Context, _ *appIDInput) (*mfaStatusOutput
 		return nil, err
 	}
 	out := &mfaStatusOutput{}
-	out.Body.MFAEnabled, out.Body.MFAPolicy, out.Body.Methods = o.Enabled, o.Policy, o.Kinds
+	out.Body.MFAEnabled, out.Body.MFAPolicy, out.Body.Methods = o.Enabled, string(o.Policy), o.Kinds
 	out.Body.BackupCodesAvailable, out.Body.EnrollmentRequired = o.BackupCodesAvailable, o.EnrollmentRequired
 	return out, nil
 }

@@ -21,7 +21,7 @@ import (
 // e2e/sdk/test/passkeys.browser.test.mjs.
 
 func TestPasskeys(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		groups := []struct {
 			name string
 			fn   func(t *testing.T, e *env)
@@ -532,7 +532,7 @@ func (e *env) createAppAt(t *testing.T, name, origin string) tenant.App {
 // another (the state is in the database), and spent for both.
 func testPasskeyReplicas(t *testing.T, sys *servertest.System) {
 	e := envOf(t, sys, "replicas")
-	peer := e.sibling(t, servertest.New(t, sys.DB.Kind(), servertest.Options{Peer: sys, Serve: true}), e.app)
+	peer := e.sibling(t, newSystem(t, sys.DB.Kind(), servertest.Options{Peer: sys, Serve: true}), e.app)
 	userID, access, _ := e.signIn(t, "twin@example.com")
 	a := newAuthenticator()
 	body, _ := a.create(t, e.registerOptions(t, access))

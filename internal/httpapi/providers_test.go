@@ -64,7 +64,7 @@ func (g *smsGateway) requests() []gatewayRequest {
 }
 
 func TestMessageServiceProviders(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		testMessageServiceProviders(t, envOf(t, sys, "Acme"))
 	})
 }
@@ -439,7 +439,7 @@ func TestAppOutboxInDevelopment(t *testing.T) {
 // only when a message is dialled; a public one is saved.
 func TestProviderDestinationCheckedWhenSaved(t *testing.T) {
 	opts := servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "false"}}
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		path := "/v1/apps/" + e.app.ID + "/message_service_providers"
 		names := func(field, reason string) func(t *testing.T, r response) {

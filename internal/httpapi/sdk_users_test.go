@@ -18,7 +18,7 @@ import (
 // with the user's live sessions, the user search, body-less requests that
 // still say Content-Type: application/json, and the older identifier lookup.
 func TestServerSDKUsers(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		for _, g := range []struct {
 			name string
 			fn   func(t *testing.T, e *env)

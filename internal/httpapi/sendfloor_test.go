@@ -15,7 +15,7 @@ import (
 func TestSendMinTime(t *testing.T) {
 	const floor = 300 * time.Millisecond
 	opts := servertest.Options{Serve: true, Settings: map[string]string{"GATEHOUSE_RATELIMIT_SEND_MIN_TIME": floor.String()}}
-	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		known := "known@example.com"
 		if _, _, err := e.Users.Create(t.Context(), servertest.Operator, e.app, appuser.CreateInput{Identifier: known}); err != nil {

@@ -73,6 +73,10 @@ type Deps struct {
 	// Commit and BuildDate (the commit's time) describe the build beside
 	// Version, in /healthz and the gatehouse_build_info metric.
 	Commit, BuildDate string
+	// Wrap, when set, wraps what Handler returns: this package's tests
+	// record every error answered with it (export_test.go). nil in
+	// production.
+	Wrap func(*Server, http.Handler) http.Handler
 }
 
 // Server is the HTTP API.
@@ -147,15 +151,11 @@ func New(d Deps) *Server {
 // CORS, the body limit, the text rules and the JSON content type of any body.
 func (s *Server) Handler() http.Handler {
 	h := s.handler()
-	if handlerHook != nil {
-		h = handlerHook(s, h)
+	if s.Wrap != nil {
+		h = s.Wrap(s, h)
 	}
 	return h
 }
-
-// handlerHook, set only by this package's tests, wraps what Handler returns
-// (they record every error answered, errdocs_test.go).
-var handlerHook func(*Server, http.Handler) http.Handler
 
 func (s *Server) handler() http.Handler {
 	return secureHeaders(s.BaseURL, s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,7 @@ type env struct {
 // when dev) and bootstraps a workspace with one app.
 func newEnv(t *testing.T, kind string, dev bool) *env {
 	t.Helper()
-	return envOf(t, servertest.New(t, kind, servertest.Options{Serve: true,
+	return envOf(t, newSystem(t, kind, servertest.Options{Serve: true,
 		Settings: map[string]string{"GATEHOUSE_DEV": strconv.FormatBool(dev)}}), "Acme")
 }
 

@@ -123,7 +123,7 @@ func appPublic(a tenant.App) AppPublic {
 		AutoRefresh: a.AutoRefresh, AccessExpiration: a.AccessExpiration, RefreshExpiration: a.RefreshExpiration,
 		MagicLinkExpiration: a.MagicLinkExpiration, RefreshPayload: true, AllowedIdentifiers: nonNil(a.AllowedIdentifiers),
 		RequiredIdentifiers: nonNil(a.RequiredIdentifiers), UserMetaDataSchema: schema, OAuthProviders: []OAuthProvider{},
-		MFAPolicy: a.MFAPolicy, MFAMethodsAllowed: nonNil(a.MFAMethodsAllowed),
+		MFAPolicy: string(a.MFAPolicy), MFAMethodsAllowed: nonNil(a.MFAMethodsAllowed),
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 

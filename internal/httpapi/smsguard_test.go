@@ -22,7 +22,7 @@ func smsGuardSystem(t *testing.T, kind string, settings map[string]string) *env 
 	for k, v := range settings {
 		s[k] = v
 	}
-	return envOf(t, servertest.New(t, kind, servertest.Options{Serve: true, Settings: s}), "Acme")
+	return envOf(t, newSystem(t, kind, servertest.Options{Serve: true, Settings: s}), "Acme")
 }
 
 // newSMSUser: /otps/login for a number that has no account yet.

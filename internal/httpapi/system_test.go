@@ -14,7 +14,7 @@ import (
 // TestReadyzFollowsTheStore: /readyz answers 503 once the database is gone,
 // while /healthz still answers 200.
 func TestReadyzFollowsTheStore(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "Acme")
 		scenario{method: "GET", path: "/readyz", wantStatus: 200, wantBody: map[string]any{"status": "ready"}}.run(t, e)
 		if err := e.DB.Close(); err != nil {
@@ -53,7 +53,7 @@ func TestDevOutboxNeedsDevMode(t *testing.T) {
 // other database error stays a 500. The refusal is raised by a trigger on
 // the statement the request runs.
 func TestRefusingPostgresAnswers503(t *testing.T) {
-	e := envOf(t, servertest.New(t, store.Postgres, servertest.Options{Serve: true}), "Acme")
+	e := envOf(t, newSystem(t, store.Postgres, servertest.Options{Serve: true}), "Acme")
 	exec := func(q string) {
 		t.Helper()
 		if _, err := e.DB.Pool().Exec(t.Context(), q); err != nil {
@@ -89,7 +89,7 @@ func TestRefusingPostgresAnswers503(t *testing.T) {
 // documentation (there is no console yet), and only the exact path does:
 // every other unknown path still answers the JSON 404.
 func TestRootRedirectsToDocs(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		testRootRedirectsToDocs(t, envOf(t, sys, "Acme"))
 	})
 }

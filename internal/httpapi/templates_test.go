@@ -16,7 +16,7 @@ import (
 // is a short link that fits one segment and redirects to the consent link.
 // None of these routes emits an event.
 func TestMessageTemplates(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "templates")
 		secret := bearer(e.appSecret)
 		base := "/v1/apps/" + e.app.ID + "/message_templates"
@@ -145,7 +145,7 @@ func TestMessageTemplates(t *testing.T) {
 }
 
 func TestShortMagicLinkBySMS(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "shortlinks")
 		phone := "+14155552671"
 		get := noFollowGet(t)
@@ -192,7 +192,7 @@ func TestShortMagicLinkBySMS(t *testing.T) {
 // which accepts the invitation, and dies once the invitation is used or
 // replaced.
 func TestShortInvitationBySMS(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		e := envOf(t, sys, "shortinvites")
 		phone := "+14155552672"
 		get := noFollowGet(t)

@@ -196,7 +196,7 @@ func testTestIdentityNotOptedIn(t *testing.T, e *env) {
 // another app's code for the same number is in the outbox.
 func TestTestIdentitiesDevOutbox(t *testing.T) {
 	const code, number = "135790", "+447400123412"
-	servertest.ForEach(t, servertest.Options{Serve: true, SettingsCourier: true, Settings: map[string]string{
+	forEach(t, servertest.Options{Serve: true, SettingsCourier: true, Settings: map[string]string{
 		"GATEHOUSE_DEV":                           "true",
 		"GATEHOUSE_TEST_IDENTITIES_CODE":          code,
 		"GATEHOUSE_TEST_IDENTITIES_PHONE_PATTERN": `\+4474001234\d\d`,

@@ -45,7 +45,7 @@ func TestTimeoutsAnswer503(t *testing.T) {
 			if !strings.Contains(strings.Join(kinds, " "), tc.kind) {
 				t.Skipf("%s is not tested here", tc.kind)
 			}
-			sys := servertest.New(t, tc.kind, servertest.Options{Serve: true, Settings: tc.settings})
+			sys := newSystem(t, tc.kind, servertest.Options{Serve: true, Settings: tc.settings})
 			e := envOf(t, sys, "Acme")
 			path := "/v1/workspaces/" + e.ws.ID
 			release := tc.hold(t, e)

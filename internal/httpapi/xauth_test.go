@@ -7,7 +7,7 @@ import (
 )
 
 func TestXAuthorizationAPIKey(t *testing.T) {
-	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+	forEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		testXAuthorizationAPIKey(t, envOf(t, sys, "Keys"))
 	})
 }

@@ -80,12 +80,6 @@ type Limits struct {
 	FailuresPerIP ratelimit.Rule
 }
 
-// DefaultLimits are the settings' defaults.
-func DefaultLimits() Limits {
-	return Limits{FailuresPerClient: ratelimit.Rule{Limit: 10, Period: 10 * time.Minute},
-		FailuresPerIP: ratelimit.Rule{Limit: 30, Period: 10 * time.Minute}}
-}
-
 // Client is an M2M client; its secret is shown only when it is created.
 type Client = store.M2MClient
 
@@ -114,7 +108,7 @@ type Service struct {
 	alg     func(store.App) string
 	limiter ratelimit.Limiter
 	limits  Limits
-	now     func() time.Time
+	now     store.Clock
 	log     *slog.Logger
 }
 
@@ -141,9 +135,6 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -154,7 +145,8 @@ func New(d Deps) *Service {
 		limiter: d.Limiter, limits: d.Limits, now: d.Now, log: d.Log}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
@@ -388,7 +380,7 @@ func (s *Service) verify(ctx context.Context, appID, raw string) (Claims, Sessio
 	if _, err := s.keys.Verify(raw, token.TypeM2M, &c); err != nil {
 		return c, Session{}, ErrUnauthenticated
 	}
-	now := s.now()
+	now := s.now.Read()
 	if err := c.Validate(s.issuer, appID, now, true); err != nil || !c.M2M || c.Session == "" || c.AppID != appID {
 		return c, Session{}, ErrUnauthenticated
 	}

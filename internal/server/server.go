@@ -78,6 +78,13 @@ type Options struct {
 	// StrictTx makes the store refuse a second connection asked for while a
 	// transaction is held (store.Options.StrictTx): the tests' tripwire.
 	StrictTx bool
+	// SendAlone builds a second River client that works the send queue
+	// alone (StartSending), for tests that build the system without Serve:
+	// Serve works the queue with the other workers, so production never
+	// needs it.
+	SendAlone bool
+	// WrapAPI wraps the API's handler (httpapi.Deps.Wrap), for tests.
+	WrapAPI func(*httpapi.Server, http.Handler) http.Handler
 }
 
 // Server is the assembled system.
@@ -99,7 +106,8 @@ type Server struct {
 	keyring *token.Keyring
 	api     *httpapi.Server
 	workers *queue.Queue
-	// senders works the send queue alone (StartSending); jobs only inserts.
+	// senders works the send queue alone (StartSending; nil without
+	// Options.SendAlone); jobs only inserts.
 	senders *queue.Queue
 	jobs    *queue.Queue
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
@@ -243,8 +251,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// (messages.poll_interval), so that a code arrives promptly.
 	sender := sendqueue.NewWorker(sendqueue.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
 		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log})
-	senders := river.NewWorkers()
-	river.AddWorker(senders, sender)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, sender)
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
@@ -262,12 +268,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		return nil, err
 	}
 
-	// Without Serve (tests, commands), the send queue's workers can run
-	// alone (StartSending) on a River client of their own.
-	s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
-		FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
-	if err != nil {
-		return nil, err
+	if opts.SendAlone {
+		senders := river.NewWorkers()
+		river.AddWorker(senders, sender)
+		s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
+			FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
+		if err != nil {
+			return nil, err
+		}
 	}
 	s.jobs = jobs
 
@@ -285,14 +293,19 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
-		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies)})
+		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
+		Wrap: opts.WrapAPI})
 	return s, nil
 }
 
 // StartSending runs the send queue's workers alone, without serving, until
-// the returned stop is called: for tests and commands that send messages.
-// Serve runs them with the other workers instead; never call both.
+// the returned stop is called: for tests that send messages, on a system
+// built with Options.SendAlone. Serve runs them with the other workers
+// instead; never call both.
 func (s *Server) StartSending(ctx context.Context) (stop func(context.Context) error, err error) {
+	if s.senders == nil {
+		return nil, errors.New("start send queue: the server was built without Options.SendAlone")
+	}
 	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("start send queue: %w", err)
 	}

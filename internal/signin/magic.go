@@ -160,7 +160,7 @@ func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 	if _, err := s.keys.Verify(tok, token.TypeMagic, &c); err != nil {
 		return c, ErrMagicLinkNotFound
 	}
-	if err := c.Validate(s.settings.Issuer, app.ID, s.now(), true); err != nil || c.Purpose != "magic_link" {
+	if err := c.Validate(s.settings.Issuer, app.ID, s.now.Read(), true); err != nil || c.Purpose != "magic_link" {
 		return c, ErrMagicLinkNotFound
 	}
 	return c, nil

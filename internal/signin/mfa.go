@@ -19,13 +19,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
-// MFA policies of an app.
-const (
-	MFAPolicyOff      = "off"
-	MFAPolicyOptional = "optional"
-	MFAPolicyRequired = "required"
-)
-
 // mfaPreference orders the second factors a sign-in offers first.
 var mfaPreference = []string{MethodTOTP, MethodPasskey, MethodPush, MethodSMSOTP, MethodEmailOTP, MethodBackupCode}
 
@@ -49,7 +42,7 @@ type gate struct {
 // possible second factor lets the sign-in through, flagged
 // EnrollmentRequired.
 func (s *Service) mfaGate(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, f factor, c Client) (gate, error) {
-	if app.MFAPolicy != MFAPolicyOptional && app.MFAPolicy != MFAPolicyRequired {
+	if !app.MFAPolicy.SecondFactor() {
 		return gate{}, nil
 	}
 	if f.Kind == "passkey" && app.WebauthnUserVerification == "required" {
@@ -61,7 +54,7 @@ func (s *Service) mfaGate(ctx context.Context, tx *store.Tx, app store.App, u st
 	}
 	allowed := func(m string) bool { return slices.Contains(app.MFAMethodsAllowed, m) && m != sameKindMethod(f.Kind) }
 	enrolled := (allowed(MethodTOTP) && st.VerifiedTOTP > 0) || (allowed(MethodPasskey) && st.Passkeys > 0)
-	if app.MFAPolicy == MFAPolicyOptional && !enrolled {
+	if app.MFAPolicy == store.MFAPolicyOptional && !enrolled {
 		return gate{}, nil
 	}
 	var available []string
@@ -386,7 +379,7 @@ type MFAMethod struct {
 // MFAOverview is /mfa/methods and /mfa/status.
 type MFAOverview struct {
 	Enabled              bool
-	Policy               string
+	Policy               store.MFAPolicy
 	BackupCodesAvailable int
 	Methods              []MFAMethod
 	Kinds                []string // the kinds of verified methods
@@ -431,7 +424,7 @@ func (s *Service) MFAMethods(ctx context.Context, app store.App, caller Caller) 
 		out.Kinds = append(out.Kinds, MethodBackupCode)
 	}
 	out.Enabled = slices.Contains(out.Kinds, MethodTOTP) || slices.Contains(out.Kinds, MethodPasskey)
-	out.EnrollmentRequired = app.MFAPolicy == MFAPolicyRequired && !out.Enabled
+	out.EnrollmentRequired = app.MFAPolicy == store.MFAPolicyRequired && !out.Enabled
 	return out, nil
 }
 

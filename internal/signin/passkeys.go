@@ -643,7 +643,7 @@ func (s *Service) DeletePasskey(ctx context.Context, app store.App, caller Calle
 // the other factors (security R-MFA-2). Apps with MFA off keep the client
 // SDK's addDevice working in sessions of any age.
 func (s *Service) passkeyChangeAllowed(app store.App, caller Caller) error {
-	if app.MFAPolicy == MFAPolicyOptional || app.MFAPolicy == MFAPolicyRequired {
+	if app.MFAPolicy.SecondFactor() {
 		return s.recent(app, caller.Session)
 	}
 	return nil

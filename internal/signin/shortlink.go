@@ -55,7 +55,7 @@ func (s *Service) ResolveShortLink(ctx context.Context, code string, c Client) (
 	} else if err != nil {
 		return "", "", err
 	}
-	if ch.Status != store.ChallengePending || !s.now().Before(ch.ExpiresAt) {
+	if ch.Status != store.ChallengePending || !s.now.Read().Before(ch.ExpiresAt) {
 		return ch.AppID, "", ErrShortLinkNotFound
 	}
 	tok, err := appuser.OpenShortLink(s.sealer, sealed, "magic-short:"+ch.ID)

@@ -143,7 +143,7 @@ type Service struct {
 	settings Settings
 	push     PushSender
 	verified verifiedTokens
-	now      func() time.Time
+	now      store.Clock
 	log      *slog.Logger
 }
 
@@ -174,9 +174,6 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -194,7 +191,8 @@ func New(d Deps) *Service {
 		push: d.Push, now: d.Now, log: d.Log}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 

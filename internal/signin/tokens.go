@@ -221,7 +221,7 @@ func (s *Service) authenticate(ctx context.Context, app store.App, access string
 		}
 		s.verified.put(access, c)
 	}
-	now := s.now()
+	now := s.now.Read()
 	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil || c.Session == "" {
 		return Caller{}, c, ErrUnauthenticated
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -37,7 +38,7 @@ type App struct {
 	// MFA: the policy (off, optional, required), the second factors allowed,
 	// how long a sign-in or step-up counts as recent for sensitive changes,
 	// and whether POST /challenges hides unknown users.
-	MFAPolicy             string
+	MFAPolicy             MFAPolicy
 	MFAMethodsAllowed     []string
 	MFAReverifyMinutes    int
 	EnumerationProtection bool
@@ -55,6 +56,30 @@ type App struct {
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 }
+
+// MFAPolicy is an app's rule for second factors: the one list of them, and
+// the one check (Valid) that settings pass through.
+type MFAPolicy string
+
+// MFA policies.
+const (
+	// MFAPolicyOff: one factor.
+	MFAPolicyOff MFAPolicy = "off"
+	// MFAPolicyOptional: users who enrolled an authenticator app or a
+	// passkey are asked for a second factor at every sign-in.
+	MFAPolicyOptional MFAPolicy = "optional"
+	// MFAPolicyRequired: every user is.
+	MFAPolicyRequired MFAPolicy = "required"
+)
+
+// MFAPolicies lists every policy, in the order the API documents them.
+var MFAPolicies = []MFAPolicy{MFAPolicyOff, MFAPolicyOptional, MFAPolicyRequired}
+
+// Valid reports whether p is one of MFAPolicies.
+func (p MFAPolicy) Valid() bool { return slices.Contains(MFAPolicies, p) }
+
+// SecondFactor reports whether the policy asks any user for a second factor.
+func (p MFAPolicy) SecondFactor() bool { return p == MFAPolicyOptional || p == MFAPolicyRequired }
 
 const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login_url, callback_url, logo, logo_dark,
 	public_signup, profile_management, service_branding, email_auth_type, auto_refresh, access_expiration,

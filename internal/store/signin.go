@@ -29,7 +29,7 @@ type Challenge struct {
 	CollectedAt       *time.Time
 	// Consent records who a magic link's poller may be signed in for:
 	// ConsentSameDevice and ConsentApproved release its tokens,
-	// ConsentOpenerOnly and ConsentDenied never do.
+	// ConsentOpenerOnly and "denied" (DenyChallenge's) never do.
 	Consent     string
 	MatchNumber int    // magic links and push: the number both devices show
 	Location    string // the requester's approximate place, when a trusted proxy said it
@@ -48,7 +48,6 @@ const (
 	ConsentSameDevice = "same_device"
 	ConsentApproved   = "approved"
 	ConsentOpenerOnly = "opener_only"
-	ConsentDenied     = "denied"
 )
 
 // Challenge statuses.

@@ -76,9 +76,9 @@ type AppSettings struct {
 	SMSDailyCap         *int
 }
 
-// MFA policies and the methods an app may allow as a second factor.
+// The methods an app may allow as a second factor (the policies are
+// store.MFAPolicies).
 var (
-	MFAPolicies       = []string{"off", "optional", "required"}
 	MFAMethods        = []string{"totp", "backup_code", "webauthn", "push", "sms_otp", "email_otp"}
 	DefaultMFAMethods = []string{"totp", "backup_code", "webauthn"}
 )
@@ -108,7 +108,7 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 			EmailAuthType: "magic", AutoRefresh: true, AccessExpiration: 900, RefreshExpiration: 7 * 24 * 3600,
 			MagicLinkExpiration: 600, AllowedIdentifiers: []string{"email", "phone"}, RequiredIdentifiers: []string{},
 			AllowedOrigins: []string{}, MetaSchema: []byte("[]"), WebauthnUserVerification: "required",
-			WebauthnAttestation: "none", MFAPolicy: "off", MFAMethodsAllowed: slices.Clone(DefaultMFAMethods),
+			WebauthnAttestation: "none", MFAPolicy: store.MFAPolicyOff, MFAMethodsAllowed: slices.Clone(DefaultMFAMethods),
 			MFAReverifyMinutes: 10, CreatedAt: now, UpdatedAt: now}
 		if err := apply(&a, in); err != nil {
 			return err
@@ -501,10 +501,15 @@ func applyAccessTokenAlg(a *App, in AppSettings) error {
 // applyMFA validates and copies the MFA settings.
 func applyMFA(a *App, in AppSettings) error {
 	if in.MFAPolicy != nil {
-		if !slices.Contains(MFAPolicies, *in.MFAPolicy) {
-			return errs.Invalidf("mfa_policy", "must be one of %s", strings.Join(MFAPolicies, ", "))
+		p := store.MFAPolicy(*in.MFAPolicy)
+		if !p.Valid() {
+			names := make([]string, len(store.MFAPolicies))
+			for i, p := range store.MFAPolicies {
+				names[i] = string(p)
+			}
+			return errs.Invalidf("mfa_policy", "must be one of %s", strings.Join(names, ", "))
 		}
-		a.MFAPolicy = *in.MFAPolicy
+		a.MFAPolicy = p
 	}
 	if in.MFAMethodsAllowed != nil {
 		out := []string{}

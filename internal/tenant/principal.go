@@ -52,7 +52,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (_ access.Pri
 	if c.Issuer == "" {
 		return access.Principal{}, ErrUnauthorized
 	}
-	if err := c.Validate(c.Issuer, c.Audience[0], s.now(), false); err != nil {
+	if err := c.Validate(c.Issuer, c.Audience[0], s.now.Read(), false); err != nil {
 		return access.Principal{}, ErrUnauthorized
 	}
 	rec, err := s.db.GetAPISecret(ctx, c.ID)

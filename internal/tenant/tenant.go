@@ -44,7 +44,7 @@ type Service struct {
 	issuer string
 	// accessAlg signs the access tokens of apps that keep the default.
 	accessAlg string
-	now       func() time.Time
+	now       store.Clock
 	log       *slog.Logger
 	apps      *ttlcache.Cache[App]
 	// msg and providers: the apps' own message providers (providers.go).
@@ -73,9 +73,6 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -87,7 +84,8 @@ func New(d Deps) *Service {
 		msg: d.Messages, providers: ttlcache.New[*providerSet](ProviderCacheTTL, d.Now)}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 

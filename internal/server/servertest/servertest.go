@@ -22,6 +22,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
+	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
@@ -61,6 +62,9 @@ type Options struct {
 	// database, master key, base URL, fake clock and mailbox, its own
 	// process state (caches, keyring). Settings apply on top.
 	Peer *System
+	// WrapAPI wraps the API's handler (httpapi.Deps.Wrap): httpapi's tests
+	// record every error answered with it.
+	WrapAPI func(*httpapi.Server, http.Handler) http.Handler
 }
 
 // System is a built test system.
@@ -165,7 +169,7 @@ func New(t testing.TB, kind string, opts Options) *System {
 		Courier: sys.Mail, Limits: opts.Limits, MasterKey: sys.MasterKey, Version: "test", Commit: "0123456789ab", BuildDate: "2026-11-26T00:00:00Z",
 		// A second connection asked for inside a transaction fails the test;
 		// benchmarks measure what production runs, without the bookkeeping.
-		StrictTx: !isBenchmark(t)}
+		StrictTx: !isBenchmark(t), WrapAPI: opts.WrapAPI}
 	switch {
 	case opts.SettingsCourier:
 		o.Courier = nil
@@ -215,6 +219,7 @@ func New(t testing.TB, kind string, opts Options) *System {
 		})
 		waitReady(t, sys.URL, stopped)
 	} else {
+		o.SendAlone = true
 		sys.Server, err = server.New(ctx, cfg, o)
 		if err != nil {
 			t.Fatalf("servertest: server.New: %v", err)

@@ -25,16 +25,6 @@ func MasterKey(t testing.TB) []byte {
 	return master
 }
 
-// Keys returns a sealer and a keyed hasher derived from a new master key.
-func Keys(t testing.TB) (*token.Sealer, *token.Hasher) {
-	t.Helper()
-	sealer, hasher, err := token.FromMasterKey(MasterKey(t))
-	if err != nil {
-		t.Fatalf("FromMasterKey: %v", err)
-	}
-	return sealer, hasher
-}
-
 // Payload decodes a compact JWS's claims without checking anything, for
 // tests that look inside the tokens a service hands out.
 func Payload(t testing.TB, tok string) map[string]any {
