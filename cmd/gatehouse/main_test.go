@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -321,6 +322,29 @@ func checkFields(t *testing.T, what string, obj any, want ...string) map[string]
 	return m
 }
 
+// apiFields are the JSON fields the API's shape v always answers (its
+// omitempty fields aside): the CLI prints the same shapes.
+func apiFields(v any) []string {
+	var out []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				walk(f.Type)
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" || strings.Contains(opts, "omitempty") {
+				continue
+			}
+			out = append(out, name)
+		}
+	}
+	walk(reflect.TypeOf(v))
+	return out
+}
+
 // checkTime fails unless v is an RFC 3339 time string.
 func checkTime(t *testing.T, what string, v any) {
 	t.Helper()
@@ -359,8 +383,8 @@ func TestOperatorCommands(t *testing.T) {
 		// Workspaces.
 		ws := runJSON(t, env, "workspaces", "create", "--name", "Acme Corp", "--owner-email", "Owner@Acme.test", "--owner-name", "Olive")
 		checkFields(t, "workspaces create", ws, "workspace", "owner")
-		wsObj := checkFields(t, "workspaces create .workspace", ws["workspace"], "id", "name", "slug", "created_at")
-		owner := checkFields(t, "workspaces create .owner", ws["owner"], "id", "email", "name", "role", "created_at")
+		wsObj := checkFields(t, "workspaces create .workspace", ws["workspace"], apiFields(httpapi.Workspace{})...)
+		owner := checkFields(t, "workspaces create .owner", ws["owner"], apiFields(httpapi.Member{})...)
 		wsID, _ := wsObj["id"].(string)
 		ownerID, _ := owner["id"].(string)
 		if wsID == "" || wsObj["name"] != "Acme Corp" || wsObj["slug"] != "acme-corp" {
@@ -376,7 +400,7 @@ func TestOperatorCommands(t *testing.T) {
 		var listed map[string]any
 		slugs := map[any]bool{}
 		for i, w := range wsList {
-			m := checkFields(t, fmt.Sprintf("workspaces list [%d]", i), w, "id", "name", "slug", "created_at")
+			m := checkFields(t, fmt.Sprintf("workspaces list [%d]", i), w, apiFields(httpapi.Workspace{})...)
 			slugs[m["slug"]] = true
 			if m["id"] == wsID {
 				listed = m
@@ -392,7 +416,7 @@ func TestOperatorCommands(t *testing.T) {
 		// Apps.
 		app := runJSON(t, env, "apps", "create", "--workspace", wsID, "--name", "Shop", "--origin", "https://shop.acme.test")
 		checkFields(t, "apps create", app, "app")
-		appObj := checkFields(t, "apps create .app", app["app"], "id", "workspace_id", "name", "slug", "origin", "login_url", "email_auth_type", "public_signup", "created_at")
+		appObj := checkFields(t, "apps create .app", app["app"], apiFields(httpapi.AppFull{})...)
 		appID, _ := appObj["id"].(string)
 		if appID == "" || appObj["workspace_id"] != wsID || appObj["name"] != "Shop" || appObj["slug"] != "shop" ||
 			appObj["origin"] != "https://shop.acme.test" || appObj["login_url"] != "" {
@@ -416,7 +440,7 @@ func TestOperatorCommands(t *testing.T) {
 		inWS := list(t, runJSON(t, env, "apps", "list", "--workspace", wsID), "apps")
 		names := map[any]bool{}
 		for i, a := range inWS {
-			m := checkFields(t, fmt.Sprintf("apps list [%d]", i), a, "id", "workspace_id", "name", "slug", "origin", "login_url", "email_auth_type", "public_signup", "created_at")
+			m := checkFields(t, fmt.Sprintf("apps list [%d]", i), a, apiFields(httpapi.AppFull{})...)
 			if m["workspace_id"] != wsID {
 				t.Errorf("apps list --workspace %s shows %v", wsID, m)
 			}

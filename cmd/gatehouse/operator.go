@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -85,7 +86,7 @@ func workspacesCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"workspace": workspaceJSON(nw.Workspace), "owner": memberJSON(nw.Owner)}, nil
+				return map[string]any{"workspace": httpapi.WorkspaceJSON(tenant.WorkspaceView{Workspace: nw.Workspace}), "owner": httpapi.MemberJSON(nw.Owner)}, nil
 			})
 		},
 	}
@@ -101,9 +102,9 @@ func workspacesCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]map[string]any, 0, len(views))
+				out := make([]httpapi.Workspace, 0, len(views))
 				for _, v := range views {
-					out = append(out, workspaceJSON(v.Workspace))
+					out = append(out, httpapi.WorkspaceJSON(v))
 				}
 				return map[string]any{"workspaces": out}, nil
 			})
@@ -129,7 +130,7 @@ func appsCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"app": appJSON(app)}, nil
+				return map[string]any{"app": sys.API().AppJSON(ctx, app)}, nil
 			})
 		},
 	}
@@ -146,9 +147,9 @@ func appsCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]map[string]any, 0, len(apps))
+				out := make([]httpapi.AppFull, 0, len(apps))
 				for _, a := range apps {
-					out = append(out, appJSON(a))
+					out = append(out, sys.API().AppJSON(ctx, a))
 				}
 				return map[string]any{"apps": out}, nil
 			})
@@ -189,7 +190,7 @@ func appsUpdateCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"app": appJSON(app)}, nil
+				return map[string]any{"app": sys.API().AppJSON(ctx, app)}, nil
 			})
 		},
 	}
@@ -316,9 +317,9 @@ func usersCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]map[string]any, 0, len(p.Users))
+				out := make([]httpapi.User, 0, len(p.Users))
 				for _, u := range p.Users {
-					out = append(out, userJSON(u))
+					out = append(out, httpapi.UserJSON(app, u))
 				}
 				return map[string]any{"users": out, "total_count": p.Total, "total_pages": p.TotalPages,
 					"current_page": p.Page, "per_page": p.PerPage}, nil
@@ -346,7 +347,7 @@ func usersCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"user": userJSON(u), "user_meta_errors": metaErrs}, nil
+				return map[string]any{"user": httpapi.UserJSON(app, u), "user_meta_errors": metaErrs}, nil
 			})
 		},
 	}
@@ -361,7 +362,7 @@ func usersCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"user": userJSON(u)}, nil
+				return map[string]any{"user": httpapi.UserJSON(app, u)}, nil
 			})
 		},
 	}
@@ -398,7 +399,7 @@ func usersCommand(e *env) *cobra.Command {
 						return nil, err
 					}
 				}
-				return map[string]any{"user": userJSON(u)}, nil
+				return map[string]any{"user": httpapi.UserJSON(app, u)}, nil
 			})
 		},
 	}
@@ -481,9 +482,9 @@ func membersCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]map[string]any, 0, len(ms))
+				out := make([]httpapi.Member, 0, len(ms))
 				for _, m := range ms {
-					out = append(out, memberJSON(m))
+					out = append(out, httpapi.MemberJSON(m))
 				}
 				return map[string]any{"members": out}, nil
 			})
@@ -501,7 +502,7 @@ func membersCommand(e *env) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"member": memberJSON(m)}, nil
+				return map[string]any{"member": httpapi.MemberJSON(m)}, nil
 			})
 		},
 	}
@@ -572,40 +573,8 @@ func keysCommand(e *env) *cobra.Command {
 	return group(&cobra.Command{Use: "keys", Short: "Manage token signing keys"}, rotate, list)
 }
 
-// The JSON the commands print; the field names are documented in docs/cli.md.
-
-func workspaceJSON(w tenant.Workspace) map[string]any {
-	return map[string]any{"id": w.ID, "name": w.Name, "slug": w.Slug, "created_at": w.CreatedAt}
-}
-
-func memberJSON(m tenant.Member) map[string]any {
-	return map[string]any{"id": m.ID, "email": m.Email, "name": m.Name, "role": m.Role, "created_at": m.CreatedAt}
-}
-
-func appJSON(a tenant.App) map[string]any {
-	return map[string]any{"id": a.ID, "workspace_id": a.WorkspaceID, "name": a.Name, "slug": a.Slug, "origin": a.Origin,
-		"login_url": a.LoginURL, "email_auth_type": a.EmailAuthType, "public_signup": a.PublicSignup, "created_at": a.CreatedAt}
-}
-
-// userJSON is a user as the API shows one (without its sessions).
-func userJSON(u appuser.User) map[string]any {
-	meta := u.Meta
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	return map[string]any{"id": u.ID, "app_id": u.AppID, "user_id": u.UserID, "status": u.Status, "email": optional(u.Email),
-		"email_verified": u.EmailVerified, "phone": optional(u.Phone), "phone_verified": u.PhoneVerified,
-		"webauthn_enabled": u.WebauthnEnabled, "user_meta": meta, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt,
-		"last_used_at": u.LastUsedAt}
-}
-
-// optional is nil for "": JSON null, as the API shows a missing contact.
-func optional(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
+// The JSON the commands print where the API has no shape of its own (secrets,
+// signing keys, migrations); the field names are documented in docs/cli.md.
 
 func secretJSON(s tenant.APISecret) map[string]any {
 	out := map[string]any{"id": s.ID, "name": s.Name, "created_at": s.CreatedAt, "revoked_at": s.RevokedAt}

@@ -276,3 +276,18 @@ type OK struct {
 }
 
 var okBody = OK{Message: "ok"}
+
+// The CLI prints the API's own shapes, so an operator's script reads the
+// same fields from either.
+
+// AppJSON is an app as GET /v1/apps/{id} shows it to its workspace.
+func (s *Server) AppJSON(ctx context.Context, a tenant.App) AppFull { return s.appFull(ctx, a) }
+
+// UserJSON is a user as the API shows one (its sessions list empty, as in lists).
+func UserJSON(app tenant.App, u appuser.User) User { return userOut(app, u) }
+
+// WorkspaceJSON is a workspace as the API shows one (membership absent for the operator).
+func WorkspaceJSON(v tenant.WorkspaceView) Workspace { return workspaceOut(v) }
+
+// MemberJSON is a workspace member as the API shows one.
+func MemberJSON(m tenant.Member) Member { return memberOut(m) }
