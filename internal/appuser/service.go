@@ -17,9 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -70,8 +68,8 @@ type User struct {
 // authenticated the user, and act as access.Self.
 type Service struct {
 	db       *store.DB
-	sends    *sendqueue.Queue
-	messages *messages.Service
+	sends    *outbound.Queue
+	messages *outbound.Templates
 	keys     *token.Keyring
 	hasher   *token.Hasher
 	sealer   *token.Sealer
@@ -79,7 +77,7 @@ type Service struct {
 	issuer   string
 	events   *webhook.Emitter
 	tests    TestIdentities
-	sms      *smsguard.Guard
+	sms      *outbound.Guard
 	now      store.Clock
 	log      *slog.Logger
 }
@@ -88,9 +86,9 @@ type Service struct {
 type Deps struct {
 	DB *store.DB
 	// Sends is the send queue invitations are committed to.
-	Sends *sendqueue.Queue
+	Sends *outbound.Queue
 	// Messages renders them (templates, the app's overrides, languages).
-	Messages *messages.Service
+	Messages *outbound.Templates
 	Keyring  *token.Keyring
 	Hasher   *token.Hasher
 	// Sealer seals the token of an invitation's short link (invitations by
@@ -105,7 +103,7 @@ type Deps struct {
 	// TestIdentities are the server's test identities; the zero value has none.
 	TestIdentities TestIdentities
 	// SMS guards every SMS of the services (GuardSMS); nil lets all through.
-	SMS *smsguard.Guard
+	SMS *outbound.Guard
 	Now func() time.Time
 	Log *slog.Logger
 }
@@ -505,7 +503,7 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.Ap
 	// (the "locale" key), else English.
 	var meta map[string]any
 	_ = json.Unmarshal(u.Meta, &meta) // stored metadata is a JSON object
-	r, err := s.messages.Render(ctx, tx.Queries, app.ID, courier.TemplateInvitation, msg.Channel, messages.Languages(meta, nil),
+	r, err := s.messages.Render(ctx, tx.Queries, app.ID, courier.TemplateInvitation, msg.Channel, outbound.Languages(meta, nil),
 		courier.Vars{AppName: app.Name, Link: link, ExpiresIn: InvitationTTL, To: u.Email})
 	if err != nil {
 		return err
@@ -517,7 +515,7 @@ func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.Ap
 		s.log.DebugContext(ctx, "invitation to a test identity not sent", "app_id", app.ID, "user_id", u.ID)
 		return nil
 	}
-	return s.sends.Enqueue(ctx, tx, msg, sendqueue.Ref{What: "invitation"})
+	return s.sends.Enqueue(ctx, tx, msg, outbound.Ref{What: "invitation"})
 }
 
 // ResolveInvitationShortLink returns the app link an invitation's short

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -32,7 +32,7 @@ func (s *Service) CheckSMS(ctx context.Context, app store.App, number string) er
 
 // SMSGuard is the guard behind GuardSMS (nil when there is none), for the
 // app settings it resolves (allowed countries, daily cap).
-func (s *Service) SMSGuard() *smsguard.Guard { return s.sms }
+func (s *Service) SMSGuard() *outbound.Guard { return s.sms }
 
 // PruneSMSGuard forgets the guard's state that no longer counts.
 func (s *Service) PruneSMSGuard(ctx context.Context) error {

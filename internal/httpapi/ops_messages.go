@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
@@ -55,7 +55,7 @@ type MessageTemplate struct {
 	UpdatedAt time.Time `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
-func messageTemplateOut(m messages.Template) MessageTemplate {
+func messageTemplateOut(m outbound.Template) MessageTemplate {
 	return MessageTemplate{Name: m.Name, Channel: string(m.Channel), Locale: m.Locale, Subject: m.Subject, Text: m.Text, HTML: m.HTML,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
@@ -200,7 +200,7 @@ var previewMessageTemplateOp = operation{id: "previewMessageTemplate", method: "
 	})}
 
 func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageTemplateInput) (*previewMessageTemplateOutput, error) {
-	req := messages.PreviewRequest{Name: in.Body.Name, Channel: courier.Channel(in.Body.Channel), Locale: in.Body.Locale}
+	req := outbound.PreviewRequest{Name: in.Body.Name, Channel: courier.Channel(in.Body.Channel), Locale: in.Body.Locale}
 	if t := in.Body.Template; t != nil {
 		req.Draft = &courier.TemplateSource{Subject: t.Subject, Text: t.Text, HTML: t.HTML}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -640,7 +640,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		return ChallengeView{}, err
 	}
 	d.NewIdentifier = ""
-	d.Languages = messages.Languages(u.Meta, c.Languages)
+	d.Languages = outbound.Languages(u.Meta, c.Languages)
 	tok := token.RandomString(32)
 	ch.PollHash, ch.Data = s.hasher.Hash(tokenLabel, tok), encodeData(d)
 	var code string

@@ -8,7 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -193,7 +193,7 @@ func (s *Service) Deliverable(ctx context.Context, appID, challengeID, version s
 		return false, err
 	}
 	return ch.Status == store.ChallengePending && s.clock().Before(ch.ExpiresAt) &&
-		(version == "" || sendqueue.Fingerprint(ch.SecretHash) == version), nil
+		(version == "" || outbound.Fingerprint(ch.SecretHash) == version), nil
 }
 
 // DeliveryFailed records, inside the send queue's tx, that a challenge's

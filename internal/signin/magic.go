@@ -16,7 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -76,7 +76,7 @@ func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient,
 		}
 	}
 	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateMagicLink, courier.Vars{Link: link, ExpiresIn: ttl,
-		RequestedFrom: describeRequester(ch)}, messages.Languages(u.Meta, c.Languages))
+		RequestedFrom: describeRequester(ch)}, outbound.Languages(u.Meta, c.Languages))
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -506,7 +506,7 @@ func (s *Service) queueNotice(ctx context.Context, tx *store.Tx, app store.App, 
 		s.log.ErrorContext(ctx, "notice not rendered", "app_id", app.ID, "message", what, "err", err)
 		return nil
 	}
-	return s.enqueue(ctx, tx, app, msg, sendqueue.Ref{What: what})
+	return s.enqueue(ctx, tx, app, msg, outbound.Ref{What: what})
 }
 
 // noticeIdentifierChanged queues inside tx a notice telling the old address

@@ -8,7 +8,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -88,7 +88,7 @@ func (s *Service) sendOTP(ctx context.Context, app store.App, r recipient, c Cli
 	code := s.newCode(app, r.ID.Value)
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
 	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: s.settings.CodeLifetime},
-		messages.Languages(r.User.Meta, c.Languages))
+		outbound.Languages(r.User.Meta, c.Languages))
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -140,7 +140,7 @@ func (s *Service) codeRight(app store.App, ch store.Challenge, code string) bool
 // a test identity of app: nothing is ever sent to one (no job, no provider
 // call, no outbox entry, no cost), and that counts as accepted. Every
 // message of sign-in goes through here; a worker sends it after commit.
-func (s *Service) enqueue(ctx context.Context, tx *store.Tx, app store.App, msg courier.Message, ref sendqueue.Ref) error {
+func (s *Service) enqueue(ctx context.Context, tx *store.Tx, app store.App, msg courier.Message, ref outbound.Ref) error {
 	if s.users.TestIdentities().Of(app, msg.To) {
 		s.log.DebugContext(ctx, "message to a test identity not sent", "app_id", app.ID, "channel", msg.Channel)
 		return nil
@@ -149,8 +149,8 @@ func (s *Service) enqueue(ctx context.Context, tx *store.Tx, app store.App, msg 
 }
 
 // challengeRef ties a message to the challenge whose code or link it carries.
-func challengeRef(ch store.Challenge, what string) sendqueue.Ref {
-	return sendqueue.Ref{ChallengeID: ch.ID, Version: sendqueue.Fingerprint(ch.SecretHash), What: what}
+func challengeRef(ch store.Challenge, what string) outbound.Ref {
+	return outbound.Ref{ChallengeID: ch.ID, Version: outbound.Fingerprint(ch.SecretHash), What: what}
 }
 
 // issue stores ch (and r's user, when new), killing the user's pending challenges of the same kinds,
@@ -185,7 +185,7 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 
 // message renders the message name for id, by e-mail or SMS as id is, in
 // the first of langs that has it (then its base language, then English),
-// from the app's override or the built-in template (messages.Service.Render).
+// from the app's override or the built-in template (outbound.Templates.Render).
 // AppName is filled in from app.
 func (s *Service) message(ctx context.Context, q store.Queries, app store.App, id appuser.Identifier, name string, v courier.Vars, langs []string) (courier.Message, error) {
 	msg := courier.Message{To: id.Value, AppID: app.ID, Channel: courier.ChannelEmail}

@@ -12,9 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -134,8 +133,8 @@ type Service struct {
 	keys     *token.Keyring
 	sealer   *token.Sealer
 	hasher   *token.Hasher
-	sends    *sendqueue.Queue
-	messages *messages.Service
+	sends    *outbound.Queue
+	messages *outbound.Templates
 	users    *appuser.Service
 	limiter  Limiter
 	events   *webhook.Emitter
@@ -155,9 +154,9 @@ type Deps struct {
 	Hasher  *token.Hasher
 	// Sends is the send queue: every code, link and notice is committed
 	// to it with its challenge or cause, and workers send it.
-	Sends *sendqueue.Queue
+	Sends *outbound.Queue
 	// Messages renders them (templates, the app's overrides, languages).
-	Messages *messages.Service
+	Messages *outbound.Templates
 	Users    *appuser.Service
 	Limiter  Limiter
 	// Events receives verification and auth.login.failed events inside the

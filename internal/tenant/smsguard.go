@@ -2,7 +2,7 @@ package tenant
 
 import (
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 )
 
 // MaxSMSDailyCap bounds an app's own sms_daily_cap.
@@ -22,7 +22,7 @@ func applySMS(a *App, in AppSettings) error {
 			if len(list) > 250 {
 				return errs.Invalidf("sms_allowed_countries", "must list at most 250 countries")
 			}
-			out, err := smsguard.ParseCountries(list)
+			out, err := outbound.ParseCountries(list)
 			if err != nil {
 				return errs.Invalidf("sms_allowed_countries", "is not valid: %s; list ISO 3166-1 alpha-2 codes such as US or GB, [\"*\"] for every country, or [\"default\"] for the server's list", err.Error())
 			}
