@@ -10,7 +10,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // TestErrorCodesDescribed: every error_code the table and the typed errors
@@ -40,7 +39,7 @@ func TestErrorCodesDescribed(t *testing.T) {
 	}
 	s := &Server{Deps: Deps{Log: slog.New(slog.DiscardHandler)}}
 	typed := []error{
-		&tenant.RateLimitedError{}, &signin.RateLimitedError{}, &signin.RateLimitedError{SlowDown: true},
+		&outbound.RateLimitedError{}, &signin.RateLimitedError{}, &signin.RateLimitedError{SlowDown: true},
 		&errs.Invalid{Field: "f", Reason: "is wrong"},
 		&outbound.LimitError{Limit: outbound.LimitNumber}, &outbound.LimitError{Limit: outbound.LimitDaily}, &outbound.LimitError{Limit: outbound.LimitPrefix},
 		&signin.PasskeyError{Kind: signin.ErrPasskeyRegistration, Detail: "x"}, &signin.PasskeyError{Kind: signin.ErrPasskeyVerification, Detail: "x"},

@@ -118,7 +118,8 @@ var errorTable = []struct {
 	{machine.ErrSessionRequired, http.StatusUnauthorized, "m2m_session_required", "An M2M access token is required (X-M2M-Token)"},
 	{machine.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
 	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
-	{tenant.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
+	{outbound.ErrAppNotFound, http.StatusNotFound, "app_not_found", "App not found"},
+	{outbound.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
 	// SMS fraud guards (security R-RL-3): refused before anything is stored or sent.
 	{outbound.ErrCountryNotAllowed, http.StatusBadRequest, "phone_country_not_allowed", "This app does not send SMS to this phone number's country"},
 	{outbound.ErrLineTypeNotAllowed, http.StatusBadRequest, "phone_type_not_allowed", "This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number"},
@@ -153,14 +154,14 @@ const msgProviderKeyMissing = "slug is required: name the provider to update (sl
 var typedErrors = []func(error) *apiError{
 	// Interface §4.6 and §7: the one answer in the {errors} shape.
 	func(err error) *apiError {
-		if !errors.Is(err, tenant.ErrProviderKeyMissing) {
+		if !errors.Is(err, outbound.ErrProviderKeyMissing) {
 			return nil
 		}
 		ae := newAPIError(http.StatusBadRequest, "", msgProviderKeyMissing)
 		ae.errorsShape = true
 		return ae
 	},
-	as(func(e *tenant.RateLimitedError) *apiError {
+	as(func(e *outbound.RateLimitedError) *apiError {
 		ae := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many test messages for this app: try again later")
 		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
 		return ae

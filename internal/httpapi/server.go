@@ -44,7 +44,9 @@ type Deps struct {
 	Webhooks *webhook.Service
 	Machines *machine.Service
 	Messages *outbound.Templates
-	Keyring  *token.Keyring
+	// Providers are the apps' own message providers.
+	Providers *outbound.Providers
+	Keyring   *token.Keyring
 	// Ready reports whether the server can serve: the database answers and
 	// its schema is current. /readyz answers 503 with its error.
 	Ready func(ctx context.Context) error
@@ -259,7 +261,7 @@ func (rt *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.R
 // anything but the database, and nothing streams.
 var longRoutes = map[string]time.Duration{
 	"GET /dev/outbox": outboxMaxWait,
-	"POST /v1/apps/{app_id}/message_service_providers/test": tenant.ProviderTestTimeout,
+	"POST /v1/apps/{app_id}/message_service_providers/test": outbound.ProviderTestTimeout,
 }
 
 // LongestDeadline is the longest deadline of a route when requests have

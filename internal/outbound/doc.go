@@ -8,3 +8,18 @@
 // after commit. courier, below it, holds the provider adapters and the
 // built-in templates.
 package outbound
+
+import (
+	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/internal/courier"
+)
+
+// channelOf is the channel that reaches addr, a normalised e-mail address or
+// E.164 number: only an address has an "@".
+func channelOf(addr string) courier.Channel {
+	if strings.Contains(addr, "@") {
+		return courier.ChannelEmail
+	}
+	return courier.ChannelSMS
+}

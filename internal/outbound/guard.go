@@ -417,27 +417,3 @@ func (g *Guard) Prune(ctx context.Context) error {
 	now := g.now()
 	return g.db.PruneSMS(ctx, now.Add(-g.settings.Quiet).UnixMilli(), now.Add(-48*time.Hour).UnixMilli())
 }
-
-// ParseCountries normalises a list of allowed countries: ISO 3166-1
-// alpha-2 codes of regions with phone numbers (upper-cased, deduplicated)
-// or "*" alone for every country.
-func ParseCountries(in []string) ([]string, error) {
-	out := []string{}
-	for _, c := range in {
-		c = strings.ToUpper(strings.TrimSpace(c))
-		switch {
-		case c == "*":
-		case len(c) > 8:
-			return nil, errors.New("a code is not two letters")
-		case len(c) != 2 || phonenumbers.GetCountryCodeForRegion(c) == 0:
-			return nil, fmt.Errorf("%q is not an ISO 3166-1 alpha-2 country code with phone numbers", c)
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	if slices.Contains(out, "*") && len(out) > 1 {
-		return nil, errors.New(`"*" (every country) stands alone`)
-	}
-	return out, nil
-}

@@ -3,7 +3,6 @@ package outbound_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -134,18 +133,6 @@ func TestPrefix(t *testing.T) {
 	} {
 		if got := outbound.Prefix(number); got != want {
 			t.Errorf("Prefix(%s) = %s; want %s", number, got, want)
-		}
-	}
-}
-
-func TestParseCountries(t *testing.T) {
-	got, err := outbound.ParseCountries([]string{"us", " GB", "US"})
-	if err != nil || !slices.Equal(got, []string{"US", "GB"}) {
-		t.Errorf("ParseCountries = %v, %v; want [US GB]", got, err)
-	}
-	for _, bad := range [][]string{{"XX"}, {"USA"}, {"*", "US"}, {"toolongforacode"}} {
-		if _, err := outbound.ParseCountries(bad); err == nil {
-			t.Errorf("ParseCountries(%q) = nil error", bad)
 		}
 	}
 }

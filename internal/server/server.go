@@ -95,6 +95,8 @@ type Server struct {
 	Webhooks *webhook.Service
 	Machines *machine.Service
 	Messages *outbound.Templates
+	// Providers are the apps' own message providers.
+	Providers *outbound.Providers
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -211,11 +213,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		limiter, s.pruneRates, s.rateLimits = shared, shared.Prune, "database"
 	}
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
-		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log,
-		Messages: appMessages(cfg, outbox, policy, limiter)})
+		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
+	s.Providers = outbound.NewProviders(appProviders(cfg, s.DB, sealer, outbox, policy, limiter, s.now, s.log))
 	// Every message goes through the app's own provider for its channel, if
 	// it has one, else through the server-wide one.
-	mail = s.Tenants.MessageRouter(mail)
+	mail = s.Providers.Router(mail)
 	tests, err := testIdentities(cfg)
 	if err != nil {
 		return nil, err
@@ -224,7 +226,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	sends := outbound.NewQueue(jobs, sealer, cfg.Messages.MaxAttempts)
 	s.Users = appuser.New(appuser.Deps{DB: s.DB, Sends: sends, Messages: s.Messages, Keyring: s.keyring,
 		Hasher: hasher, Sealer: sealer, BaseURL: cfg.BaseURL, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
-		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Tenants)})
+		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Providers)})
 	limits := opts.Limits
 	if limits == nil {
 		l, err := signinLimits(cfg)
@@ -290,7 +292,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if cfg.Dev {
 		devOutbox = outbox
 	}
-	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
+	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Providers: s.Providers, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})
