@@ -49,7 +49,7 @@ var listMessageServiceProvidersOp = operation{id: "listMessageServiceProviders",
 	})}
 
 func (s *Server) listProviders(ctx context.Context, _ *appIDInput) (*providersOutput, error) {
-	ps, err := s.Providers.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
+	ps, err := s.Outbound.Providers.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s *Server) updateProvider(ctx context.Context, in *updateProviderInput) (*
 			return nil, errs.Invalidf("config."+name, "must be a string")
 		}
 	}
-	p, err := s.Providers.Update(ctx, principalFrom(ctx), appFrom(ctx).ID,
+	p, err := s.Outbound.Providers.Update(ctx, principalFrom(ctx), appFrom(ctx).ID,
 		outbound.ProviderChange{Slug: slug, Name: body.Name, Enabled: body.Enabled, Config: config})
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (s *Server) testProvider(ctx context.Context, in *testProviderInput) (*prov
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Providers.Test(ctx, principalFrom(ctx), appFrom(ctx).ID, slug, in.Body.To)
+	r, err := s.Outbound.Providers.Test(ctx, principalFrom(ctx), appFrom(ctx).ID, slug, in.Body.To)
 	if err != nil {
 		return nil, err
 	}

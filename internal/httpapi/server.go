@@ -43,10 +43,10 @@ type Deps struct {
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
 	Machines *machine.Service
-	Messages *outbound.Templates
-	// Providers are the apps' own message providers.
-	Providers *outbound.Providers
-	Keyring   *token.Keyring
+	// Outbound holds the message templates, the apps' own providers and
+	// the SMS guards' settings.
+	Outbound *outbound.Service
+	Keyring  *token.Keyring
 	// Ready reports whether the server can serve: the database answers and
 	// its schema is current. /readyz answers 503 with its error.
 	Ready func(ctx context.Context) error

@@ -27,7 +27,7 @@ func TestMessageRouterAcrossReplicas(t *testing.T) {
 		a := sys.App(t, ws.ID, "Shop", nil)
 		b := sys.App(t, ws.ID, "Other", nil)
 		fallback := &couriertest.Recorder{}
-		router := sys.Providers.Router(fallback)
+		router := sys.Outbound.Providers.Router(fallback)
 		sms := func(appID, to string) courier.Message {
 			return courier.Message{Channel: courier.ChannelSMS, AppID: appID, To: to, Text: "code"}
 		}
@@ -46,7 +46,7 @@ func TestMessageRouterAcrossReplicas(t *testing.T) {
 
 		// The peer enables the log provider (SMS and e-mail) for app a.
 		sys.Clock.Advance(500 * time.Millisecond)
-		if _, err := peer.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "log", Enabled: ptr(true)}); err != nil {
+		if _, err := peer.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "log", Enabled: ptr(true)}); err != nil {
 			t.Fatalf("peer Update: %v", err)
 		}
 		// Within the bound sys may still use what it built...
@@ -68,7 +68,7 @@ func TestMessageRouterAcrossReplicas(t *testing.T) {
 		}
 
 		// A change through sys applies at once.
-		if _, err := sys.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "log", Enabled: ptr(false)}); err != nil {
+		if _, err := sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "log", Enabled: ptr(false)}); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
 		send(sms(a.ID, "+14155550005"))
@@ -86,7 +86,7 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 		ws, _ := sys.Workspace(t, "Rest")
 		a := sys.App(t, ws.ID, "Shop", nil)
 		secret := "smtp-password-0123456789abcdef"
-		_, err := sys.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
+		_, err := sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"host": ptr("smtp.shop.example"), "from": ptr("shop@shop.example"), "username": ptr("shop"), "password": ptr(secret)}})
 		if err != nil {
 			t.Fatalf("Update: %v", err)
@@ -106,12 +106,12 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 		if err := sys.DB.PutMessageProvider(ctx, moved); err != nil {
 			t.Fatalf("PutMessageProvider: %v", err)
 		}
-		if _, err := sys.Providers.List(ctx, operator, b.ID); err == nil {
+		if _, err := sys.Outbound.Providers.List(ctx, operator, b.ID); err == nil {
 			t.Errorf("List with secrets sealed for another app = nil error; want the seal to refuse")
 		}
 
 		// A refused setting names itself.
-		_, err = sys.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
+		_, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"port": ptr("99999")}})
 		var inv *errs.Invalid
 		if !errors.As(err, &inv) || inv.Field != "config.port" {
@@ -127,18 +127,18 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 			{"tls": ptr("none")},
 			{"host": ptr("smtp.attacker.example"), "password": ptr(outbound.SecretHint(secret))},
 		} {
-			_, err = sys.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp", Config: change})
+			_, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp", Config: change})
 			if !errors.As(err, &inv) || inv.Field != "config.password" {
 				t.Errorf("Update(%v) = %v; want invalid config.password", keys(change), err)
 			}
 		}
 		// With the secret sent again, the move is the caller's own.
-		if _, err = sys.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
+		if _, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"host": ptr("smtp2.shop.example"), "password": ptr("another-password-0123")}}); err != nil {
 			t.Errorf("Update(host and password) = %v; want nil", err)
 		}
 		// Changing what is not a destination keeps the secret.
-		if _, err = sys.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
+		if _, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"from": ptr("hello@shop.example")}}); err != nil {
 			t.Errorf("Update(from) = %v; want nil", err)
 		}

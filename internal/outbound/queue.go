@@ -62,8 +62,6 @@ type Ref struct {
 	ChallengeID string
 	// Version is Fingerprint(the challenge's SecretHash) when ChallengeID is set.
 	Version string
-	// What names the message for logs (its template).
-	What string
 }
 
 // Fingerprint is the short form of a challenge's secret hash that a message
@@ -94,10 +92,11 @@ func NewQueue(jobs *queue.Queue, sealer *token.Sealer, maxAttempts int) *Queue {
 // ErrNoQueue is returned by a nil Queue.
 var ErrNoQueue = errors.New("outbound: no send queue")
 
-// Enqueue seals msg and inserts its job inside tx: it is sent, by a worker,
-// only if tx commits, and is not lost once it has. Callers decide before
-// that a message is to be sent at all (test identities get none).
-func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, ref Ref) error {
+// Enqueue seals msg (what names it: its template) and inserts its job
+// inside tx: it is sent, by a worker, only if tx commits, and is not lost
+// once it has. Service.Send decides before that a message is to be sent at
+// all (test identities get none).
+func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, ref Ref, what string) error {
 	if q == nil {
 		return ErrNoQueue
 	}
@@ -108,7 +107,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, 
 	if err != nil {
 		return err
 	}
-	args := Args{AppID: msg.AppID, ChallengeID: ref.ChallengeID, Version: ref.Version, What: ref.What,
+	args := Args{AppID: msg.AppID, ChallengeID: ref.ChallengeID, Version: ref.Version, What: what,
 		Channel: string(msg.Channel), To: courier.MaskAddress(msg.To)}
 	if args.Sealed, err = q.sealer.Seal(plain, additionalData(args)); err != nil {
 		return fmt.Errorf("outbound: seal message: %w", err)

@@ -123,7 +123,7 @@ func TestEnqueueCommitsWithTheTransaction(t *testing.T) {
 		}
 		boom := errors.New("the change failed")
 		err = sys.DB.Tx(ctx, func(tx *store.Tx) error {
-			if err := q.Enqueue(ctx, tx, msg("rolled@example.com"), outbound.Ref{What: "test"}); err != nil {
+			if err := q.Enqueue(ctx, tx, msg("rolled@example.com"), outbound.Ref{}, "test"); err != nil {
 				return err
 			}
 			return boom
@@ -135,7 +135,7 @@ func TestEnqueueCommitsWithTheTransaction(t *testing.T) {
 			t.Fatalf("MessagesUnfinished after a rollback = %d, %v; want 0", n, err)
 		}
 		err = sys.DB.Tx(ctx, func(tx *store.Tx) error {
-			return q.Enqueue(ctx, tx, msg("kept@example.com"), outbound.Ref{What: "test"})
+			return q.Enqueue(ctx, tx, msg("kept@example.com"), outbound.Ref{}, "test")
 		})
 		if err != nil {
 			t.Fatalf("Tx = %v", err)

@@ -94,9 +94,7 @@ type Server struct {
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
 	Machines *machine.Service
-	Messages *outbound.Templates
-	// Providers are the apps' own message providers.
-	Providers *outbound.Providers
+	Outbound *outbound.Service
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -197,11 +195,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 	// Services.
 	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.background))
-	templates, err := courier.LoadTemplates()
-	if err != nil {
-		return nil, err
-	}
-	s.Messages = outbound.NewTemplates(outbound.TemplatesDeps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log})
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(webhook.Deps{DB: s.DB, Sealer: sealer, Policy: policy, Events: events, Now: s.now,
@@ -214,19 +207,20 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
 		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
-	s.Providers = outbound.NewProviders(appProviders(cfg, s.DB, sealer, outbox, policy, limiter, s.now, s.log))
-	// Every message goes through the app's own provider for its channel, if
-	// it has one, else through the server-wide one.
-	mail = s.Providers.Router(mail)
 	tests, err := testIdentities(cfg)
 	if err != nil {
 		return nil, err
 	}
-	// Messages: committed with their challenge or cause, sent by workers.
-	sends := outbound.NewQueue(jobs, sealer, cfg.Messages.MaxAttempts)
-	s.Users = appuser.New(appuser.Deps{DB: s.DB, Sends: sends, Messages: s.Messages, Keyring: s.keyring,
-		Hasher: hasher, Sealer: sealer, BaseURL: cfg.BaseURL, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
-		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Providers)})
+	// Messages: guarded, rendered and committed with their challenge or
+	// cause, sent by workers.
+	if s.Outbound, err = s.newOutbound(jobs, sealer, events, outbox, policy, limiter, tests); err != nil {
+		return nil, err
+	}
+	// Every message goes through the app's own provider for its channel, if
+	// it has one, else through the server-wide one.
+	mail = s.Outbound.Providers.Router(mail)
+	s.Users = appuser.New(appuser.Deps{DB: s.DB, Outbound: s.Outbound, Keyring: s.keyring,
+		Hasher: hasher, Sealer: sealer, BaseURL: cfg.BaseURL, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log})
 	limits := opts.Limits
 	if limits == nil {
 		l, err := signinLimits(cfg)
@@ -235,8 +229,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		}
 		limits = &l
 	}
-	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Sends: sends,
-		Messages: s.Messages, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
+	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Outbound: s.Outbound,
+		Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
@@ -292,7 +286,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if cfg.Dev {
 		devOutbox = outbox
 	}
-	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Providers: s.Providers, Webhooks: s.Webhooks,
+	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Outbound: s.Outbound, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})

@@ -226,7 +226,7 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 		return err
 	}
 	// So are the SMS guard's waits of quiet numbers and its ended windows.
-	if err := s.users.PruneSMSGuard(ctx); err != nil {
+	if err := s.out.Prune(ctx); err != nil {
 		return err
 	}
 	const batch = 200

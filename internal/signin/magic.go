@@ -75,13 +75,9 @@ func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient,
 			return SendResult{}, err
 		}
 	}
-	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateMagicLink, courier.Vars{Link: link, ExpiresIn: ttl,
-		RequestedFrom: describeRequester(ch)}, outbound.Languages(u.Meta, c.Languages))
-	if err != nil {
-		return SendResult{}, err
-	}
-	msg.Link = link
-	sent, err := s.issue(ctx, app, r, ch, []string{MethodMagicLink}, msg, "magic_link")
+	msg := outbound.Request{Template: courier.TemplateMagicLink, To: r.ID.Value, Vars: courier.Vars{Link: link, ExpiresIn: ttl,
+		RequestedFrom: describeRequester(ch)}, Langs: outbound.Languages(u.Meta, c.Languages)}
+	sent, err := s.issue(ctx, app, r, ch, []string{MethodMagicLink}, msg)
 	if err != nil {
 		return SendResult{}, err
 	}
