@@ -63,7 +63,7 @@ type Providers struct {
 	db     *store.DB
 	sealer *token.Sealer
 	d      ProvidersDeps
-	now    func() time.Time
+	now    store.Clock
 	log    *slog.Logger
 	cache  *ttlcache.Cache[*providerSet]
 }
@@ -96,16 +96,15 @@ type ProvidersDeps struct {
 
 // NewProviders returns the Providers.
 func NewProviders(d ProvidersDeps) *Providers {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Providers{db: d.DB, sealer: d.Sealer, d: d, now: d.Now, log: d.Log, cache: ttlcache.New[*providerSet](ProviderCacheTTL, d.Now)}
+	now := store.Clock(d.Now)
+	return &Providers{db: d.DB, sealer: d.Sealer, d: d, now: now, log: d.Log, cache: ttlcache.New[*providerSet](ProviderCacheTTL, now.Read)}
 }
 
-func (s *Providers) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Providers) clock() time.Time { return s.now.Now() }
 
 // notFound maps store.ErrNotFound to the domain error e.
 func notFound(err, e error) error {
