@@ -17,9 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -70,8 +68,7 @@ type User struct {
 // authenticated the user, and act as access.Self.
 type Service struct {
 	db       *store.DB
-	sends    *sendqueue.Queue
-	messages *messages.Service
+	outbound *outbound.Service
 	keys     *token.Keyring
 	hasher   *token.Hasher
 	sealer   *token.Sealer
@@ -79,7 +76,6 @@ type Service struct {
 	issuer   string
 	events   *webhook.Emitter
 	tests    TestIdentities
-	sms      *smsguard.Guard
 	now      store.Clock
 	log      *slog.Logger
 }
@@ -87,10 +83,8 @@ type Service struct {
 // Deps are the Service's collaborators.
 type Deps struct {
 	DB *store.DB
-	// Sends is the send queue invitations are committed to.
-	Sends *sendqueue.Queue
-	// Messages renders them (templates, the app's overrides, languages).
-	Messages *messages.Service
+	// Outbound guards, renders and queues invitations.
+	Outbound *outbound.Service
 	Keyring  *token.Keyring
 	Hasher   *token.Hasher
 	// Sealer seals the token of an invitation's short link (invitations by
@@ -104,10 +98,8 @@ type Deps struct {
 	Events *webhook.Emitter
 	// TestIdentities are the server's test identities; the zero value has none.
 	TestIdentities TestIdentities
-	// SMS guards every SMS of the services (GuardSMS); nil lets all through.
-	SMS *smsguard.Guard
-	Now func() time.Time
-	Log *slog.Logger
+	Now            func() time.Time
+	Log            *slog.Logger
 }
 
 // New returns a Service.
@@ -115,8 +107,8 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, sends: d.Sends, messages: d.Messages, keys: d.Keyring, hasher: d.Hasher, sealer: d.Sealer, baseURL: d.BaseURL,
-		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, sms: d.SMS, now: d.Now, log: d.Log}
+	return &Service{db: d.DB, outbound: d.Outbound, keys: d.Keyring, hasher: d.Hasher, sealer: d.Sealer, baseURL: d.BaseURL,
+		issuer: d.Issuer, events: d.Events, tests: d.TestIdentities, now: d.Now, log: d.Log}
 }
 
 // clock is the time now as the store keeps it (store.Clock.Now).
@@ -493,31 +485,20 @@ func (s *Service) newInvitation(ctx context.Context, tx *store.Tx, app store.App
 // link, when it has one): a worker sends it once tx commits, and retries
 // while the provider fails.
 func (s *Service) sendInvitation(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, tok, short string) error {
-	link := AppLink(app, "sct_magic", tok)
-	msg := courier.Message{Link: link, AppID: app.ID, Channel: courier.ChannelEmail, To: u.Email}
+	link, to := AppLink(app, "sct_magic", tok), u.Email
 	if u.Email == "" {
-		msg.Channel, msg.To = courier.ChannelSMS, u.Phone
+		to = u.Phone
 		if short != "" {
-			link, msg.Link = short, short
+			link = short
 		}
 	}
 	// In the invitee's language when the invitation's metadata names one
-	// (the "locale" key), else English.
+	// (the "locale" key), else English. Nothing is sent to a test identity:
+	// it signs in with the fixed code, which activates the pending user.
 	var meta map[string]any
 	_ = json.Unmarshal(u.Meta, &meta) // stored metadata is a JSON object
-	r, err := s.messages.Render(ctx, tx.Queries, app.ID, courier.TemplateInvitation, msg.Channel, messages.Languages(meta, nil),
-		courier.Vars{AppName: app.Name, Link: link, ExpiresIn: InvitationTTL, To: u.Email})
-	if err != nil {
-		return err
-	}
-	msg.Subject, msg.Text, msg.HTML = r.Subject, r.Text, r.HTML
-	if s.tests.Of(app, msg.To) {
-		// Nothing is ever sent to a test identity; it signs in with the
-		// fixed code, which activates the pending user.
-		s.log.DebugContext(ctx, "invitation to a test identity not sent", "app_id", app.ID, "user_id", u.ID)
-		return nil
-	}
-	return s.sends.Enqueue(ctx, tx, msg, sendqueue.Ref{What: "invitation"})
+	return s.outbound.Send(ctx, tx, app, outbound.Request{Template: courier.TemplateInvitation, To: to, Langs: outbound.Languages(meta, nil),
+		Vars: courier.Vars{Link: link, ExpiresIn: InvitationTTL, To: u.Email}})
 }
 
 // ResolveInvitationShortLink returns the app link an invitation's short

@@ -8,9 +8,8 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
-	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // TestErrorCodesDescribed: every error_code the table and the typed errors
@@ -40,9 +39,9 @@ func TestErrorCodesDescribed(t *testing.T) {
 	}
 	s := &Server{Deps: Deps{Log: slog.New(slog.DiscardHandler)}}
 	typed := []error{
-		&tenant.RateLimitedError{}, &signin.RateLimitedError{}, &signin.RateLimitedError{SlowDown: true},
+		&outbound.RateLimitedError{}, &signin.RateLimitedError{}, &signin.RateLimitedError{SlowDown: true},
 		&errs.Invalid{Field: "f", Reason: "is wrong"},
-		&smsguard.LimitError{Limit: smsguard.LimitNumber}, &smsguard.LimitError{Limit: smsguard.LimitDaily}, &smsguard.LimitError{Limit: smsguard.LimitPrefix},
+		&outbound.LimitError{Limit: outbound.LimitNumber}, &outbound.LimitError{Limit: outbound.LimitDaily}, &outbound.LimitError{Limit: outbound.LimitPrefix},
 		&signin.PasskeyError{Kind: signin.ErrPasskeyRegistration, Detail: "x"}, &signin.PasskeyError{Kind: signin.ErrPasskeyVerification, Detail: "x"},
 		&signin.ChallengeClosedError{Status: "expired"}, &signin.StepUpRequiredError{Minutes: 10}, basicChallenge{},
 		&appuser.MetaInvalidError{},

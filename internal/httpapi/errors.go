@@ -15,10 +15,9 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -119,11 +118,12 @@ var errorTable = []struct {
 	{machine.ErrSessionRequired, http.StatusUnauthorized, "m2m_session_required", "An M2M access token is required (X-M2M-Token)"},
 	{machine.ErrUnauthenticated, http.StatusUnauthorized, "", "Unauthorized"},
 	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
-	{tenant.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
+	{outbound.ErrAppNotFound, http.StatusNotFound, "app_not_found", "App not found"},
+	{outbound.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
 	// SMS fraud guards (security R-RL-3): refused before anything is stored or sent.
-	{smsguard.ErrCountryNotAllowed, http.StatusBadRequest, "phone_country_not_allowed", "This app does not send SMS to this phone number's country"},
-	{smsguard.ErrLineTypeNotAllowed, http.StatusBadRequest, "phone_type_not_allowed", "This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number"},
-	{messages.ErrTemplateNotFound, http.StatusNotFound, "template_not_found", "The app has no template of this message for this channel and locale"},
+	{outbound.ErrCountryNotAllowed, http.StatusBadRequest, "phone_country_not_allowed", "This app does not send SMS to this phone number's country"},
+	{outbound.ErrLineTypeNotAllowed, http.StatusBadRequest, "phone_type_not_allowed", "This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number"},
+	{outbound.ErrTemplateNotFound, http.StatusNotFound, "template_not_found", "The app has no template of this message for this channel and locale"},
 	{webhook.ErrEndpointNotFound, http.StatusNotFound, "webhook_not_found", "Webhook endpoint not found"},
 	{webhook.ErrDeliveryNotFound, http.StatusNotFound, "delivery_not_found", "Webhook delivery not found"},
 	{webhook.ErrDeliveryInProgress, http.StatusConflict, "delivery_in_progress", "The delivery is still queued or being retried"},
@@ -154,14 +154,14 @@ const msgProviderKeyMissing = "slug is required: name the provider to update (sl
 var typedErrors = []func(error) *apiError{
 	// Interface §4.6 and §7: the one answer in the {errors} shape.
 	func(err error) *apiError {
-		if !errors.Is(err, tenant.ErrProviderKeyMissing) {
+		if !errors.Is(err, outbound.ErrProviderKeyMissing) {
 			return nil
 		}
 		ae := newAPIError(http.StatusBadRequest, "", msgProviderKeyMissing)
 		ae.errorsShape = true
 		return ae
 	},
-	as(func(e *tenant.RateLimitedError) *apiError {
+	as(func(e *outbound.RateLimitedError) *apiError {
 		ae := newAPIError(http.StatusTooManyRequests, "rate_limited", "Too many test messages for this app: try again later")
 		ae.header = http.Header{"Retry-After": {strconv.Itoa(ratelimit.RetryAfterSeconds(e.RetryAfter))}}
 		return ae
@@ -186,9 +186,9 @@ var typedErrors = []func(error) *apiError{
 	// The SMS guard's limits: the number's waits look like every other 429
 	// (rate_limited); the caps have codes of their own. Retry-After: when
 	// the number may be texted again, or the cap's window ends.
-	as(func(e *smsguard.LimitError) *apiError {
+	as(func(e *outbound.LimitError) *apiError {
 		var ae *apiError
-		switch code := smsguard.Reason(e); code {
+		switch code := outbound.Reason(e); code {
 		case "sms_daily_cap_reached":
 			ae = newAPIError(http.StatusTooManyRequests, code, "This app has sent as many SMS today as it may: try again later or use e-mail")
 		case "sms_prefix_cap_reached":

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
@@ -55,7 +55,7 @@ type MessageTemplate struct {
 	UpdatedAt time.Time `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
-func messageTemplateOut(m messages.Template) MessageTemplate {
+func messageTemplateOut(m outbound.Template) MessageTemplate {
 	return MessageTemplate{Name: m.Name, Channel: string(m.Channel), Locale: m.Locale, Subject: m.Subject, Text: m.Text, HTML: m.HTML,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
@@ -80,7 +80,7 @@ var listMessageTemplatesOp = operation{id: "listMessageTemplates", method: "GET"
 	})}
 
 func (s *Server) listMessageTemplates(ctx context.Context, _ *appIDInput) (*messageTemplatesOutput, error) {
-	c, err := s.Messages.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
+	c, err := s.Outbound.Templates.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ var putMessageTemplateOp = operation{id: "putMessageTemplate", method: "PUT", pa
 
 func (s *Server) putMessageTemplate(ctx context.Context, in *putMessageTemplateInput) (*messageTemplateOutput, error) {
 	t := in.Body.Template
-	m, err := s.Messages.Put(ctx, principalFrom(ctx), appFrom(ctx).ID, courier.Override{Name: in.Name, Channel: courier.Channel(in.Channel),
+	m, err := s.Outbound.Templates.Put(ctx, principalFrom(ctx), appFrom(ctx).ID, courier.Override{Name: in.Name, Channel: courier.Channel(in.Channel),
 		Locale: in.Locale, Subject: t.Subject, Text: t.Text, HTML: t.HTML})
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ var deleteMessageTemplateOp = operation{id: "deleteMessageTemplate", method: "DE
 	resp: okBody}
 
 func (s *Server) deleteMessageTemplate(ctx context.Context, in *messageTemplatePath) (*okOutput, error) {
-	if err := s.Messages.Delete(ctx, principalFrom(ctx), appFrom(ctx).ID, in.Name, courier.Channel(in.Channel), in.Locale); err != nil {
+	if err := s.Outbound.Templates.Delete(ctx, principalFrom(ctx), appFrom(ctx).ID, in.Name, courier.Channel(in.Channel), in.Locale); err != nil {
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
@@ -200,11 +200,11 @@ var previewMessageTemplateOp = operation{id: "previewMessageTemplate", method: "
 	})}
 
 func (s *Server) previewMessageTemplate(ctx context.Context, in *previewMessageTemplateInput) (*previewMessageTemplateOutput, error) {
-	req := messages.PreviewRequest{Name: in.Body.Name, Channel: courier.Channel(in.Body.Channel), Locale: in.Body.Locale}
+	req := outbound.PreviewRequest{Name: in.Body.Name, Channel: courier.Channel(in.Body.Channel), Locale: in.Body.Locale}
 	if t := in.Body.Template; t != nil {
 		req.Draft = &courier.TemplateSource{Subject: t.Subject, Text: t.Text, HTML: t.HTML}
 	}
-	p, err := s.Messages.Preview(ctx, principalFrom(ctx), appFrom(ctx).ID, req)
+	p, err := s.Outbound.Templates.Preview(ctx, principalFrom(ctx), appFrom(ctx).ID, req)
 	if err != nil {
 		return nil, err
 	}

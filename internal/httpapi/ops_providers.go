@@ -8,8 +8,8 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
-	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // MessageServiceProvider is one of an app's provider slots (interface §2.4).
@@ -24,7 +24,7 @@ type MessageServiceProvider struct {
 	UpdatedAt    *time.Time        `json:"updated_at" doc:"When its settings last changed; null for an empty slot."`
 }
 
-func providerOut(p tenant.MessageProvider) MessageServiceProvider {
+func providerOut(p outbound.MessageProvider) MessageServiceProvider {
 	chs := make([]string, 0, len(p.Channels))
 	for _, c := range p.Channels {
 		chs = append(chs, string(c))
@@ -49,7 +49,7 @@ var listMessageServiceProvidersOp = operation{id: "listMessageServiceProviders",
 	})}
 
 func (s *Server) listProviders(ctx context.Context, _ *appIDInput) (*providersOutput, error) {
-	ps, err := s.Tenants.MessageProviders(ctx, principalFrom(ctx), appFrom(ctx).ID)
+	ps, err := s.Outbound.Providers.List(ctx, principalFrom(ctx), appFrom(ctx).ID)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +140,8 @@ func (s *Server) updateProvider(ctx context.Context, in *updateProviderInput) (*
 			return nil, errs.Invalidf("config."+name, "must be a string")
 		}
 	}
-	p, err := s.Tenants.UpdateMessageProvider(ctx, principalFrom(ctx), appFrom(ctx).ID,
-		tenant.ProviderChange{Slug: slug, Name: body.Name, Enabled: body.Enabled, Config: config})
+	p, err := s.Outbound.Providers.Update(ctx, principalFrom(ctx), appFrom(ctx).ID,
+		outbound.ProviderChange{Slug: slug, Name: body.Name, Enabled: body.Enabled, Config: config})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Server) testProvider(ctx context.Context, in *testProviderInput) (*prov
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Tenants.TestMessageProvider(ctx, principalFrom(ctx), appFrom(ctx).ID, slug, in.Body.To)
+	r, err := s.Outbound.Providers.Test(ctx, principalFrom(ctx), appFrom(ctx).ID, slug, in.Body.To)
 	if err != nil {
 		return nil, err
 	}

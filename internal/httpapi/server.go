@@ -29,7 +29,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -43,7 +43,9 @@ type Deps struct {
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
 	Machines *machine.Service
-	Messages *messages.Service
+	// Outbound holds the message templates, the apps' own providers and
+	// the SMS guards' settings.
+	Outbound *outbound.Service
 	Keyring  *token.Keyring
 	// Ready reports whether the server can serve: the database answers and
 	// its schema is current. /readyz answers 503 with its error.
@@ -259,7 +261,7 @@ func (rt *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.R
 // anything but the database, and nothing streams.
 var longRoutes = map[string]time.Duration{
 	"GET /dev/outbox": outboxMaxWait,
-	"POST /v1/apps/{app_id}/message_service_providers/test": tenant.ProviderTestTimeout,
+	"POST /v1/apps/{app_id}/message_service_providers/test": outbound.ProviderTestTimeout,
 }
 
 // LongestDeadline is the longest deadline of a route when requests have

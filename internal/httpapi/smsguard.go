@@ -12,7 +12,7 @@ import (
 func (s *Server) smsSettings(ctx context.Context, out *AppFull, a tenant.App) {
 	out.SMSAllowedCountries, out.SMSAllowedCountriesDefault = nonNil(a.SMSAllowedCountries), a.SMSAllowedCountries == nil
 	out.SMSDailyCap, out.SMSDailyCapDefault = a.SMSDailyCap, a.SMSDailyCap == 0
-	if g := s.Users.SMSGuard(); g != nil {
+	if g := s.Outbound.SMS; g != nil {
 		out.SMSAllowedCountries, out.SMSDailyCap = nonNil(g.AllowedCountries(ctx, a)), g.DailyCap(ctx, a)
 	}
 }

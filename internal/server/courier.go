@@ -8,11 +8,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -89,13 +91,18 @@ func provider(set string, dev bool) string {
 	return "log"
 }
 
-// appMessages is what the apps' own providers need: the outbox type in
+// appProviders is what the apps' own providers need: the outbox type in
 // development mode only, and an HTTP client that refuses the addresses
 // webhooks may not reach (apps choose their providers' URLs), under the same
 // setting (webhooks.allow_private_targets).
-func appMessages(cfg config.Config, outbox *courier.Outbox, policy webhook.Policy, limiter ratelimit.Limiter) tenant.MessageDeps {
-	d := tenant.MessageDeps{Client: policy.Client(providerTimeout), DialControl: policy.DialControl(), CheckHost: policy.CheckHost,
-		Limiter: limiter, TestRule: tenant.DefaultProviderTestRule}
+func appProviders(cfg config.Config, db *store.DB, sealer *token.Sealer, outbox *courier.Outbox, policy webhook.Policy, limiter ratelimit.Limiter,
+	now func() time.Time, log *slog.Logger) outbound.ProvidersDeps {
+	d := outbound.ProvidersDeps{DB: db, Sealer: sealer, Client: policy.Client(providerTimeout), DialControl: policy.DialControl(),
+		CheckHost: policy.CheckHost, Limiter: limiter, TestRule: outbound.DefaultProviderTestRule, Now: now, Log: log,
+		Recipient: func(raw string) (string, error) {
+			id, err := appuser.ParseIdentifier(raw)
+			return id.Value, err
+		}}
 	if cfg.Dev {
 		d.Outbox = outbox
 	}

@@ -30,10 +30,9 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -95,7 +94,7 @@ type Server struct {
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
 	Machines *machine.Service
-	Messages *messages.Service
+	Outbound *outbound.Service
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -196,11 +195,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 	// Services.
 	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.background))
-	templates, err := courier.LoadTemplates()
-	if err != nil {
-		return nil, err
-	}
-	s.Messages = messages.New(messages.Deps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log})
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
 	s.Webhooks = webhook.NewService(webhook.Deps{DB: s.DB, Sealer: sealer, Policy: policy, Events: events, Now: s.now,
@@ -212,20 +206,21 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		limiter, s.pruneRates, s.rateLimits = shared, shared.Prune, "database"
 	}
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
-		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log,
-		Messages: appMessages(cfg, outbox, policy, limiter)})
-	// Every message goes through the app's own provider for its channel, if
-	// it has one, else through the server-wide one.
-	mail = s.Tenants.MessageRouter(mail)
+		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
 	tests, err := testIdentities(cfg)
 	if err != nil {
 		return nil, err
 	}
-	// Messages: committed with their challenge or cause, sent by workers.
-	sends := sendqueue.New(jobs, sealer, cfg.Messages.MaxAttempts)
-	s.Users = appuser.New(appuser.Deps{DB: s.DB, Sends: sends, Messages: s.Messages, Keyring: s.keyring,
-		Hasher: hasher, Sealer: sealer, BaseURL: cfg.BaseURL, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log,
-		SMS: smsGuard(cfg, s.DB, events, s.now, s.log, s.Tenants)})
+	// Messages: guarded, rendered and committed with their challenge or
+	// cause, sent by workers.
+	if s.Outbound, err = s.newOutbound(jobs, sealer, events, outbox, policy, limiter, tests); err != nil {
+		return nil, err
+	}
+	// Every message goes through the app's own provider for its channel, if
+	// it has one, else through the server-wide one.
+	mail = s.Outbound.Providers.Router(mail)
+	s.Users = appuser.New(appuser.Deps{DB: s.DB, Outbound: s.Outbound, Keyring: s.keyring,
+		Hasher: hasher, Sealer: sealer, BaseURL: cfg.BaseURL, Issuer: cfg.Tokens.Issuer, Events: events, TestIdentities: tests, Now: s.now, Log: s.log})
 	limits := opts.Limits
 	if limits == nil {
 		l, err := signinLimits(cfg)
@@ -234,8 +229,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		}
 		limits = &l
 	}
-	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Sends: sends,
-		Messages: s.Messages, Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
+	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Outbound: s.Outbound,
+		Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
@@ -249,7 +244,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// Workers: messages, webhook deliveries, the challenge-expiry sweep and
 	// the purge of expired M2M sessions. The messages queue polls often
 	// (messages.poll_interval), so that a code arrives promptly.
-	sender := sendqueue.NewWorker(sendqueue.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
+	sender := outbound.NewWorker(outbound.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
 		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, sender)
@@ -259,11 +254,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	river.AddWorker(workers, machine.NewPurgeWorker(s.Machines))
 	// Deliveries and messages a stopped process was working are tried again
 	// once they have run for webhooks.rescue_after (Serve rescues them).
-	rescue := []string{webhook.QueueName, sendqueue.QueueName}
+	rescue := []string{webhook.QueueName, outbound.QueueName}
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
 		Periodic:      []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
-		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, sendqueue.QueueName: cfg.Messages.Workers},
-		PollIntervals: map[string]time.Duration{sendqueue.QueueName: cfg.Messages.PollInterval}})
+		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, outbound.QueueName: cfg.Messages.Workers},
+		PollIntervals: map[string]time.Duration{outbound.QueueName: cfg.Messages.PollInterval}})
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +267,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		senders := river.NewWorkers()
 		river.AddWorker(senders, sender)
 		s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
-			FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{sendqueue.QueueName: cfg.Messages.Workers}})
+			FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{outbound.QueueName: cfg.Messages.Workers}})
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +286,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	if cfg.Dev {
 		devOutbox = outbox
 	}
-	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Messages: s.Messages, Webhooks: s.Webhooks,
+	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Outbound: s.Outbound, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})
@@ -315,7 +310,7 @@ func (s *Server) StartSending(ctx context.Context) (stop func(context.Context) e
 // MessagesUnfinished counts (up to limit) the messages still waiting, being
 // sent or due for a retry: the backlog of the send queue.
 func (s *Server) MessagesUnfinished(ctx context.Context, limit int) (int, error) {
-	return s.jobs.Unfinished(ctx, sendqueue.JobKind, limit)
+	return s.jobs.Unfinished(ctx, outbound.JobKind, limit)
 }
 
 // API is the HTTP API, for tests that look at its routes and description.

@@ -17,7 +17,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -337,13 +337,6 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 // with its created event (and verification.{channel}.requested for a code)
 // in the same transaction; then sends its code, if it has one.
 func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Challenge, tok, code string, now time.Time, before func(tx *store.Tx) error) (ChallengeView, error) {
-	var msg courier.Message
-	if code != "" {
-		var err error
-		if msg, err = s.challengeCodeMessage(ctx, app, ch, code); err != nil {
-			return ChallengeView{}, err
-		}
-	}
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := before(tx); err != nil {
 			return err
@@ -357,7 +350,7 @@ func (s *Service) storeChallenge(ctx context.Context, app store.App, ch store.Ch
 		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeRequested, nil, nil); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, "login_code"))
+		return s.out.Send(ctx, tx, app, challengeCodeMessage(ch, code))
 	})
 	if err != nil {
 		return ChallengeView{}, err
@@ -640,7 +633,7 @@ func (s *Service) createSignIn(ctx context.Context, app store.App, req Challenge
 		return ChallengeView{}, err
 	}
 	d.NewIdentifier = ""
-	d.Languages = messages.Languages(u.Meta, c.Languages)
+	d.Languages = outbound.Languages(u.Meta, c.Languages)
 	tok := token.RandomString(32)
 	ch.PollHash, ch.Data = s.hasher.Hash(tokenLabel, tok), encodeData(d)
 	var code string
@@ -679,15 +672,9 @@ func (s *Service) decoyView(req ChallengeRequest, now time.Time) ChallengeView {
 }
 
 // challengeCodeMessage is the message carrying a challenge's code.
-func (s *Service) challengeCodeMessage(ctx context.Context, app store.App, ch store.Challenge, code string) (courier.Message, error) {
-	id := appuser.Identifier{Kind: appuser.KindEmail, Value: ch.Recipient}
-	if ch.Method == MethodSMSOTP {
-		id.Kind = appuser.KindPhone
-	}
-	msg, err := s.message(ctx, s.db.Queries, app, id, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: ch.ExpiresAt.Sub(ch.CreatedAt)},
-		decodeData(ch).Languages)
-	msg.Code = code
-	return msg, err
+func challengeCodeMessage(ch store.Challenge, code string) outbound.Request {
+	return outbound.Request{Template: courier.TemplateLoginCode, To: ch.Recipient, Ref: challengeRef(ch),
+		Vars: courier.Vars{Code: code, ExpiresIn: ch.ExpiresAt.Sub(ch.CreatedAt)}, Langs: decodeData(ch).Languages}
 }
 
 // challengeByToken finds the challenge of app behind a bearer token.
@@ -790,10 +777,6 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 	ch.Data = encodeData(d)
 	sent := ch
 	sent.CreatedAt = now // the message counts its lifetime from now
-	msg, err := s.challengeCodeMessage(ctx, app, sent, code)
-	if err != nil {
-		return ChallengeView{}, err
-	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		won, err := tx.ResendChallenge(ctx, ch.ID, ch.SecretHash, ch.ExpiresAt)
 		if err != nil {
@@ -809,7 +792,7 @@ func (s *Service) ResendChallenge(ctx context.Context, app store.App, tok string
 			webhook.VerificationRequestedData{VerificationData: verificationData(ch, nil), Resend: true}); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, "login_code"))
+		return s.out.Send(ctx, tx, app, challengeCodeMessage(sent, code))
 	})
 	if err != nil {
 		return ChallengeView{}, err

@@ -8,7 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -193,7 +193,7 @@ func (s *Service) Deliverable(ctx context.Context, appID, challengeID, version s
 		return false, err
 	}
 	return ch.Status == store.ChallengePending && s.clock().Before(ch.ExpiresAt) &&
-		(version == "" || sendqueue.Fingerprint(ch.SecretHash) == version), nil
+		(version == "" || outbound.Fingerprint(ch.SecretHash) == version), nil
 }
 
 // DeliveryFailed records, inside the send queue's tx, that a challenge's
@@ -226,7 +226,7 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 		return err
 	}
 	// So are the SMS guard's waits of quiet numbers and its ended windows.
-	if err := s.users.PruneSMSGuard(ctx); err != nil {
+	if err := s.out.Prune(ctx); err != nil {
 		return err
 	}
 	const batch = 200

@@ -3,7 +3,7 @@ package signin
 import (
 	"encoding/json"
 
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -15,7 +15,7 @@ func languages(meta []byte, c Client) []string {
 		Locale any `json:"locale"`
 	}
 	_ = json.Unmarshal(meta, &m) // metadata is a stored JSON object; anything else has no locale
-	return messages.Languages(map[string]any{messages.MetaLocaleKey: m.Locale}, c.Languages)
+	return outbound.Languages(map[string]any{outbound.MetaLocaleKey: m.Locale}, c.Languages)
 }
 
 // userLanguages is languages for u with no request: its stored locale only.

@@ -16,7 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -75,13 +75,9 @@ func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient,
 			return SendResult{}, err
 		}
 	}
-	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateMagicLink, courier.Vars{Link: link, ExpiresIn: ttl,
-		RequestedFrom: describeRequester(ch)}, messages.Languages(u.Meta, c.Languages))
-	if err != nil {
-		return SendResult{}, err
-	}
-	msg.Link = link
-	sent, err := s.issue(ctx, app, r, ch, []string{MethodMagicLink}, msg, "magic_link")
+	msg := outbound.Request{Template: courier.TemplateMagicLink, To: r.ID.Value, Vars: courier.Vars{Link: link, ExpiresIn: ttl,
+		RequestedFrom: describeRequester(ch)}, Langs: outbound.Languages(u.Meta, c.Languages)}
+	sent, err := s.issue(ctx, app, r, ch, []string{MethodMagicLink}, msg)
 	if err != nil {
 		return SendResult{}, err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -495,18 +495,18 @@ func (s *Service) securityNotice(ctx context.Context, tx *store.Tx, app store.Ap
 // notice queues inside tx a security notice about u to the address to, in
 // u's own language.
 func (s *Service) notice(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, to appuser.Identifier, what courier.Notice) error {
-	return s.queueNotice(ctx, tx, app, to, courier.TemplateSecurityNotice, courier.Vars{Notice: what}, userLanguages(u), "security_notice")
+	return s.queueNotice(ctx, tx, app, to, courier.TemplateSecurityNotice, courier.Vars{Notice: what}, userLanguages(u))
 }
 
-// queueNotice renders the notice name (no challenge, no secret) and queues
-// it inside tx. A rendering failure is logged and sends nothing.
-func (s *Service) queueNotice(ctx context.Context, tx *store.Tx, app store.App, to appuser.Identifier, name string, v courier.Vars, langs []string, what string) error {
-	msg, err := s.message(ctx, tx.Queries, app, to, name, v, langs)
-	if err != nil {
-		s.log.ErrorContext(ctx, "notice not rendered", "app_id", app.ID, "message", what, "err", err)
+// queueNotice queues the notice name (no challenge, no secret) inside tx.
+// A rendering failure is logged and sends nothing: the change goes on.
+func (s *Service) queueNotice(ctx context.Context, tx *store.Tx, app store.App, to appuser.Identifier, name string, v courier.Vars, langs []string) error {
+	err := s.out.Send(ctx, tx, app, outbound.Request{Template: name, To: to.Value, Vars: v, Langs: langs})
+	if errors.Is(err, outbound.ErrNotRendered) {
+		s.log.ErrorContext(ctx, "notice not rendered", "app_id", app.ID, "message", name, "err", err)
 		return nil
 	}
-	return s.enqueue(ctx, tx, app, msg, sendqueue.Ref{What: what})
+	return err
 }
 
 // noticeIdentifierChanged queues inside tx a notice telling the old address

@@ -8,7 +8,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -87,13 +87,9 @@ func (s *Service) sendOTP(ctx context.Context, app store.App, r recipient, c Cli
 	ch := s.newChallenge(app, r, method, codeAttempts, s.settings.CodeLifetime, c)
 	code := s.newCode(app, r.ID.Value)
 	ch.SecretHash = s.hasher.Hash("otp", ch.ID, code)
-	msg, err := s.message(ctx, s.db.Queries, app, r.ID, courier.TemplateLoginCode, courier.Vars{Code: code, ExpiresIn: s.settings.CodeLifetime},
-		messages.Languages(r.User.Meta, c.Languages))
-	if err != nil {
-		return SendResult{}, err
-	}
-	msg.Code = code
-	sent, err := s.issue(ctx, app, r, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg, "login_code")
+	msg := outbound.Request{Template: courier.TemplateLoginCode, To: r.ID.Value, Vars: courier.Vars{Code: code, ExpiresIn: s.settings.CodeLifetime},
+		Langs: outbound.Languages(r.User.Meta, c.Languages)}
+	sent, err := s.issue(ctx, app, r, ch, []string{MethodEmailOTP, MethodSMSOTP}, msg)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -170,7 +166,7 @@ func (s *Service) noticeCodeLocked(ctx context.Context, tx *store.Tx, app store.
 	if u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID); err == nil {
 		langs = userLanguages(u)
 	}
-	return s.queueNotice(ctx, tx, app, id, courier.TemplateCodeLocked, courier.Vars{}, langs, "code_locked")
+	return s.queueNotice(ctx, tx, app, id, courier.TemplateCodeLocked, courier.Vars{}, langs)
 }
 
 func validCode(code string) bool {

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -136,29 +135,16 @@ func (s *Service) codeRight(app store.App, ch store.Challenge, code string) bool
 	return code != t.Code || t.Of(app, ch.Recipient)
 }
 
-// enqueue commits msg to the send queue inside tx, unless its recipient is
-// a test identity of app: nothing is ever sent to one (no job, no provider
-// call, no outbox entry, no cost), and that counts as accepted. Every
-// message of sign-in goes through here; a worker sends it after commit.
-func (s *Service) enqueue(ctx context.Context, tx *store.Tx, app store.App, msg courier.Message, ref sendqueue.Ref) error {
-	if s.users.TestIdentities().Of(app, msg.To) {
-		s.log.DebugContext(ctx, "message to a test identity not sent", "app_id", app.ID, "channel", msg.Channel)
-		return nil
-	}
-	return s.sends.Enqueue(ctx, tx, msg, ref)
-}
-
 // challengeRef ties a message to the challenge whose code or link it carries.
-func challengeRef(ch store.Challenge, what string) sendqueue.Ref {
-	return sendqueue.Ref{ChallengeID: ch.ID, Version: sendqueue.Fingerprint(ch.SecretHash), What: what}
+func challengeRef(ch store.Challenge) outbound.Ref {
+	return outbound.Ref{ChallengeID: ch.ID, Version: outbound.Fingerprint(ch.SecretHash)}
 }
 
 // issue stores ch (and r's user, when new), killing the user's pending challenges of the same kinds,
-// with its requested event and its message (what names its template) in
-// the same transaction: the message is sent by the send queue's workers
-// once it commits, so the answer never waits for the provider. sent means
-// accepted for delivery.
-func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch store.Challenge, supersede []string, msg courier.Message, what string) (sent bool, err error) {
+// with its requested event and its message in the same transaction: the
+// message is sent by the send queue's workers once it commits, so the
+// answer never waits for the provider. sent means accepted for delivery.
+func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch store.Challenge, supersede []string, msg outbound.Request) (sent bool, err error) {
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var events []webhook.Event
 		if r.New {
@@ -178,24 +164,10 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 		if err := s.events.EmitMany(ctx, tx, ch.AppID, events...); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, app, msg, challengeRef(ch, what))
+		msg.Ref = challengeRef(ch)
+		return s.out.Send(ctx, tx, app, msg)
 	})
 	return err == nil, err
-}
-
-// message renders the message name for id, by e-mail or SMS as id is, in
-// the first of langs that has it (then its base language, then English),
-// from the app's override or the built-in template (messages.Service.Render).
-// AppName is filled in from app.
-func (s *Service) message(ctx context.Context, q store.Queries, app store.App, id appuser.Identifier, name string, v courier.Vars, langs []string) (courier.Message, error) {
-	msg := courier.Message{To: id.Value, AppID: app.ID, Channel: courier.ChannelEmail}
-	if id.Kind == appuser.KindPhone {
-		msg.Channel = courier.ChannelSMS
-	}
-	v.AppName = app.Name
-	r, err := s.messages.Render(ctx, q, app.ID, name, msg.Channel, langs, v)
-	msg.Subject, msg.Text, msg.HTML = r.Subject, r.Text, r.HTML
-	return msg, err
 }
 
 // Decoy poll handles. A magic-link request for an identifier that gets no

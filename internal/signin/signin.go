@@ -12,9 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -134,8 +133,7 @@ type Service struct {
 	keys     *token.Keyring
 	sealer   *token.Sealer
 	hasher   *token.Hasher
-	sends    *sendqueue.Queue
-	messages *messages.Service
+	out      *outbound.Service
 	users    *appuser.Service
 	limiter  Limiter
 	events   *webhook.Emitter
@@ -153,11 +151,9 @@ type Deps struct {
 	Keyring *token.Keyring
 	Sealer  *token.Sealer
 	Hasher  *token.Hasher
-	// Sends is the send queue: every code, link and notice is committed
-	// to it with its challenge or cause, and workers send it.
-	Sends *sendqueue.Queue
-	// Messages renders them (templates, the app's overrides, languages).
-	Messages *messages.Service
+	// Outbound guards, renders and queues every code, link and notice:
+	// each is committed with its challenge or cause, and workers send it.
+	Outbound *outbound.Service
 	Users    *appuser.Service
 	Limiter  Limiter
 	// Events receives verification and auth.login.failed events inside the
@@ -186,8 +182,8 @@ func New(d Deps) *Service {
 	if d.Settings.RefreshGrace < 0 {
 		d.Settings.RefreshGrace = 0
 	}
-	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, sends: d.Sends,
-		messages: d.Messages, users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, out: d.Outbound,
+		users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
 		push: d.Push, now: d.Now, log: d.Log}
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
-// The SMS fraud guards (security R-RL-3, package smsguard) stand in front of
+// The SMS fraud guards (security R-RL-3, outbound.Guard) stand in front of
 // every code and link that goes by SMS: /otps/login and magic links to a
 // phone (resolve), sign-in challenges (createSignIn), the other challenges
 // with sms_otp (mfa, step_up, verify_contact, change_identifier,
@@ -24,7 +24,7 @@ func (s *Service) guardSMS(ctx context.Context, app store.App, id appuser.Identi
 	if id.Kind != appuser.KindPhone {
 		return nil
 	}
-	return s.users.GuardSMS(ctx, app, id.Value)
+	return s.out.Guard(ctx, app, id.Value)
 }
 
 // guardChallengeSMS asks the guard before ch's code goes out by SMS.
@@ -32,7 +32,7 @@ func (s *Service) guardChallengeSMS(ctx context.Context, app store.App, ch store
 	if ch.Method != MethodSMSOTP {
 		return nil
 	}
-	return s.users.GuardSMS(ctx, app, ch.Recipient)
+	return s.out.Guard(ctx, app, ch.Recipient)
 }
 
 // checkSMS refuses, before a sign-in challenge looks anyone up, a phone
@@ -43,5 +43,5 @@ func (s *Service) checkSMS(ctx context.Context, app store.App, id appuser.Identi
 	if id.Kind != appuser.KindPhone || (method != MethodSMSOTP && method != MethodMagicLink) {
 		return nil
 	}
-	return s.users.CheckSMS(ctx, app, id.Value)
+	return s.out.Check(ctx, app, id.Value)
 }

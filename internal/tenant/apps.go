@@ -286,7 +286,6 @@ func (s *Service) DeleteApp(ctx context.Context, p access.Principal, workspaceID
 		return notFound(tx.DeleteApp(ctx, workspaceID, id), ErrAppNotFound)
 	})
 	s.apps.Forget(id)
-	s.providers.Forget(id)
 	return err
 }
 

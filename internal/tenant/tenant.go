@@ -47,9 +47,6 @@ type Service struct {
 	now       store.Clock
 	log       *slog.Logger
 	apps      *ttlcache.Cache[App]
-	// msg and providers: the apps' own message providers (providers.go).
-	msg       MessageDeps
-	providers *ttlcache.Cache[*providerSet]
 	// spare holds a key made for an app change that was not stored (see
 	// preparedKey), by algorithm.
 	spareMu sync.Mutex
@@ -67,8 +64,6 @@ type Deps struct {
 	AccessTokenAlg string
 	Now            func() time.Time
 	Log            *slog.Logger
-	// Messages serve the apps' own message providers.
-	Messages MessageDeps
 }
 
 // New returns a Service.
@@ -80,8 +75,7 @@ func New(d Deps) *Service {
 		d.AccessTokenAlg = token.Algorithm
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, issuer: d.Issuer, accessAlg: d.AccessTokenAlg, now: d.Now, log: d.Log,
-		apps: ttlcache.New[App](AppCacheTTL, d.Now), spare: map[string]store.SigningKey{},
-		msg: d.Messages, providers: ttlcache.New[*providerSet](ProviderCacheTTL, d.Now)}
+		apps: ttlcache.New[App](AppCacheTTL, d.Now), spare: map[string]store.SigningKey{}}
 }
 
 // clock is the time now as the store keeps it (store.Clock.Now).

@@ -1,4 +1,4 @@
-package sendqueue
+package outbound
 
 import (
 	"context"

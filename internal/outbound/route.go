@@ -1,4 +1,4 @@
-package tenant
+package outbound
 
 import (
 	"context"
@@ -6,28 +6,29 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
 // ProviderCacheTTL is how long the providers built for an app are used
-// without reading its settings again: a change made through this Service is
+// without reading its settings again: a change made through these Providers is
 // used at once, one made by another replica within the TTL.
-const ProviderCacheTTL = AppCacheTTL
+const ProviderCacheTTL = 2 * time.Second
 
-// MessageRouter returns the courier.Provider the services send through: a
+// Router returns the courier.Provider the services send through: a
 // message of an app (Message.AppID) goes through the app's enabled provider
 // for its channel, and otherwise, like a message of no app, through
 // fallback (the server-wide provider). An app's settings are read at most
 // once per ProviderCacheTTL, and its providers built again only when they
 // changed.
-func (s *Service) MessageRouter(fallback courier.Provider) courier.Provider {
+func (s *Providers) Router(fallback courier.Provider) courier.Provider {
 	return &messageRouter{s: s, fallback: fallback}
 }
 
 type messageRouter struct {
-	s        *Service
+	s        *Providers
 	fallback courier.Provider
 }
 
@@ -61,8 +62,8 @@ type providerSet struct {
 }
 
 // appProviders returns the app's provider set, from the cache while fresh.
-func (s *Service) appProviders(ctx context.Context, appID string) (*providerSet, error) {
-	set, _, fresh, gen := s.providers.Get(appID)
+func (s *Providers) appProviders(ctx context.Context, appID string) (*providerSet, error) {
+	set, _, fresh, gen := s.cache.Get(appID)
 	if fresh {
 		return set, nil
 	}
@@ -105,12 +106,12 @@ func (s *Service) appProviders(ctx context.Context, appID string) (*providerSet,
 			}
 		}
 	}
-	s.providers.Put(appID, next, gen)
+	s.cache.Put(appID, next, gen)
 	return next, nil
 }
 
 // build makes the provider of a stored row.
-func (s *Service) build(r store.MessageProvider) (courier.Provider, error) {
+func (s *Providers) build(r store.MessageProvider) (courier.Provider, error) {
 	settings, err := s.settings(r)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (s *Service) build(r store.MessageProvider) (courier.Provider, error) {
 // of its own (one that cannot be built counts: its messages fail rather
 // than fall back). The SMS guards let only such apps go past the server's
 // countries and cap. A read error counts as no.
-func (s *Service) SendsOwn(ctx context.Context, appID string, ch courier.Channel) bool {
+func (s *Providers) SendsOwn(ctx context.Context, appID string, ch courier.Channel) bool {
 	set, err := s.appProviders(ctx, appID)
 	if err != nil {
 		return false

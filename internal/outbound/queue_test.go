@@ -1,4 +1,4 @@
-package sendqueue_test
+package outbound_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
-	"github.com/gatehouse-auth/gatehouse/internal/sendqueue"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -117,13 +117,13 @@ func TestEnqueueCommitsWithTheTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := sendqueue.New(jobs, sealer, 3)
+		q := outbound.NewQueue(jobs, sealer, 3)
 		msg := func(to string) courier.Message {
 			return courier.Message{Channel: courier.ChannelEmail, To: to, Subject: "Hi", Text: "hello", AppID: f.app.ID}
 		}
 		boom := errors.New("the change failed")
 		err = sys.DB.Tx(ctx, func(tx *store.Tx) error {
-			if err := q.Enqueue(ctx, tx, msg("rolled@example.com"), sendqueue.Ref{What: "test"}); err != nil {
+			if err := q.Enqueue(ctx, tx, msg("rolled@example.com"), outbound.Ref{}, "test"); err != nil {
 				return err
 			}
 			return boom
@@ -135,7 +135,7 @@ func TestEnqueueCommitsWithTheTransaction(t *testing.T) {
 			t.Fatalf("MessagesUnfinished after a rollback = %d, %v; want 0", n, err)
 		}
 		err = sys.DB.Tx(ctx, func(tx *store.Tx) error {
-			return q.Enqueue(ctx, tx, msg("kept@example.com"), sendqueue.Ref{What: "test"})
+			return q.Enqueue(ctx, tx, msg("kept@example.com"), outbound.Ref{}, "test")
 		})
 		if err != nil {
 			t.Fatalf("Tx = %v", err)

@@ -1,9 +1,8 @@
-package smsguard_test
+package outbound_test
 
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,13 +10,13 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
 
-func settings() smsguard.Settings {
-	return smsguard.Settings{AllowedCountries: []string{"US", "CA", "GB", "DE"}, Burst: 3, Window: 10 * time.Minute,
+func settings() outbound.GuardSettings {
+	return outbound.GuardSettings{AllowedCountries: []string{"US", "CA", "GB", "DE"}, Burst: 3, Window: 10 * time.Minute,
 		FirstWait: time.Minute, MaxWait: 32 * time.Minute, Quiet: time.Hour, DailyCap: 1000, PrefixHourlyCap: 30}
 }
 
@@ -48,7 +47,7 @@ func TestCheck(t *testing.T) {
 	// App "own" sends SMS through a provider of its own; the others through
 	// the server's.
 	owns := func(_ context.Context, appID string) bool { return appID == "own" }
-	g := smsguard.New(smsguard.Deps{Settings: settings(), OwnsSMS: owns})
+	g := outbound.NewGuard(outbound.GuardDeps{Settings: settings(), OwnsSMS: owns})
 	tests := []struct {
 		number string
 		want   error
@@ -58,20 +57,20 @@ func TestCheck(t *testing.T) {
 		{"+16135550123", nil},  // Canada
 		{"+447400123456", nil}, // UK mobile
 		{"+4915123456789", nil},
-		{"+442079460000", smsguard.ErrLineTypeNotAllowed}, // UK landline (London drama range)
-		{"+449098790000", smsguard.ErrLineTypeNotAllowed}, // UK premium rate
-		{"+448431234567", smsguard.ErrLineTypeNotAllowed}, // UK shared cost
-		{"+448001234567", smsguard.ErrLineTypeNotAllowed}, // UK toll free
-		{"+447012345678", smsguard.ErrLineTypeNotAllowed}, // UK personal number
-		{"+447640123456", smsguard.ErrLineTypeNotAllowed}, // UK pager
-		{"+443001234567", smsguard.ErrLineTypeNotAllowed}, // UK UAN
-		{"+18005550100", smsguard.ErrLineTypeNotAllowed},  // US toll free
-		{"+19005550100", smsguard.ErrLineTypeNotAllowed},  // US premium rate
-		{"+49301234567", smsguard.ErrLineTypeNotAllowed},  // Berlin landline
-		{"+18765550100", smsguard.ErrCountryNotAllowed},   // Jamaica, +1 but not US
-		{"+447911123456", smsguard.ErrCountryNotAllowed},  // Guernsey, +44 but not GB
-		{"+33612345678", smsguard.ErrCountryNotAllowed},   // France: not in this list
-		{"+881612345678", smsguard.ErrCountryNotAllowed},  // satellite (region 001)
+		{"+442079460000", outbound.ErrLineTypeNotAllowed}, // UK landline (London drama range)
+		{"+449098790000", outbound.ErrLineTypeNotAllowed}, // UK premium rate
+		{"+448431234567", outbound.ErrLineTypeNotAllowed}, // UK shared cost
+		{"+448001234567", outbound.ErrLineTypeNotAllowed}, // UK toll free
+		{"+447012345678", outbound.ErrLineTypeNotAllowed}, // UK personal number
+		{"+447640123456", outbound.ErrLineTypeNotAllowed}, // UK pager
+		{"+443001234567", outbound.ErrLineTypeNotAllowed}, // UK UAN
+		{"+18005550100", outbound.ErrLineTypeNotAllowed},  // US toll free
+		{"+19005550100", outbound.ErrLineTypeNotAllowed},  // US premium rate
+		{"+49301234567", outbound.ErrLineTypeNotAllowed},  // Berlin landline
+		{"+18765550100", outbound.ErrCountryNotAllowed},   // Jamaica, +1 but not US
+		{"+447911123456", outbound.ErrCountryNotAllowed},  // Guernsey, +44 but not GB
+		{"+33612345678", outbound.ErrCountryNotAllowed},   // France: not in this list
+		{"+881612345678", outbound.ErrCountryNotAllowed},  // satellite (region 001)
 	}
 	for _, tt := range tests {
 		if got := g.Check(ctx, store.App{}, tt.number); !errors.Is(got, tt.want) {
@@ -84,13 +83,13 @@ func TestCheck(t *testing.T) {
 	if err := g.Check(ctx, own("FR"), "+33612345678"); err != nil {
 		t.Errorf("Check(FR mobile, own provider, app allows FR) = %v", err)
 	}
-	if err := g.Check(ctx, own("FR"), "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
+	if err := g.Check(ctx, own("FR"), "+14155550163"); !errors.Is(err, outbound.ErrCountryNotAllowed) {
 		t.Errorf("Check(US, own provider, app allows FR only) = %v; want country refused", err)
 	}
 	if err := g.Check(ctx, own("*"), "+18765550100"); err != nil {
 		t.Errorf("Check(JM, own provider, app allows *) = %v", err)
 	}
-	if err := g.Check(ctx, own([]string{}...), "+14155550163"); !errors.Is(err, smsguard.ErrCountryNotAllowed) {
+	if err := g.Check(ctx, own([]string{}...), "+14155550163"); !errors.Is(err, outbound.ErrCountryNotAllowed) {
 		t.Errorf("Check(own provider, app allows none) = %v; want country refused", err)
 	}
 	// An app on the server's provider may only narrow the server's list.
@@ -100,10 +99,10 @@ func TestCheck(t *testing.T) {
 		number string
 		want   error
 	}{
-		{shared("FR"), "+33612345678", smsguard.ErrCountryNotAllowed},       // FR is not the server's
-		{shared("*"), "+18765550100", smsguard.ErrCountryNotAllowed},        // * is the server's list
+		{shared("FR"), "+33612345678", outbound.ErrCountryNotAllowed},       // FR is not the server's
+		{shared("*"), "+18765550100", outbound.ErrCountryNotAllowed},        // * is the server's list
 		{shared("GB", "FR"), "+447400123456", nil},                          // GB is the server's too
-		{shared("GB", "FR"), "+14155550163", smsguard.ErrCountryNotAllowed}, // narrowed away
+		{shared("GB", "FR"), "+14155550163", outbound.ErrCountryNotAllowed}, // narrowed away
 	} {
 		if err := g.Check(ctx, tt.app, tt.number); !errors.Is(err, tt.want) {
 			t.Errorf("Check(%s, server provider, app allows %v) = %v; want %v", tt.number, tt.app.SMSAllowedCountries, err, tt.want)
@@ -121,7 +120,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("DailyCap(own provider, app cap %d) = %d; want it", server*10, got)
 	}
 	// VoIP only by setting.
-	if smsguard.MobileType(phonenumbers.VOIP, false) || !smsguard.MobileType(phonenumbers.VOIP, true) {
+	if outbound.MobileType(phonenumbers.VOIP, false) || !outbound.MobileType(phonenumbers.VOIP, true) {
 		t.Errorf("MobileType(VOIP) does not follow sms.allow_voip")
 	}
 }
@@ -132,20 +131,8 @@ func TestPrefix(t *testing.T) {
 		"+447400123456": "+44740012",
 		"+6421234567":   "+642123",
 	} {
-		if got := smsguard.Prefix(number); got != want {
+		if got := outbound.Prefix(number); got != want {
 			t.Errorf("Prefix(%s) = %s; want %s", number, got, want)
-		}
-	}
-}
-
-func TestParseCountries(t *testing.T) {
-	got, err := smsguard.ParseCountries([]string{"us", " GB", "US"})
-	if err != nil || !slices.Equal(got, []string{"US", "GB"}) {
-		t.Errorf("ParseCountries = %v, %v; want [US GB]", got, err)
-	}
-	for _, bad := range [][]string{{"XX"}, {"USA"}, {"*", "US"}, {"toolongforacode"}} {
-		if _, err := smsguard.ParseCountries(bad); err == nil {
-			t.Errorf("ParseCountries(%q) = nil error", bad)
 		}
 	}
 }
@@ -154,14 +141,14 @@ func TestParseCountries(t *testing.T) {
 func TestWaits(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		clock := fakeclock.New(time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC))
-		g := smsguard.New(smsguard.Deps{DB: db, Settings: settings(), Now: clock.Now, Jitter: func(d time.Duration) time.Duration { return d }})
+		g := outbound.NewGuard(outbound.GuardDeps{DB: db, Settings: settings(), Now: clock.Now, Jitter: func(d time.Duration) time.Duration { return d }})
 		a := app(t, db)
 		ctx := context.Background()
 		take := func() time.Duration {
 			t.Helper()
 			err := g.Take(ctx, a, "+14155552671")
-			var le *smsguard.LimitError
-			if errors.As(err, &le) && le.Limit == smsguard.LimitNumber {
+			var le *outbound.LimitError
+			if errors.As(err, &le) && le.Limit == outbound.LimitNumber {
 				return le.RetryAfter
 			}
 			if err != nil {
@@ -219,18 +206,18 @@ func TestRacingSends(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		s := settings()
 		s.PrefixHourlyCap, s.DailyCap = 5, 7
-		g := smsguard.New(smsguard.Deps{DB: db, Settings: s})
+		g := outbound.NewGuard(outbound.GuardDeps{DB: db, Settings: s})
 		a := app(t, db)
-		run := func(numbers func(i int) string) (ok int, refused map[smsguard.Limit]int) {
+		run := func(numbers func(i int) string) (ok int, refused map[outbound.Limit]int) {
 			var mu sync.Mutex
 			var wg sync.WaitGroup
-			refused = map[smsguard.Limit]int{}
+			refused = map[outbound.Limit]int{}
 			for i := range 12 {
 				wg.Go(func() {
 					err := g.Take(context.Background(), a, numbers(i))
 					mu.Lock()
 					defer mu.Unlock()
-					var le *smsguard.LimitError
+					var le *outbound.LimitError
 					switch {
 					case err == nil:
 						ok++
@@ -244,14 +231,14 @@ func TestRacingSends(t *testing.T) {
 			wg.Wait()
 			return ok, refused
 		}
-		if ok, refused := run(func(int) string { return "+14155552671" }); ok != 3 || refused[smsguard.LimitNumber] != 9 {
+		if ok, refused := run(func(int) string { return "+14155552671" }); ok != 3 || refused[outbound.LimitNumber] != 9 {
 			t.Errorf("12 racing sends to one number: %d went, refused %v; want 3 and 9 by its waits", ok, refused)
 		}
 		// Two more of the prefix's 5 this hour, then the app's 7 for the day.
-		if ok, refused := run(func(i int) string { return "+1415555" + string(rune('3'+i%6)) + "000" }); ok != 2 || refused[smsguard.LimitPrefix] != 10 {
+		if ok, refused := run(func(i int) string { return "+1415555" + string(rune('3'+i%6)) + "000" }); ok != 2 || refused[outbound.LimitPrefix] != 10 {
 			t.Errorf("12 racing sends in one prefix: %d went, refused %v; want 2, 10 by the prefix cap", ok, refused)
 		}
-		if ok, refused := run(func(i int) string { return "+1212555" + string(rune('0'+i%10)) + "10" + string(rune('0'+i/10)) }); ok != 2 || refused[smsguard.LimitDaily] != 10 {
+		if ok, refused := run(func(i int) string { return "+1212555" + string(rune('0'+i%10)) + "10" + string(rune('0'+i/10)) }); ok != 2 || refused[outbound.LimitDaily] != 10 {
 			t.Errorf("12 racing sends to other prefixes: %d went, refused %v; want 2, 10 by the daily cap", ok, refused)
 		}
 	})

@@ -1,8 +1,14 @@
 package tenant
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
-	"github.com/gatehouse-auth/gatehouse/internal/smsguard"
 )
 
 // MaxSMSDailyCap bounds an app's own sms_daily_cap.
@@ -22,7 +28,7 @@ func applySMS(a *App, in AppSettings) error {
 			if len(list) > 250 {
 				return errs.Invalidf("sms_allowed_countries", "must list at most 250 countries")
 			}
-			out, err := smsguard.ParseCountries(list)
+			out, err := parseCountries(list)
 			if err != nil {
 				return errs.Invalidf("sms_allowed_countries", "is not valid: %s; list ISO 3166-1 alpha-2 codes such as US or GB, [\"*\"] for every country, or [\"default\"] for the server's list", err.Error())
 			}
@@ -36,4 +42,28 @@ func applySMS(a *App, in AppSettings) error {
 		a.SMSDailyCap = *in.SMSDailyCap
 	}
 	return nil
+}
+
+// parseCountries normalises a list of allowed countries: ISO 3166-1
+// alpha-2 codes of regions with phone numbers (upper-cased, deduplicated)
+// or "*" alone for every country.
+func parseCountries(in []string) ([]string, error) {
+	out := []string{}
+	for _, c := range in {
+		c = strings.ToUpper(strings.TrimSpace(c))
+		switch {
+		case c == "*":
+		case len(c) > 8:
+			return nil, errors.New("a code is not two letters")
+		case len(c) != 2 || phonenumbers.GetCountryCodeForRegion(c) == 0:
+			return nil, fmt.Errorf("%q is not an ISO 3166-1 alpha-2 country code with phone numbers", c)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if slices.Contains(out, "*") && len(out) > 1 {
+		return nil, errors.New(`"*" (every country) stands alone`)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package messages_test
+package outbound_test
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/fakeclock"
-	"github.com/gatehouse-auth/gatehouse/internal/messages"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC)
 
-func setup(t *testing.T, db *store.DB) (*messages.Service, *fakeclock.Clock) {
+func setup(t *testing.T, db *store.DB) (*outbound.Templates, *fakeclock.Clock) {
 	t.Helper()
 	ctx := context.Background()
 	if err := db.CreateWorkspace(ctx, store.Workspace{ID: "ws1", Name: "W", Slug: "w", Settings: []byte(`{}`), UserInfoRequirement: "none",
@@ -34,7 +34,7 @@ func setup(t *testing.T, db *store.DB) (*messages.Service, *fakeclock.Clock) {
 		t.Fatal(err)
 	}
 	clock := fakeclock.New(t0)
-	return messages.New(messages.Deps{DB: db, Templates: tpl, BaseURL: "https://auth.example.com", Now: clock.Now}), clock
+	return outbound.NewTemplates(outbound.TemplatesDeps{DB: db, Templates: tpl, BaseURL: "https://auth.example.com", Now: clock.Now}), clock
 }
 
 // Render reads an app's overrides once per CacheTTL: a change through the
@@ -70,7 +70,7 @@ func TestRenderCachesOverrides(t *testing.T) {
 		if got := render(); got != "A 123456" {
 			t.Errorf("within the TTL = %q; want the cached override", got)
 		}
-		clock.Advance(messages.CacheTTL)
+		clock.Advance(outbound.TemplateCacheTTL)
 		if got := render(); got != "123456 est votre code Acme." {
 			t.Errorf("after the TTL = %q; want the built-in again", got)
 		}
@@ -95,10 +95,10 @@ func TestServiceChecksAndAuthorises(t *testing.T) {
 		if _, err := s.Put(ctx, access.Operator(), "app1", bad); !errors.As(err, &inv) || inv.Field != "text" || !strings.Contains(inv.Reason, ".Nope") {
 			t.Errorf("Put(bad) = %v; want Invalid on text naming .Nope", err)
 		}
-		if err := s.Delete(ctx, access.Operator(), "app1", ov.Name, ov.Channel, "de"); !errors.Is(err, messages.ErrTemplateNotFound) {
+		if err := s.Delete(ctx, access.Operator(), "app1", ov.Name, ov.Channel, "de"); !errors.Is(err, outbound.ErrTemplateNotFound) {
 			t.Errorf("Delete(none) = %v; want ErrTemplateNotFound", err)
 		}
-		p, err := s.Preview(ctx, access.Operator(), "app1", messages.PreviewRequest{Name: courier.TemplateMagicLink, Channel: courier.ChannelSMS})
+		p, err := s.Preview(ctx, access.Operator(), "app1", outbound.PreviewRequest{Name: courier.TemplateMagicLink, Channel: courier.ChannelSMS})
 		if err != nil || p.SMS == nil || p.SMS.Segments != 1 || !strings.Contains(p.Text, "https://auth.example.com/m/") || p.Locale != "en" {
 			t.Errorf("Preview(magic_link sms) = %+v, %v", p, err)
 		}
@@ -106,11 +106,11 @@ func TestServiceChecksAndAuthorises(t *testing.T) {
 }
 
 func TestLanguages(t *testing.T) {
-	got := messages.Languages(map[string]any{"locale": "pt_br"}, []string{"de", "en"})
+	got := outbound.Languages(map[string]any{"locale": "pt_br"}, []string{"de", "en"})
 	if strings.Join(got, ",") != "pt-BR,de,en" {
 		t.Errorf("Languages = %v", got)
 	}
-	if got := messages.Languages(map[string]any{"locale": 3}, []string{"de"}); strings.Join(got, ",") != "de" {
+	if got := outbound.Languages(map[string]any{"locale": 3}, []string{"de"}); strings.Join(got, ",") != "de" {
 		t.Errorf("Languages(bad locale) = %v", got)
 	}
 }
@@ -132,7 +132,7 @@ func BenchmarkRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := messages.New(messages.Deps{DB: db, Templates: tpl, Now: fakeclock.New(t0).Now})
+	s := outbound.NewTemplates(outbound.TemplatesDeps{DB: db, Templates: tpl, Now: fakeclock.New(t0).Now})
 	v := courier.Vars{AppName: "Acme", Code: "123456", ExpiresIn: 10 * time.Minute}
 	for b.Loop() {
 		if _, err := s.Render(ctx, db.Queries, "app1", courier.TemplateLoginCode, courier.ChannelSMS, []string{"de-AT", "en"}, v); err != nil {

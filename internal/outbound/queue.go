@@ -1,4 +1,4 @@
-// Package sendqueue makes every outbound message (one-time codes, magic and
+// The send queue (Queue) makes every outbound message (one-time codes, magic and
 // invitation links, security notices) a durable River job, inserted in the
 // same transaction as the challenge or change that causes it, and sends it
 // from workers with retries. A request never waits for a provider, and a
@@ -7,7 +7,8 @@
 // The job row never holds a code or a link in clear: the whole rendered
 // message is sealed with the master key (AES-GCM), its additional data
 // binding it to the job's app and challenge.
-package sendqueue
+
+package outbound
 
 import (
 	"context"
@@ -61,8 +62,6 @@ type Ref struct {
 	ChallengeID string
 	// Version is Fingerprint(the challenge's SecretHash) when ChallengeID is set.
 	Version string
-	// What names the message for logs (its template).
-	What string
 }
 
 // Fingerprint is the short form of a challenge's secret hash that a message
@@ -81,9 +80,9 @@ type Queue struct {
 	maxAttempts int
 }
 
-// New returns a Queue inserting on jobs; each message is tried at most
+// NewQueue returns a Queue inserting on jobs; each message is tried at most
 // maxAttempts times (0 means 10).
-func New(jobs *queue.Queue, sealer *token.Sealer, maxAttempts int) *Queue {
+func NewQueue(jobs *queue.Queue, sealer *token.Sealer, maxAttempts int) *Queue {
 	if maxAttempts <= 0 {
 		maxAttempts = 10
 	}
@@ -91,26 +90,27 @@ func New(jobs *queue.Queue, sealer *token.Sealer, maxAttempts int) *Queue {
 }
 
 // ErrNoQueue is returned by a nil Queue.
-var ErrNoQueue = errors.New("sendqueue: no send queue")
+var ErrNoQueue = errors.New("outbound: no send queue")
 
-// Enqueue seals msg and inserts its job inside tx: it is sent, by a worker,
-// only if tx commits, and is not lost once it has. Callers decide before
-// that a message is to be sent at all (test identities get none).
-func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, ref Ref) error {
+// Enqueue seals msg (what names it: its template) and inserts its job
+// inside tx: it is sent, by a worker, only if tx commits, and is not lost
+// once it has. Service.Send decides before that a message is to be sent at
+// all (test identities get none).
+func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, ref Ref, what string) error {
 	if q == nil {
 		return ErrNoQueue
 	}
 	if msg.AppID == "" {
-		return errors.New("sendqueue: a message needs its app id")
+		return errors.New("outbound: a message needs its app id")
 	}
 	plain, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
-	args := Args{AppID: msg.AppID, ChallengeID: ref.ChallengeID, Version: ref.Version, What: ref.What,
+	args := Args{AppID: msg.AppID, ChallengeID: ref.ChallengeID, Version: ref.Version, What: what,
 		Channel: string(msg.Channel), To: courier.MaskAddress(msg.To)}
 	if args.Sealed, err = q.sealer.Seal(plain, additionalData(args)); err != nil {
-		return fmt.Errorf("sendqueue: seal message: %w", err)
+		return fmt.Errorf("outbound: seal message: %w", err)
 	}
 	return q.jobs.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: QueueName, MaxAttempts: q.maxAttempts})
 }

@@ -1,4 +1,4 @@
-package tenant_test
+package outbound_test
 
 import (
 	"bytes"
@@ -9,15 +9,15 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/courier/couriertest"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
-	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 // TestMessageRouterAcrossReplicas checks the bound on how stale the router's
 // providers may be: a change made through the same Service applies to the
 // next message; one made by another replica (peer: same database and
-// clock) within tenant.ProviderCacheTTL. Messages of other apps and of no
+// clock) within outbound.ProviderCacheTTL. Messages of other apps and of no
 // app go to the fallback throughout.
 func TestMessageRouterAcrossReplicas(t *testing.T) {
 	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
@@ -27,7 +27,7 @@ func TestMessageRouterAcrossReplicas(t *testing.T) {
 		a := sys.App(t, ws.ID, "Shop", nil)
 		b := sys.App(t, ws.ID, "Other", nil)
 		fallback := &couriertest.Recorder{}
-		router := sys.Tenants.MessageRouter(fallback)
+		router := sys.Outbound.Providers.Router(fallback)
 		sms := func(appID, to string) courier.Message {
 			return courier.Message{Channel: courier.ChannelSMS, AppID: appID, To: to, Text: "code"}
 		}
@@ -46,20 +46,20 @@ func TestMessageRouterAcrossReplicas(t *testing.T) {
 
 		// The peer enables the log provider (SMS and e-mail) for app a.
 		sys.Clock.Advance(500 * time.Millisecond)
-		if _, err := peer.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "log", Enabled: ptr(true)}); err != nil {
-			t.Fatalf("peer UpdateMessageProvider: %v", err)
+		if _, err := peer.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "log", Enabled: ptr(true)}); err != nil {
+			t.Fatalf("peer Update: %v", err)
 		}
 		// Within the bound sys may still use what it built...
-		sys.Clock.Advance(tenant.ProviderCacheTTL - 500*time.Millisecond - time.Nanosecond)
+		sys.Clock.Advance(outbound.ProviderCacheTTL - 500*time.Millisecond - time.Nanosecond)
 		send(sms(a.ID, "+14155550002"))
 		if !reached("+14155550002") {
-			t.Errorf("just under %v after reading: the cached (fallback) routing was not used", tenant.ProviderCacheTTL)
+			t.Errorf("just under %v after reading: the cached (fallback) routing was not used", outbound.ProviderCacheTTL)
 		}
 		// ...and once it is reached, it reads the change.
 		sys.Clock.Advance(time.Nanosecond)
 		send(sms(a.ID, "+14155550003"))
 		if reached("+14155550003") {
-			t.Errorf("%v after reading: the peer's provider was not used", tenant.ProviderCacheTTL)
+			t.Errorf("%v after reading: the peer's provider was not used", outbound.ProviderCacheTTL)
 		}
 		send(sms(b.ID, "+14155550004"))
 		send(courier.Message{Channel: courier.ChannelEmail, To: "ops@example.com", Subject: "s", Text: "t"})
@@ -68,8 +68,8 @@ func TestMessageRouterAcrossReplicas(t *testing.T) {
 		}
 
 		// A change through sys applies at once.
-		if _, err := sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "log", Enabled: ptr(false)}); err != nil {
-			t.Fatalf("UpdateMessageProvider: %v", err)
+		if _, err := sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "log", Enabled: ptr(false)}); err != nil {
+			t.Fatalf("Update: %v", err)
 		}
 		send(sms(a.ID, "+14155550005"))
 		if !reached("+14155550005") {
@@ -86,10 +86,10 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 		ws, _ := sys.Workspace(t, "Rest")
 		a := sys.App(t, ws.ID, "Shop", nil)
 		secret := "smtp-password-0123456789abcdef"
-		_, err := sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp",
+		_, err := sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"host": ptr("smtp.shop.example"), "from": ptr("shop@shop.example"), "username": ptr("shop"), "password": ptr(secret)}})
 		if err != nil {
-			t.Fatalf("UpdateMessageProvider: %v", err)
+			t.Fatalf("Update: %v", err)
 		}
 		rows, err := sys.DB.ListMessageProviders(ctx, a.ID)
 		if err != nil || len(rows) != 1 {
@@ -106,16 +106,16 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 		if err := sys.DB.PutMessageProvider(ctx, moved); err != nil {
 			t.Fatalf("PutMessageProvider: %v", err)
 		}
-		if _, err := sys.Tenants.MessageProviders(ctx, operator, b.ID); err == nil {
-			t.Errorf("MessageProviders with secrets sealed for another app = nil error; want the seal to refuse")
+		if _, err := sys.Outbound.Providers.List(ctx, operator, b.ID); err == nil {
+			t.Errorf("List with secrets sealed for another app = nil error; want the seal to refuse")
 		}
 
 		// A refused setting names itself.
-		_, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp",
+		_, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"port": ptr("99999")}})
 		var inv *errs.Invalid
 		if !errors.As(err, &inv) || inv.Field != "config.port" {
-			t.Errorf("UpdateMessageProvider(port 99999) = %v; want invalid config.port", err)
+			t.Errorf("Update(port 99999) = %v; want invalid config.port", err)
 		}
 
 		// A stored secret never follows the provider to a new destination:
@@ -125,22 +125,22 @@ func TestMessageProviderSecretsAtRest(t *testing.T) {
 			{"host": ptr("smtp.attacker.example")},
 			{"port": ptr("2525")},
 			{"tls": ptr("none")},
-			{"host": ptr("smtp.attacker.example"), "password": ptr(tenant.SecretHint(secret))},
+			{"host": ptr("smtp.attacker.example"), "password": ptr(outbound.SecretHint(secret))},
 		} {
-			_, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp", Config: change})
+			_, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp", Config: change})
 			if !errors.As(err, &inv) || inv.Field != "config.password" {
-				t.Errorf("UpdateMessageProvider(%v) = %v; want invalid config.password", keys(change), err)
+				t.Errorf("Update(%v) = %v; want invalid config.password", keys(change), err)
 			}
 		}
 		// With the secret sent again, the move is the caller's own.
-		if _, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp",
+		if _, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"host": ptr("smtp2.shop.example"), "password": ptr("another-password-0123")}}); err != nil {
-			t.Errorf("UpdateMessageProvider(host and password) = %v; want nil", err)
+			t.Errorf("Update(host and password) = %v; want nil", err)
 		}
 		// Changing what is not a destination keeps the secret.
-		if _, err = sys.Tenants.UpdateMessageProvider(ctx, operator, a.ID, tenant.ProviderChange{Slug: "smtp",
+		if _, err = sys.Outbound.Providers.Update(ctx, operator, a.ID, outbound.ProviderChange{Slug: "smtp",
 			Config: map[string]*string{"from": ptr("hello@shop.example")}}); err != nil {
-			t.Errorf("UpdateMessageProvider(from) = %v; want nil", err)
+			t.Errorf("Update(from) = %v; want nil", err)
 		}
 	})
 }
@@ -162,8 +162,12 @@ func TestSecretHint(t *testing.T) {
 		{"SG.abcdefghijklmnopqrstuvwxyz0123", "****0123"},
 	}
 	for _, tt := range tests {
-		if got := tenant.SecretHint(tt.secret); got != tt.want {
+		if got := outbound.SecretHint(tt.secret); got != tt.want {
 			t.Errorf("SecretHint(%q) = %q; want %q", tt.secret, got, tt.want)
 		}
 	}
 }
+
+var operator = servertest.Operator
+
+func ptr[T any](v T) *T { return &v }

@@ -1,9 +1,10 @@
-// Package messages renders the e-mails and SMS Gatehouse sends, in the
+// Templates render the e-mails and SMS Gatehouse sends, in the
 // recipient's language, from the built-in templates or the app's own
 // (overrides), and manages those overrides. Senders call Render, which
 // reads an app's overrides from a short-lived cache, so a send costs no
 // database read; the admin API calls List, Put, Delete and Preview.
-package messages
+
+package outbound
 
 import (
 	"context"
@@ -20,16 +21,16 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
-// CacheTTL is how long Render may use an app's overrides without reading
+// TemplateCacheTTL is how long Render may use an app's overrides without reading
 // them again: a change made on another replica shows within it (a change
-// through this Service, at once). It matches the app cache of tenant.
-const CacheTTL = 2 * time.Second
+// through these Templates, at once). It matches the app cache of tenant.
+const TemplateCacheTTL = 2 * time.Second
 
 // ErrTemplateNotFound answers a delete of an override the app does not have.
 var ErrTemplateNotFound = errors.New("message template not found")
 
-// Service renders messages and keeps apps' overrides.
-type Service struct {
+// Templates render messages and keep apps' overrides.
+type Templates struct {
 	db        *store.DB
 	templates *courier.Templates
 	baseURL   string
@@ -38,8 +39,8 @@ type Service struct {
 	cache     *ttlcache.Cache[*courier.Overrides]
 }
 
-// Deps are the Service's collaborators.
-type Deps struct {
+// TemplatesDeps are the Templates' collaborators.
+type TemplatesDeps struct {
 	DB        *store.DB
 	Templates *courier.Templates
 	// BaseURL is this server's public URL, for the sample links of previews.
@@ -48,16 +49,16 @@ type Deps struct {
 	Log     *slog.Logger
 }
 
-// New returns a Service.
-func New(d Deps) *Service {
+// NewTemplates returns the Templates.
+func NewTemplates(d TemplatesDeps) *Templates {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, templates: d.Templates, baseURL: d.BaseURL, now: d.Now, log: d.Log,
-		cache: ttlcache.New[*courier.Overrides](CacheTTL, d.Now)}
+	return &Templates{db: d.DB, templates: d.Templates, baseURL: d.BaseURL, now: d.Now, log: d.Log,
+		cache: ttlcache.New[*courier.Overrides](TemplateCacheTTL, d.Now)}
 }
 
 // Render builds message name for channel ch of app appID in the first of
@@ -66,7 +67,7 @@ func New(d Deps) *Service {
 // built-in template of the same locale (courier.Templates.Render). A cold
 // cache is filled through q: the caller's transaction when it holds one,
 // never a second connection.
-func (s *Service) Render(ctx context.Context, q store.Queries, appID, name string, ch courier.Channel, langs []string, v courier.Vars) (courier.Rendered, error) {
+func (s *Templates) Render(ctx context.Context, q store.Queries, appID, name string, ch courier.Channel, langs []string, v courier.Vars) (courier.Rendered, error) {
 	o, err := s.overrides(ctx, q, appID)
 	if err != nil {
 		return courier.Rendered{}, err
@@ -89,7 +90,7 @@ func Languages(meta map[string]any, acceptLanguage []string) []string {
 const MetaLocaleKey = "locale"
 
 // overrides returns app's compiled overrides, from the cache when fresh.
-func (s *Service) overrides(ctx context.Context, q store.Queries, appID string) (*courier.Overrides, error) {
+func (s *Templates) overrides(ctx context.Context, q store.Queries, appID string) (*courier.Overrides, error) {
 	o, _, fresh, gen := s.cache.Get(appID)
 	if fresh {
 		return o, nil
@@ -144,7 +145,7 @@ type Message struct {
 
 // List returns the catalogue of messages and the app's overrides; it needs
 // Manage on the app.
-func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_ Catalog, err error) {
+func (s *Templates) List(ctx context.Context, p access.Principal, appID string) (_ Catalog, err error) {
 	defer errs.Wrap(&err, "list message templates")
 	if err := access.App(ctx, s.db.Queries, p, appID, access.Manage); err != nil {
 		return Catalog{}, err
@@ -176,7 +177,7 @@ func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_
 // replacing an earlier one; it needs Manage on the app. The templates must
 // parse and use only their message's variables (errs.Invalid naming the
 // field and the variable).
-func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov courier.Override) (_ Template, err error) {
+func (s *Templates) Put(ctx context.Context, p access.Principal, appID string, ov courier.Override) (_ Template, err error) {
 	defer errs.Wrap(&err, "put message template")
 	if err := s.validate(ov); err != nil {
 		return Template{}, err
@@ -202,7 +203,7 @@ func (s *Service) Put(ctx context.Context, p access.Principal, appID string, ov 
 
 // Delete removes the app's override of one message for one channel and
 // locale, so the built-in template is sent again; it needs Manage on the app.
-func (s *Service) Delete(ctx context.Context, p access.Principal, appID, name string, ch courier.Channel, locale string) (err error) {
+func (s *Templates) Delete(ctx context.Context, p access.Principal, appID, name string, ch courier.Channel, locale string) (err error) {
 	defer errs.Wrap(&err, "delete message template")
 	locale = courier.NormalizeLocale(locale)
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -244,7 +245,7 @@ type Preview struct {
 
 // Preview renders a message with sample values (the app's own name); it
 // needs Manage on the app.
-func (s *Service) Preview(ctx context.Context, p access.Principal, appID string, req PreviewRequest) (_ Preview, err error) {
+func (s *Templates) Preview(ctx context.Context, p access.Principal, appID string, req PreviewRequest) (_ Preview, err error) {
 	defer errs.Wrap(&err, "preview message template")
 	if err := access.App(ctx, s.db.Queries, p, appID, access.Manage); err != nil {
 		return Preview{}, err
@@ -289,7 +290,7 @@ func (s *Service) Preview(ctx context.Context, p access.Principal, appID string,
 }
 
 // sample is the example values of a preview: a short link by SMS, as sent.
-func (s *Service) sample(appName string, ch courier.Channel) courier.Vars {
+func (s *Templates) sample(appName string, ch courier.Channel) courier.Vars {
 	v := courier.SampleVars()
 	v.AppName = appName
 	v.Link = s.baseURL + "/m/Xy7Qp2Lm9Kd4Vw8B"
@@ -301,7 +302,7 @@ func (s *Service) sample(appName string, ch courier.Channel) courier.Vars {
 
 // validate checks an override, as errs.Invalid. An HTML part may load
 // images from this server's own origin (base_url), nowhere else.
-func (s *Service) validate(ov courier.Override) error {
+func (s *Templates) validate(ov courier.Override) error {
 	err := courier.ValidateOverride(ov, origin(s.baseURL))
 	var te *courier.TemplateError
 	if errors.As(err, &te) {

@@ -1,4 +1,4 @@
-// Package smsguard decides whether an SMS may be sent, before anything is
+// The SMS fraud guard (Guard) decides whether an SMS may be sent, before anything is
 // stored or sent (security R-RL-3, SMS pumping and toll fraud): the number's
 // country must be one the app allows, its line must be a mobile one by the
 // phone-number metadata, the number must not be asked too often (three
@@ -7,7 +7,8 @@
 // refused send costs nothing: the caller stores no challenge and calls no
 // provider. When a cap trips, an alert is logged and
 // verification.sms.delivery_failed is emitted once per window.
-package smsguard
+
+package outbound
 
 import (
 	"context"
@@ -60,8 +61,8 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("sms %s reached; retry after %s", e.Limit, e.RetryAfter)
 }
 
-// Settings are the server's guard settings (the sms.* settings).
-type Settings struct {
+// GuardSettings are the server's guard settings (the sms.* settings).
+type GuardSettings struct {
 	// AllowedCountries is the default list of ISO 3166-1 alpha-2 codes of
 	// apps that set none; "*" allows every country.
 	AllowedCountries []string
@@ -89,19 +90,19 @@ type Settings struct {
 type Guard struct {
 	db       *store.DB
 	events   *webhook.Emitter
-	settings Settings
+	settings GuardSettings
 	now      func() time.Time
 	jitter   func(d time.Duration) time.Duration
 	log      *slog.Logger
 	ownSMS   func(ctx context.Context, appID string) bool
 }
 
-// Deps are the Guard's collaborators.
-type Deps struct {
+// GuardDeps are the Guard's collaborators.
+type GuardDeps struct {
 	DB *store.DB
 	// Events receives the caps' alerts; nil emits nothing.
 	Events   *webhook.Emitter
-	Settings Settings
+	Settings GuardSettings
 	Now      func() time.Time
 	// Jitter returns a wait shortened by a random part of at most a tenth
 	// (nil: random); tests fix it.
@@ -114,7 +115,7 @@ type Deps struct {
 }
 
 // New returns a Guard.
-func New(d Deps) *Guard {
+func NewGuard(d GuardDeps) *Guard {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -128,7 +129,7 @@ func New(d Deps) *Guard {
 }
 
 // Settings returns the server's guard settings.
-func (g *Guard) Settings() Settings { return g.settings }
+func (g *Guard) Settings() GuardSettings { return g.settings }
 
 // AllowedCountries is the list app sends SMS to: the server's, or the app's
 // own. An app that sends through the server's provider may only narrow the
@@ -415,28 +416,4 @@ func maskNumber(n string) string {
 func (g *Guard) Prune(ctx context.Context) error {
 	now := g.now()
 	return g.db.PruneSMS(ctx, now.Add(-g.settings.Quiet).UnixMilli(), now.Add(-48*time.Hour).UnixMilli())
-}
-
-// ParseCountries normalises a list of allowed countries: ISO 3166-1
-// alpha-2 codes of regions with phone numbers (upper-cased, deduplicated)
-// or "*" alone for every country.
-func ParseCountries(in []string) ([]string, error) {
-	out := []string{}
-	for _, c := range in {
-		c = strings.ToUpper(strings.TrimSpace(c))
-		switch {
-		case c == "*":
-		case len(c) > 8:
-			return nil, errors.New("a code is not two letters")
-		case len(c) != 2 || phonenumbers.GetCountryCodeForRegion(c) == 0:
-			return nil, fmt.Errorf("%q is not an ISO 3166-1 alpha-2 country code with phone numbers", c)
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	if slices.Contains(out, "*") && len(out) > 1 {
-		return nil, errors.New(`"*" (every country) stands alone`)
-	}
-	return out, nil
 }

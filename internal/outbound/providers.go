@@ -1,10 +1,11 @@
-package tenant
+package outbound
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,11 +14,12 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
-	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
 // An app's own message service providers (interface §2.4, §4.5, §4.6).
@@ -50,8 +52,27 @@ func (e *RateLimitedError) Error() string {
 	return fmt.Sprintf("rate limited; retry after %s", e.RetryAfter)
 }
 
-// MessageDeps are what the message providers need besides the store.
-type MessageDeps struct {
+// ErrAppNotFound: the app is gone (deleted meanwhile).
+var ErrAppNotFound = errors.New("app not found")
+
+// Providers keep the apps' own message providers and route every message
+// to the one it goes through. It is a service of its own, with its own
+// store access, sealer and cache: the apps' settings (tenant) know nothing
+// of it.
+type Providers struct {
+	db     *store.DB
+	sealer *token.Sealer
+	d      ProvidersDeps
+	now    store.Clock
+	log    *slog.Logger
+	cache  *ttlcache.Cache[*providerSet]
+}
+
+// ProvidersDeps are the Providers' collaborators.
+type ProvidersDeps struct {
+	DB *store.DB
+	// Sealer seals the secret settings, bound to the app and the slug.
+	Sealer *token.Sealer
 	// Outbox, when set (development mode), offers the outbox type.
 	Outbox *courier.Outbox
 	// Client dials the providers' HTTP APIs. Apps choose the URLs, so the
@@ -66,6 +87,31 @@ type MessageDeps struct {
 	// Limiter and TestRule bound the test messages of an app.
 	Limiter  ratelimit.Limiter
 	TestRule ratelimit.Rule
+	// Recipient normalises the address of a test message (an e-mail
+	// address or an international phone number, appuser.ParseIdentifier).
+	Recipient func(raw string) (string, error)
+	Now       func() time.Time
+	Log       *slog.Logger
+}
+
+// NewProviders returns the Providers.
+func NewProviders(d ProvidersDeps) *Providers {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	now := store.Clock(d.Now)
+	return &Providers{db: d.DB, sealer: d.Sealer, d: d, now: now, log: d.Log, cache: ttlcache.New[*providerSet](ProviderCacheTTL, now.Read)}
+}
+
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Providers) clock() time.Time { return s.now.Now() }
+
+// notFound maps store.ErrNotFound to the domain error e.
+func notFound(err, e error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return e
+	}
+	return err
 }
 
 // DefaultProviderTestRule bounds the test messages an app may send.
@@ -129,11 +175,11 @@ type ProviderTestError struct {
 
 // kinds are the provider types apps may use on this server: outbox only in
 // development mode.
-func (s *Service) kinds() []courier.Kind {
-	return slices.DeleteFunc(courier.Kinds(), func(k courier.Kind) bool { return k.Type == "outbox" && s.msg.Outbox == nil })
+func (s *Providers) kinds() []courier.Kind {
+	return slices.DeleteFunc(courier.Kinds(), func(k courier.Kind) bool { return k.Type == "outbox" && s.d.Outbox == nil })
 }
 
-func (s *Service) kindOf(slug string) (courier.Kind, bool) {
+func (s *Providers) kindOf(slug string) (courier.Kind, bool) {
 	i := slices.IndexFunc(s.kinds(), func(k courier.Kind) bool { return k.Type == slug })
 	if i < 0 {
 		return courier.Kind{}, false
@@ -141,14 +187,14 @@ func (s *Service) kindOf(slug string) (courier.Kind, bool) {
 	return s.kinds()[i], true
 }
 
-func (s *Service) env() courier.Env {
-	return courier.Env{Outbox: s.msg.Outbox, Log: s.log, Client: s.msg.Client, DialControl: s.msg.DialControl}
+func (s *Providers) env() courier.Env {
+	return courier.Env{Outbox: s.d.Outbox, Log: s.log, Client: s.d.Client, DialControl: s.d.DialControl}
 }
 
 func secretsAD(appID, slug string) []byte { return []byte("message-provider:" + appID + ":" + slug) }
 
 // settings returns a stored provider's settings in clear.
-func (s *Service) settings(r store.MessageProvider) (map[string]string, error) {
+func (s *Providers) settings(r store.MessageProvider) (map[string]string, error) {
 	out := map[string]string{}
 	if len(r.Config) > 0 {
 		if err := json.Unmarshal(r.Config, &out); err != nil {
@@ -206,10 +252,10 @@ func shown(k courier.Kind, r *store.MessageProvider, settings map[string]string)
 	return p
 }
 
-// MessageProviders lists the app's provider slots (interface §4.5), secrets
+// List lists the app's provider slots (interface §4.5), secrets
 // redacted. Who may read the app may: its secret, its API keys, any member
 // of its workspace.
-func (s *Service) MessageProviders(ctx context.Context, p access.Principal, appID string) (_ []MessageProvider, err error) {
+func (s *Providers) List(ctx context.Context, p access.Principal, appID string) (_ []MessageProvider, err error) {
 	defer errs.Wrap(&err, "list message providers")
 	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
 		return nil, err
@@ -237,14 +283,14 @@ func (s *Service) MessageProviders(ctx context.Context, p access.Principal, appI
 	return out, nil
 }
 
-// UpdateMessageProvider changes one provider slot of the app (interface
+// Update changes one provider slot of the app (interface
 // §4.6). Who may manage the app may (not its API keys). The merged settings
 // must make a working provider (courier.FromSpec) when the change touches
 // them or the provider ends up enabled; a refusal names the setting
 // (config.<name>). Enabling a provider disables the app's others that send
 // one of its channels. Every change is logged, without any value of a
 // secret setting.
-func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal, appID string, in ProviderChange) (_ MessageProvider, err error) {
+func (s *Providers) Update(ctx context.Context, p access.Principal, appID string, in ProviderChange) (_ MessageProvider, err error) {
 	defer errs.Wrap(&err, "update message provider")
 	slug := strings.TrimSpace(in.Slug)
 	var out MessageProvider
@@ -336,7 +382,7 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 	if err != nil {
 		return MessageProvider{}, err
 	}
-	s.providers.Forget(appID)
+	s.cache.Forget(appID)
 	s.log.InfoContext(ctx, "message provider changed", "app_id", appID, "slug", slug, "provider_type", out.Type,
 		"enabled", out.Enabled, "changed", changed, "disabled", disabled, "by", string(p.Kind), "credential_id", p.CredentialID)
 	return out, nil
@@ -344,7 +390,7 @@ func (s *Service) UpdateMessageProvider(ctx context.Context, p access.Principal,
 
 // disableOther disables other, an enabled provider of the app that sends
 // one of the channels mine (those of slug, the provider just enabled), in tx.
-func (s *Service) disableOther(ctx context.Context, tx *store.Tx, slug string, mine []courier.Channel, other store.MessageProvider, now time.Time) (bool, error) {
+func (s *Providers) disableOther(ctx context.Context, tx *store.Tx, slug string, mine []courier.Channel, other store.MessageProvider, now time.Time) (bool, error) {
 	if other.Slug == slug || !other.Enabled {
 		return false, nil
 	}
@@ -425,8 +471,8 @@ func secretsFollowDestination(k courier.Kind, stored map[string]string, in map[s
 
 // checkDestination refuses, when it is saved, a url, endpoint or host
 // setting that points to a host the dial-time checks would refuse.
-func (s *Service) checkDestination(in map[string]*string, merged map[string]string) error {
-	if s.msg.CheckHost == nil {
+func (s *Providers) checkDestination(in map[string]*string, merged map[string]string) error {
+	if s.d.CheckHost == nil {
 		return nil
 	}
 	for _, key := range []string{"url", "endpoint", "host"} {
@@ -441,7 +487,7 @@ func (s *Service) checkDestination(in map[string]*string, merged map[string]stri
 			}
 			host = u.Host
 		}
-		if err := s.msg.CheckHost(host); err != nil {
+		if err := s.d.CheckHost(host); err != nil {
 			var inv *errs.Invalid
 			if errors.As(err, &inv) {
 				return errs.Invalidf("config."+key, "%s", inv.Reason)
@@ -465,7 +511,7 @@ func specError(err error) error {
 }
 
 // seal stores settings into row: the plain ones as JSON, the secret ones sealed.
-func (s *Service) seal(row *store.MessageProvider, k courier.Kind, settings map[string]string) error {
+func (s *Providers) seal(row *store.MessageProvider, k courier.Kind, settings map[string]string) error {
 	plain, secret := map[string]string{}, map[string]string{}
 	for name, v := range settings {
 		if isSecret(k, name) {
@@ -491,11 +537,11 @@ func (s *Service) seal(row *store.MessageProvider, k courier.Kind, settings map[
 	return nil
 }
 
-// TestMessageProvider sends one short message through one of the app's
+// Test sends one short message through one of the app's
 // providers, enabled or not, with its stored settings, and says what
 // happened. Who may manage the app may, a few times an hour. The channel is
 // the recipient's: an e-mail address or an international phone number.
-func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, appID, slug, to string) (_ ProviderTest, err error) {
+func (s *Providers) Test(ctx context.Context, p access.Principal, appID, slug, to string) (_ ProviderTest, err error) {
 	defer errs.Wrap(&err, "test message provider")
 	if err := access.App(ctx, s.db.Queries, p, appID, access.Manage); err != nil {
 		return ProviderTest{}, err
@@ -512,14 +558,11 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 	if !ok {
 		return ProviderTest{}, ErrProviderNotFound
 	}
-	id, err := appuser.ParseIdentifier(to)
+	addr, err := s.d.Recipient(to)
 	if err != nil {
 		return ProviderTest{}, errs.Invalidf("to", "must be an e-mail address or an international phone number")
 	}
-	ch := courier.ChannelEmail
-	if id.Kind == appuser.KindPhone {
-		ch = courier.ChannelSMS
-	}
+	ch := channelOf(addr)
 	if !k.Sends(ch) {
 		return ProviderTest{}, wrongChannel(k, ch)
 	}
@@ -536,12 +579,12 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 	if !slices.Contains(k.ChannelsWith(settings), ch) {
 		return ProviderTest{}, wrongChannel(k, ch) // an http provider set up for the other channel
 	}
-	rule := s.msg.TestRule
+	rule := s.d.TestRule
 	if rule == (ratelimit.Rule{}) {
 		rule = DefaultProviderTestRule
 	}
-	if s.msg.Limiter != nil {
-		res, err := s.msg.Limiter.Allow(ctx, "provider-test:app:"+appID, rule)
+	if s.d.Limiter != nil {
+		res, err := s.d.Limiter.Allow(ctx, "provider-test:app:"+appID, rule)
 		if err != nil {
 			return ProviderTest{}, err
 		}
@@ -553,7 +596,7 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 	if err != nil {
 		return ProviderTest{}, specError(err)
 	}
-	m := courier.Message{Channel: ch, To: id.Value, AppID: appID,
+	m := courier.Message{Channel: ch, To: addr, AppID: appID,
 		Text: "Test message from " + app.Name + ", sent by Gatehouse through the " + k.Type + " provider. Nothing to do."}
 	if ch == courier.ChannelEmail {
 		m.Subject = "Test message from " + app.Name
@@ -562,7 +605,7 @@ func (s *Service) TestMessageProvider(ctx context.Context, p access.Principal, a
 	sendCtx, cancel := context.WithTimeout(ctx, ProviderTestTimeout)
 	defer cancel()
 	msgID, sendErr := prov.Send(sendCtx, m)
-	out := ProviderTest{Slug: slug, Channel: ch, To: courier.MaskAddress(id.Value), Delivered: sendErr == nil, MessageID: msgID}
+	out := ProviderTest{Slug: slug, Channel: ch, To: courier.MaskAddress(addr), Delivered: sendErr == nil, MessageID: msgID}
 	if sendErr != nil {
 		out.MessageID = ""
 		out.Error = testError(sendErr, settings, k)
