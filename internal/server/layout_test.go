@@ -53,8 +53,10 @@ func TestImportDirection(t *testing.T) {
 	}{
 		{dir: "internal/httpapi", forbidden: []string{"internal/store", "internal/server", "internal/queue"}},
 		// The operator commands call the services the assembly built: tenant
-		// for workspaces, apps and members, appuser for users.
-		{dir: "cmd/gatehouse", forbidden: []string{"internal/store", "internal/queue", "internal/signin", "internal/webhook", "internal/httpapi", "internal/machine"}},
+		// for workspaces, apps and members, appuser for users; they print the
+		// API's own shapes (httpapi's WorkspaceJSON, UserJSON…), which is all
+		// they take from httpapi.
+		{dir: "cmd/gatehouse", forbidden: []string{"internal/store", "internal/queue", "internal/signin", "internal/webhook", "internal/machine"}},
 		{dir: "internal/token", nothing: true},
 		{dir: "sessionverify", nothing: true}, // integrators import it: the standard library and go-jose only
 		{dir: "internal/courier", nothing: true},
