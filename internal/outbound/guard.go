@@ -91,7 +91,7 @@ type Guard struct {
 	db       *store.DB
 	events   *webhook.Emitter
 	settings GuardSettings
-	now      func() time.Time
+	now      store.Clock
 	jitter   func(d time.Duration) time.Duration
 	log      *slog.Logger
 	ownSMS   func(ctx context.Context, appID string) bool
@@ -116,9 +116,6 @@ type GuardDeps struct {
 
 // New returns a Guard.
 func NewGuard(d GuardDeps) *Guard {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Jitter == nil {
 		d.Jitter = func(d time.Duration) time.Duration { return d - rand.N(d/10+1) }
 	}
@@ -244,7 +241,7 @@ func (g *Guard) Take(ctx context.Context, app store.App, number string) error {
 	prefix := Prefix(number)
 	var trip *budget
 	err := g.db.Tx(ctx, func(tx *store.Tx) error {
-		now := g.now().UTC()
+		now := g.now.Read().UTC()
 		if g.settings.Burst > 0 {
 			key := "sms:number:" + app.ID + ":" + number
 			st, err := tx.LockSMSNumber(ctx, key)
@@ -253,7 +250,7 @@ func (g *Guard) Take(ctx context.Context, app store.App, number string) error {
 			}
 			// The clock is read once the row is ours: a send that waited for
 			// the lock must not come "before" the one that held it.
-			now = g.now().UTC()
+			now = g.now.Read().UTC()
 			next, wait := g.step(st, now.UnixMilli())
 			if wait > 0 {
 				return &LimitError{Limit: LimitNumber, RetryAfter: wait}
@@ -414,6 +411,6 @@ func maskNumber(n string) string {
 // Prune deletes the waits of numbers that have been quiet long enough to
 // start over, and the counters of windows that have ended.
 func (g *Guard) Prune(ctx context.Context) error {
-	now := g.now()
+	now := g.now.Read()
 	return g.db.PruneSMS(ctx, now.Add(-g.settings.Quiet).UnixMilli(), now.Add(-48*time.Hour).UnixMilli())
 }

@@ -34,7 +34,7 @@ type Templates struct {
 	db        *store.DB
 	templates *courier.Templates
 	baseURL   string
-	now       func() time.Time
+	now       store.Clock
 	log       *slog.Logger
 	cache     *ttlcache.Cache[*courier.Overrides]
 }
@@ -51,14 +51,12 @@ type TemplatesDeps struct {
 
 // NewTemplates returns the Templates.
 func NewTemplates(d TemplatesDeps) *Templates {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Templates{db: d.DB, templates: d.Templates, baseURL: d.BaseURL, now: d.Now, log: d.Log,
-		cache: ttlcache.New[*courier.Overrides](TemplateCacheTTL, d.Now)}
+	now := store.Clock(d.Now)
+	return &Templates{db: d.DB, templates: d.Templates, baseURL: d.BaseURL, now: now, log: d.Log,
+		cache: ttlcache.New[*courier.Overrides](TemplateCacheTTL, now.Read)}
 }
 
 // Render builds message name for channel ch of app appID in the first of
@@ -189,7 +187,7 @@ func (s *Templates) Put(ctx context.Context, p access.Principal, appID string, o
 			return err
 		}
 		saved, err = tx.PutMessageTemplate(ctx, store.MessageTemplate{AppID: appID, Name: ov.Name, Channel: string(ov.Channel),
-			Locale: ov.Locale, Subject: ov.Subject, Text: ov.Text, HTML: ov.HTML, UpdatedAt: s.now()})
+			Locale: ov.Locale, Subject: ov.Subject, Text: ov.Text, HTML: ov.HTML, UpdatedAt: s.now.Read()})
 		return err
 	})
 	if err != nil {

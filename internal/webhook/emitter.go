@@ -39,14 +39,11 @@ func (DeliverArgs) Kind() string { return "webhook_delivery" }
 // A nil *Emitter emits nothing.
 type Emitter struct {
 	queue *queue.Queue
-	now   func() time.Time
+	now   store.Clock
 }
 
 // NewEmitter returns an Emitter that enqueues on q.
 func NewEmitter(q *queue.Queue, now func() time.Time) *Emitter {
-	if now == nil {
-		now = time.Now
-	}
 	return &Emitter{queue: q, now: now}
 }
 
@@ -115,7 +112,7 @@ func (e *Emitter) EmitMany(ctx context.Context, tx *store.Tx, appID string, even
 
 // emitTo records one event and a delivery to each of targets; it returns the delivery ids.
 func (e *Emitter) emitTo(ctx context.Context, tx *store.Tx, appID, eventType string, data Payload, targets []store.WebhookEndpoint) ([]string, error) {
-	now := e.now().UTC().Truncate(time.Microsecond)
+	now := e.now.Now()
 	env := Envelope{ID: uuid.NewString(), CreatedAt: now, EventType: eventType, AppID: appID, Data: data, APIVersion: "v1"}
 	if data == nil {
 		env.Data = struct{}{} // data is always an object (interface §6.1)

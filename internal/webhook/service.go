@@ -68,7 +68,7 @@ type Service struct {
 	sealer       *token.Sealer
 	policy       Policy
 	emitter      *Emitter
-	now          func() time.Time
+	now          store.Clock
 	maxEndpoints int
 	log          *slog.Logger
 }
@@ -92,9 +92,6 @@ type Deps struct {
 
 // NewService returns a Service.
 func NewService(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -104,7 +101,8 @@ func NewService(d Deps) *Service {
 	return &Service{db: d.DB, sealer: d.Sealer, policy: d.Policy, emitter: d.Events, now: d.Now, maxEndpoints: d.MaxEndpoints, log: d.Log}
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+// clock is the time now as the store keeps it (store.Clock.Now).
+func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newSecret() string { return secretPrefix + token.RandomString(32) }
 

@@ -58,7 +58,7 @@ type Worker struct {
 	sealer    *token.Sealer
 	client    *http.Client
 	retryBase time.Duration
-	now       func() time.Time
+	now       store.Clock
 	log       *slog.Logger
 	gate      *gate
 }
@@ -78,9 +78,6 @@ type WorkerDeps struct {
 
 // NewWorker returns a delivery worker.
 func NewWorker(d WorkerDeps) *Worker {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -101,7 +98,7 @@ func (w *Worker) Timeout(*river.Job[DeliverArgs]) time.Duration {
 
 // NextRetry schedules the next attempt after a retryable failure.
 func (w *Worker) NextRetry(job *river.Job[DeliverArgs]) time.Time {
-	return w.now().Add(Backoff(w.retryBase, job.Args.DeliveryID, job.Attempt))
+	return w.now.Read().Add(Backoff(w.retryBase, job.Args.DeliveryID, job.Attempt))
 }
 
 // Work makes one attempt. 2xx delivers; 3xx and 4xx fail for good (redirects
@@ -125,7 +122,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	}
 	defer w.gate.leave(work.Endpoint.AppID, work.Endpoint.ID)
 
-	now := w.now().UTC()
+	now := w.now.Read().UTC()
 	if work.Delivery.Status == store.DeliveryProcessing && work.Delivery.Attempts > 0 {
 		// The previous attempt never finished: its server stopped mid-flight.
 		// Record it, so every attempt shows in the history.
@@ -144,19 +141,19 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	}
 	rec := store.WebhookAttempt{ID: uuid.Must(uuid.NewV7()).String(), DeliveryID: work.Delivery.ID, Attempt: attempt, StartedAt: now}
 	status, retry := w.attempt(ctx, work, &rec)
-	rec.DurationMs = w.now().Sub(now).Milliseconds()
+	rec.DurationMs = w.now.Read().Sub(now).Milliseconds()
 
 	var next *time.Time
 	final := status == store.DeliveryDelivered || !retry || job.Attempt >= job.MaxAttempts || attempt >= work.Delivery.MaxAttempts
 	if !final {
-		t := w.now().Add(Backoff(w.retryBase, job.Args.DeliveryID, job.Attempt)).UTC()
+		t := w.now.Read().Add(Backoff(w.retryBase, job.Args.DeliveryID, job.Attempt)).UTC()
 		next = &t
 	}
 	// Recorded even when the attempt ran out of time or the queue is
 	// stopping: otherwise the delivery would stay "processing" with no attempt.
 	dbCtx := context.WithoutCancel(ctx)
 	err = w.db.Tx(dbCtx, func(tx *store.Tx) error {
-		return tx.FinishDeliveryAttempt(dbCtx, rec, status, next, w.now().UTC())
+		return tx.FinishDeliveryAttempt(dbCtx, rec, status, next, w.now.Read().UTC())
 	})
 	if err != nil {
 		return err
@@ -195,7 +192,7 @@ func (w *Worker) attempt(ctx context.Context, work store.DeliveryWork, rec *stor
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", userAgent(work.AppName))
 	// A fresh timestamp on every attempt; one v1= per valid secret.
-	req.Header.Set(webhookverify.Header, webhookverify.Sign(work.Body, w.now(), secrets...))
+	req.Header.Set(webhookverify.Header, webhookverify.Sign(work.Body, w.now.Read(), secrets...))
 	resp, err := w.client.Do(req)
 	if err != nil {
 		rec.Error = describe(err)
@@ -245,7 +242,7 @@ func (w *Worker) secrets(ep store.WebhookEndpoint) ([]string, error) {
 		return nil, err
 	}
 	out := []string{string(cur)}
-	if ep.PreviousSecretSealed != nil && ep.PreviousExpiresAt != nil && w.now().Before(*ep.PreviousExpiresAt) {
+	if ep.PreviousSecretSealed != nil && ep.PreviousExpiresAt != nil && w.now.Read().Before(*ep.PreviousExpiresAt) {
 		if prev, err := w.sealer.Open(ep.PreviousSecretSealed, secretAD(ep.ID)); err == nil {
 			out = append(out, string(prev))
 		}
