@@ -5,7 +5,7 @@
 //	gatehouse-load -base http://127.0.0.1:8080 -app APP_ID -scenario refresh -c 16 -d 10s
 //
 // Scenarios: jwks, current_user, refresh, login (send a code, wait for it in
-// the dev outbox, verify it), and oracle: the timing of sending a code to an
+// the dev outbox, or at the tool's own SMTP sink with -smtp, verify it), and oracle: the timing of sending a code to an
 // existing and to an unknown address (-n samples of each, one at a time,
 // alternating; medians compared, never asserted). current_user, refresh,
 // login and oracle need a dev-mode server whose sign-in rate limits are off
@@ -40,6 +40,8 @@ func main() {
 type client struct {
 	base, app string
 	http      *http.Client
+	// sink, when set, receives the codes by SMTP instead of the dev outbox.
+	sink *smtpSink
 }
 
 func run(args []string, out io.Writer) error {
@@ -50,11 +52,20 @@ func run(args []string, out io.Writer) error {
 	conc := fs.Int("c", 16, "concurrent clients")
 	dur := fs.Duration("d", 10*time.Second, "how long to run")
 	samples := fs.Int("n", 1000, "oracle: samples of each kind")
+	smtpAddr := fs.String("smtp", "", "login: receive the codes by SMTP on this address (the server's smtp.host and smtp.port, smtp.tls none) instead of reading the dev outbox")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	c := &client{base: *base, app: *app, http: &http.Client{Timeout: 10 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc * 2}}}
+	if *smtpAddr != "" {
+		sink, err := newSMTPSink(*smtpAddr)
+		if err != nil {
+			return fmt.Errorf("smtp sink: %w", err)
+		}
+		defer sink.ln.Close()
+		c.sink = sink
+	}
 	var op func(ctx context.Context, worker int) error
 	switch *scenario {
 	case "oracle":
@@ -228,6 +239,9 @@ func (c *client) login(ctx context.Context, email string) (tokenSet, error) {
 // answer, so it asks the outbox to wait for the message (wait_ms), and the
 // login's time includes the message's way through the queue.
 func (c *client) awaitCode(ctx context.Context, email string) (string, error) {
+	if c.sink != nil {
+		return c.sink.await(ctx, email)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		b, err := c.do(ctx, "GET", "/dev/outbox?limit=1&wait_ms=5000&to="+url.QueryEscape(email), nil, nil)

@@ -146,7 +146,7 @@ type Messages struct {
 	RetryMax  time.Duration
 	// Workers is how many messages one server sends at once.
 	Workers int
-	// PollInterval is how often a server looks for new messages.
+	// PollInterval bounds the send queue sweep's sleep (messages.poll_interval).
 	PollInterval time.Duration
 }
 

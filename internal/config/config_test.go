@@ -88,7 +88,7 @@ func defaultConfig() Config {
 		Postmark: Postmark{MessageStream: "outbound"},
 		Tokens:   Tokens{Issuer: "http://127.0.0.1:8080", SessionLifetime: 720 * time.Hour, RefreshGrace: 10 * time.Second, AccessTokenAlg: "ES256"},
 		Webhooks: Webhooks{RetryBase: 5 * time.Second, Workers: 32, RescueAfter: 30 * time.Second, MaxEndpointsPerApp: 20},
-		Messages: Messages{MaxAttempts: 10, RetryBase: 2 * time.Second, RetryMax: time.Minute, Workers: 16, PollInterval: 25 * time.Millisecond},
+		Messages: Messages{MaxAttempts: 10, RetryBase: 2 * time.Second, RetryMax: time.Minute, Workers: 16, PollInterval: 2 * time.Second},
 		RateLimit: RateLimit{Backend: "auto", SendPerIdentifier: "5/10m", SendPerIP: "30/10m", VerifyPerIP: "60/10m", LookupPerIP: "120/10m", ChallengePerIP: "60/10m", ChallengePerUser: "10/10m", UnknownPerIP: "20/1h",
 			ShortLinkPerIP: "30/10m", M2MFailuresPerClient: "10/10m", M2MFailuresPerIP: "30/10m",
 			CodeFailuresPerHour: 10, CodeLockAfter: 100, PollInterval: 2 * time.Second, SendMinTime: 10 * time.Millisecond},

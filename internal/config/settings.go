@@ -474,13 +474,13 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "messages.workers", Default: "16",
-				Help: "Messages one server hands to providers at once. 1 to 1000."},
+				Help: "Messages one server hands to providers at once; a message committed while all are busy waits for one (up to 10s, then its row's sweep sends it). 1 to 1000."},
 			bind:  intField(func(c *Config) *int { return &c.Messages.Workers }),
 			check: func(c Config) error { return inRange(c.Messages.Workers, 1, 1000) },
 		},
 		{
-			Setting: Setting{Key: "messages.poll_interval", Default: "25ms",
-				Help: "How often a server looks for messages to send (on SQLite the only way it learns of them; PostgreSQL also notifies). The longest a new message waits before it is sent when workers are free. 10ms to 10s."},
+			Setting: Setting{Key: "messages.poll_interval", Default: "2s",
+				Help: "The longest a server's sweep of the send queue sleeps: how late, at most, it notices a message that is due and that no process of its own is trying (a retry another replica scheduled, a message a stopped replica left). A new message never waits for it: the process that commits a message sends it right away. 10ms to 10s."},
 			bind: durationField(func(c *Config) *time.Duration { return &c.Messages.PollInterval }),
 			check: func(c Config) error {
 				return durationRange(c.Messages.PollInterval, 10*time.Millisecond, 10*time.Second)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+	gosmtp "github.com/wneessen/go-mail/smtp"
 )
 
 // TLSPolicy says how the SMTP provider protects the connection.
@@ -72,6 +73,9 @@ type SMTP struct {
 	tls      *tls.Config
 
 	dialControl func(network, address string, c syscall.RawConn) error
+
+	mu   sync.Mutex
+	idle []*smtpConn // kept connections, the most recently used last
 }
 
 // NewSMTP validates the config (host required, valid policy, From parses as an address) and returns the provider.
@@ -157,22 +161,105 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	// Each send gets its own copy so nothing the TLS stack or go-mail does to it is shared between sends.
-	tlsConfig := s.tls.Clone()
-
-	// go-mail applies ctx only while dialing; closing the connection when ctx ends makes the rest of the SMTP
-	// conversation honour it too. The dialer may be called twice (port fallback), so every stop is kept.
-	var (
-		mu    sync.Mutex
-		stops []func() bool
-	)
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, stop := range stops {
-			stop()
+	for try := 0; ; try++ {
+		c, reused, err := s.take(ctx)
+		if err != nil {
+			return "", classifySMTP(ctx, err)
 		}
-	}()
+		// go-mail applies ctx only while dialing; closing the connection
+		// when ctx ends makes the rest of the conversation honour it too.
+		stop := context.AfterFunc(ctx, func() { _ = c.conn.Close() })
+		err = c.client.SendWithSMTPClient(c.smtp, msg)
+		intact := stop()
+		if err == nil {
+			if intact {
+				s.put(c)
+			}
+			return msg.GetMessageID(), nil
+		}
+		_ = c.conn.Close()
+		// A kept connection that the server closed while it sat idle fails
+		// go-mail's check (NOOP) before anything is sent: once, a new one.
+		var se *gomail.SendError
+		if reused && try == 0 && ctx.Err() == nil && errors.As(err, &se) && se.Reason == gomail.ErrConnCheck {
+			continue
+		}
+		return "", classifySMTP(ctx, err)
+	}
+}
+
+// smtpConn is an open, greeted (and, per policy, encrypted and
+// authenticated) connection to the SMTP server, kept between sends: a
+// send on it costs the message's own commands only, not a TCP and TLS
+// handshake, EHLO and AUTH each time.
+type smtpConn struct {
+	client *gomail.Client
+	smtp   *gosmtp.Client
+	conn   net.Conn
+	born   time.Time
+	used   time.Time
+}
+
+// The pool of kept connections: at most smtpPoolSize idle ones, none kept
+// idle longer than smtpIdleMax (servers drop idle clients, RFC 5321 allows
+// after 5 minutes, many sooner) nor used beyond smtpAgeMax.
+const (
+	smtpPoolSize = 8
+	smtpIdleMax  = 30 * time.Second
+	smtpAgeMax   = 5 * time.Minute
+)
+
+// take returns a kept connection that is still fresh, or a new one.
+func (s *SMTP) take(ctx context.Context) (c *smtpConn, reused bool, err error) {
+	now := time.Now()
+	for {
+		s.mu.Lock()
+		n := len(s.idle)
+		if n > 0 {
+			c = s.idle[n-1]
+			s.idle = s.idle[:n-1]
+		}
+		s.mu.Unlock()
+		if c == nil {
+			break
+		}
+		if now.Sub(c.used) < smtpIdleMax && now.Sub(c.born) < smtpAgeMax {
+			return c, true, nil
+		}
+		go s.quit(c)
+		c = nil
+	}
+	c, err = s.dial(ctx)
+	return c, false, err
+}
+
+// put keeps c for the next send, or says goodbye when enough are kept.
+func (s *SMTP) put(c *smtpConn) {
+	c.used = time.Now()
+	s.mu.Lock()
+	if len(s.idle) < smtpPoolSize {
+		s.idle = append(s.idle, c)
+		c = nil
+	}
+	s.mu.Unlock()
+	if c != nil {
+		go s.quit(c)
+	}
+}
+
+func (s *SMTP) quit(c *smtpConn) {
+	_ = c.client.CloseWithSMTPClient(c.smtp)
+	_ = c.conn.Close()
+}
+
+// dial opens, greets and (per policy) secures and authenticates a new
+// connection.
+func (s *SMTP) dial(ctx context.Context) (*smtpConn, error) {
+	// Each connection gets its own copy so nothing the TLS stack or go-mail
+	// does to it is shared between connections.
+	tlsConfig := s.tls.Clone()
+	c := &smtpConn{}
+	var mu sync.Mutex
 	dial := func(dctx context.Context, network, addr string) (net.Conn, error) {
 		var (
 			conn net.Conn
@@ -188,21 +275,40 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		if err != nil {
 			return nil, err
 		}
-		stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+		// The dialer may be called twice (port fallback): the last one is the connection.
 		mu.Lock()
-		stops = append(stops, stop)
+		if c.conn != nil {
+			_ = c.conn.Close()
+		}
+		c.conn = conn
 		mu.Unlock()
 		return conn, nil
 	}
-
 	client, err := gomail.NewClient(s.host, s.clientOptions(tlsConfig, dial)...)
 	if err != nil {
-		return "", &SendError{Provider: smtpProvider, Msg: "client setup failed"}
+		return nil, &SendError{Provider: smtpProvider, Msg: "client setup failed"}
 	}
-	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
-		return "", classifySMTP(ctx, err)
+	// The greeting, STARTTLS and AUTH happen here; ctx ending closes the
+	// connection, which ends them.
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.conn != nil {
+			_ = c.conn.Close()
+		}
+	})
+	sc, err := client.DialToSMTPClientWithContext(ctx)
+	stop()
+	if err != nil {
+		mu.Lock()
+		if c.conn != nil {
+			_ = c.conn.Close()
+		}
+		mu.Unlock()
+		return nil, fmt.Errorf("dial failed: %w", err)
 	}
-	return msg.GetMessageID(), nil
+	c.client, c.smtp, c.born = client, sc, time.Now()
+	return c, nil
 }
 
 // clientOptions translates the provider's settings into go-mail options.

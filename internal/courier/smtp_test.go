@@ -18,6 +18,7 @@ import (
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,8 +52,9 @@ type testServer struct {
 	port int
 	opts serverOptions
 
-	mu   sync.Mutex
-	msgs []received
+	mu    sync.Mutex
+	msgs  []received
+	conns []*smtp.Conn // every connection accepted, in order
 }
 
 func (s *testServer) messages() []received {
@@ -72,6 +74,11 @@ func startServer(t *testing.T, opts serverOptions) *testServer {
 	ts.host, ts.port = addr.IP.String(), addr.Port
 
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		ts.mu.Lock()
+		if !slices.Contains(ts.conns, c) { // a session starts again after STARTTLS
+			ts.conns = append(ts.conns, c)
+		}
+		ts.mu.Unlock()
 		base := &session{srv: ts, conn: c}
 		if opts.user != "" {
 			return &authSession{session: base}, nil
@@ -668,5 +675,46 @@ func TestTLSPolicyValid(t *testing.T) {
 		if got := tt.p.Valid(); got != tt.want {
 			t.Errorf("TLSPolicy(%q).Valid() = %v; want %v", tt.p, got, tt.want)
 		}
+	}
+}
+
+// TestSMTPKeepsConnections: sends one after the other share one connection
+// (with STARTTLS, one handshake), and a kept connection that the server
+// closed while idle is replaced without losing the message.
+func TestSMTPKeepsConnections(t *testing.T) {
+	ts := startServer(t, serverOptions{tlsConfig: selfSignedTLS(t)})
+	s := newTestSMTP(t, ts, TLSMandatory, func(c *SMTPConfig) { c.InsecureSkipVerify = true })
+	send := func(to string) {
+		t.Helper()
+		if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: to, Subject: "Hi", Text: "hello"}); err != nil {
+			t.Fatalf("Send(%s) = %v", to, err)
+		}
+	}
+	send("a@example.com")
+	send("b@example.com")
+	send("c@example.com")
+	ts.mu.Lock()
+	conns := append([]*smtp.Conn(nil), ts.conns...)
+	ts.mu.Unlock()
+	if len(conns) != 1 {
+		t.Fatalf("three sends opened %d connections; want 1 kept", len(conns))
+	}
+	for _, m := range ts.messages() {
+		if !m.tls {
+			t.Errorf("a message went unencrypted on the kept connection")
+		}
+	}
+	// The server drops the idle connection; the next send notices and
+	// redials.
+	_ = conns[0].Close()
+	send("d@example.com")
+	if got := len(ts.messages()); got != 4 {
+		t.Fatalf("server received %d messages; want 4", got)
+	}
+	ts.mu.Lock()
+	n := len(ts.conns)
+	ts.mu.Unlock()
+	if n != 2 {
+		t.Errorf("connections = %d; want 2 (the dropped one replaced once)", n)
 	}
 }

@@ -1,12 +1,18 @@
 // The send queue (Queue) makes every outbound message (one-time codes, magic and
-// invitation links, security notices) a durable River job, inserted in the
-// same transaction as the challenge or change that causes it, and sends it
-// from workers with retries. A request never waits for a provider, and a
-// provider outage delays messages instead of losing them.
+// invitation links, security notices) a durable row of queued_messages,
+// inserted in the same transaction as the challenge or change that causes
+// it. The process that committed it sends it right after the commit
+// (Sender), and the row is the fallback that any replica sends once it is
+// due: after a failed try's backoff, or when the direct try never ended. A
+// request never waits for a provider, and a provider outage delays messages
+// instead of losing them.
 //
-// The job row never holds a code or a link in clear: the whole rendered
-// message is sealed with the master key (AES-GCM), its additional data
-// binding it to the job's app and challenge.
+// The row never holds a code or a link in clear: the whole rendered message
+// is sealed with the master key (AES-GCM), its additional data binding it
+// to its app, challenge and version.
+//
+// Earlier releases queued messages as River jobs (QueueName, JobKind, Args);
+// Worker still sends those, so a rolling upgrade loses none.
 
 package outbound
 
@@ -15,23 +21,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
-	"github.com/riverqueue/river"
+	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
-	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
-// QueueName is the River queue messages are sent from.
+// QueueName is the River queue earlier releases queued messages on.
 const QueueName = "messages"
 
 // JobKind is the River kind of a message job.
 const JobKind = "message"
 
-// Args is a message job. Everything but Sealed is safe to show (logs, the
-// River tables): the recipient is masked.
+// Args is a message job of an earlier release, and what a sealed message's
+// additional data is made of. Everything but Sealed is safe to show (logs,
+// the River tables): the recipient is masked.
 type Args struct {
 	AppID string `json:"app_id"`
 	// ChallengeID is the challenge the message carries a code or link for;
@@ -75,27 +82,42 @@ func Fingerprint(secretHash string) string {
 
 // Queue enqueues messages. A nil *Queue refuses to.
 type Queue struct {
-	jobs        *queue.Queue
 	sealer      *token.Sealer
 	maxAttempts int
+	now         func() time.Time
+	// handoff takes committed messages to this process's Sender for their
+	// direct try; when it is full (or no Sender runs: a command-line
+	// process), the sweep sends them once their lease ends.
+	handoff chan handoff
 }
 
-// NewQueue returns a Queue inserting on jobs; each message is tried at most
-// maxAttempts times (0 means 10).
-func NewQueue(jobs *queue.Queue, sealer *token.Sealer, maxAttempts int) *Queue {
-	if maxAttempts <= 0 {
-		maxAttempts = 10
+// QueueDeps are the Queue's parts.
+type QueueDeps struct {
+	Sealer *token.Sealer
+	// MaxAttempts bounds the tries of each message (0 means 10).
+	MaxAttempts int
+	Now         func() time.Time
+}
+
+// NewQueue returns a Queue.
+func NewQueue(d QueueDeps) *Queue {
+	if d.MaxAttempts <= 0 {
+		d.MaxAttempts = 10
 	}
-	return &Queue{jobs: jobs, sealer: sealer, maxAttempts: maxAttempts}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Queue{sealer: d.Sealer, maxAttempts: d.MaxAttempts, now: d.Now, handoff: make(chan handoff, 4096)}
 }
 
 // ErrNoQueue is returned by a nil Queue.
 var ErrNoQueue = errors.New("outbound: no send queue")
 
-// Enqueue seals msg (what names it: its template) and inserts its job
-// inside tx: it is sent, by a worker, only if tx commits, and is not lost
-// once it has. Service.Send decides before that a message is to be sent at
-// all (test identities get none).
+// Enqueue seals msg (what names it: its template) and inserts its row
+// inside tx; once tx commits, the message is handed to this process's
+// Sender, which tries it at once. It is not lost once tx has committed: the
+// row stays until the message is sent or given up. Service.Send decides
+// before that a message is to be sent at all (test identities get none).
 func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, ref Ref, what string) error {
 	if q == nil {
 		return ErrNoQueue
@@ -107,18 +129,36 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, 
 	if err != nil {
 		return err
 	}
-	args := Args{AppID: msg.AppID, ChallengeID: ref.ChallengeID, Version: ref.Version, What: what,
-		Channel: string(msg.Channel), To: courier.MaskAddress(msg.To)}
-	if args.Sealed, err = q.sealer.Seal(plain, additionalData(args)); err != nil {
+	args := Args{AppID: msg.AppID, ChallengeID: ref.ChallengeID, Version: ref.Version}
+	sealed, err := q.sealer.Seal(plain, additionalData(args))
+	if err != nil {
 		return fmt.Errorf("outbound: seal message: %w", err)
 	}
-	return q.jobs.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: QueueName, MaxAttempts: q.maxAttempts})
+	now := q.now()
+	row := store.QueuedMessage{ID: uuid.Must(uuid.NewV7()).String(), AppID: msg.AppID, ChallengeID: ref.ChallengeID,
+		Version: ref.Version, What: what, Channel: string(msg.Channel), Recipient: courier.MaskAddress(msg.To), Sealed: sealed,
+		Attempts: 1, MaxAttempts: q.maxAttempts, RunAt: now.Add(Lease), CreatedAt: now}
+	if err := tx.QueueMessage(ctx, row); err != nil {
+		return err
+	}
+	tx.AfterCommit(func() {
+		select {
+		case q.handoff <- handoff{row: row, msg: &msg, at: q.now()}:
+		default: // full: the sweep sends it when its lease ends
+		}
+	})
+	return nil
 }
 
 // additionalData binds a sealed message to its app, challenge and version:
 // moved to another job's arguments it does not open.
 func additionalData(a Args) []byte {
 	return []byte("message\x00" + a.AppID + "\x00" + a.ChallengeID + "\x00" + a.Version)
+}
+
+// openRow unseals a queued message.
+func openRow(sealer *token.Sealer, r store.QueuedMessage) (courier.Message, error) {
+	return open(sealer, Args{AppID: r.AppID, ChallengeID: r.ChallengeID, Version: r.Version, Sealed: r.Sealed})
 }
 
 // open unseals a job's message.

@@ -70,7 +70,13 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		JobTimeout:           -1, // each worker sets its own
 	}
 	if rc.FetchPollInterval == 0 {
+		// On PostgreSQL River is woken by LISTEN/NOTIFY when a job is
+		// inserted, so its polls are only the fallback: idle, a replica
+		// asks the database next to nothing. SQLite has no notifications.
 		rc.FetchPollInterval = 500 * time.Millisecond
+		if db.Pool() != nil {
+			rc.FetchPollInterval = 2 * time.Second
+		}
 	}
 	if rc.FetchCooldown == 0 || rc.FetchCooldown > rc.FetchPollInterval {
 		rc.FetchCooldown = min(100*time.Millisecond, rc.FetchPollInterval)

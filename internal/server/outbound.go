@@ -8,7 +8,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
-	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -17,7 +16,7 @@ import (
 // newOutbound builds what stands between the services and the providers:
 // the templates, the apps' own providers, the SMS guards and the send
 // queue. Test identities are sent nothing and pass the guards.
-func (s *Server) newOutbound(jobs *queue.Queue, sealer *token.Sealer, events *webhook.Emitter, outbox *courier.Outbox,
+func (s *Server) newOutbound(messages *outbound.Queue, sealer *token.Sealer, events *webhook.Emitter, outbox *courier.Outbox,
 	policy webhook.Policy, limiter ratelimit.Limiter, tests appuser.TestIdentities) (*outbound.Service, error) {
 	cfg := s.cfg
 	templates, err := courier.LoadTemplates()
@@ -29,7 +28,7 @@ func (s *Server) newOutbound(jobs *queue.Queue, sealer *token.Sealer, events *we
 		Templates: outbound.NewTemplates(outbound.TemplatesDeps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log}),
 		Providers: providers,
 		SMS:       s.smsGuard(events, providers),
-		Queue:     outbound.NewQueue(jobs, sealer, cfg.Messages.MaxAttempts),
+		Queue:     messages,
 		Exempt:    tests.Of,
 		Log:       s.log,
 	}), nil

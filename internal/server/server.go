@@ -77,6 +77,8 @@ type Options struct {
 	// StrictTx makes the store refuse a second connection asked for while a
 	// transaction is held (store.Options.StrictTx): the tests' tripwire.
 	StrictTx bool
+	// OnStatement sees every PostgreSQL statement (store.Options.OnStatement).
+	OnStatement func(ctx context.Context, sql string)
 	// SendAlone builds a second River client that works the send queue
 	// alone (StartSending), for tests that build the system without Serve:
 	// Serve works the queue with the other workers, so production never
@@ -105,10 +107,13 @@ type Server struct {
 	keyring *token.Keyring
 	api     *httpapi.Server
 	workers *queue.Queue
-	// senders works the send queue alone (StartSending; nil without
-	// Options.SendAlone); jobs only inserts.
-	senders *queue.Queue
-	jobs    *queue.Queue
+	// sender sends the queued messages: directly as they commit, and the
+	// due ones from its sweep (Serve and StartSending run it).
+	sender *outbound.Sender
+	// sendAlone: StartSending may run the Sender without Serve.
+	sendAlone bool
+	// jobs only inserts.
+	jobs *queue.Queue
 	// pruneRates deletes expired shared rate-limit buckets; nil for the memory limiter.
 	pruneRates func(context.Context) error
 	// rateLimits is the rate-limit backend chosen: "memory" or "database".
@@ -146,7 +151,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 
 	// Store and schema.
-	if s.DB, err = openStore(ctx, cfg, opts.StrictTx); err != nil {
+	if s.DB, err = openStore(ctx, cfg, opts); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -213,7 +218,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	// Messages: guarded, rendered and committed with their challenge or
 	// cause, sent by workers.
-	if s.Outbound, err = s.newOutbound(jobs, sealer, events, outbox, policy, limiter, tests); err != nil {
+	// The send queue schedules in real time, as the job queue does: a
+	// message's lease and backoff are waits, not dates.
+	messages := outbound.NewQueue(outbound.QueueDeps{Sealer: sealer, MaxAttempts: cfg.Messages.MaxAttempts})
+	if s.Outbound, err = s.newOutbound(messages, sealer, events, outbox, policy, limiter, tests); err != nil {
 		return nil, err
 	}
 	// Every message goes through the app's own provider for its channel, if
@@ -241,9 +249,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Machines = machine.New(machine.Deps{DB: s.DB, Keyring: s.keyring, Hasher: hasher, Issuer: cfg.Tokens.Issuer,
 		TokenTTL: cfg.M2M.TokenTTL, Alg: s.Tenants.AccessTokenAlg, Limiter: limiter, Limits: m2mLimits, Now: s.now, Log: s.log})
 
-	// Workers: messages, webhook deliveries, the challenge-expiry sweep and
-	// the purge of expired M2M sessions. The messages queue polls often
-	// (messages.poll_interval), so that a code arrives promptly.
+	// Messages are sent by the process that commits them, right after the
+	// commit; the Sender's sweep sends those that are due (retries, and
+	// messages a stopped process left).
+	s.sender = outbound.NewSender(outbound.SenderDeps{DB: s.DB, Queue: messages, Sealer: sealer, Provider: mail,
+		Challenges: s.SignIn, Workers: cfg.Messages.Workers, Poll: cfg.Messages.PollInterval,
+		RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.background})
+
+	// Workers: webhook deliveries, the challenge-expiry sweep, the purge of
+	// expired M2M sessions, and the messages earlier releases queued as
+	// River jobs (legacyMessagePoll: on PostgreSQL River is woken by
+	// LISTEN/NOTIFY as an earlier release inserts them).
 	sender := outbound.NewWorker(outbound.WorkerDeps{DB: s.DB, Sealer: sealer, Provider: mail,
 		Challenges: s.SignIn, RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.log})
 	workers := river.NewWorkers()
@@ -257,21 +273,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	rescue := []string{webhook.QueueName, outbound.QueueName}
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
 		Periodic:      []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
-		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, outbound.QueueName: cfg.Messages.Workers},
-		PollIntervals: map[string]time.Duration{outbound.QueueName: cfg.Messages.PollInterval}})
+		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, outbound.QueueName: max(cfg.Messages.Workers/4, 1)},
+		PollIntervals: map[string]time.Duration{outbound.QueueName: legacyMessagePoll}})
 	if err != nil {
 		return nil, err
 	}
 
-	if opts.SendAlone {
-		senders := river.NewWorkers()
-		river.AddWorker(senders, sender)
-		s.senders, err = queue.New(s.DB, queue.Config{Workers: senders, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
-			FetchPollInterval: cfg.Messages.PollInterval, Queues: map[string]int{outbound.QueueName: cfg.Messages.Workers}})
-		if err != nil {
-			return nil, err
-		}
-	}
+	s.sendAlone = opts.SendAlone
 	s.jobs = jobs
 
 	// Signing keys: the first one is made on the first start.
@@ -298,19 +306,42 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 // built with Options.SendAlone. Serve runs them with the other workers
 // instead; never call both.
 func (s *Server) StartSending(ctx context.Context) (stop func(context.Context) error, err error) {
-	if s.senders == nil {
+	if !s.sendAlone {
 		return nil, errors.New("start send queue: the server was built without Options.SendAlone")
 	}
-	if err := s.senders.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, fmt.Errorf("start send queue: %w", err)
+	return s.runSender(ctx), nil
+}
+
+// runSender runs the Sender until the returned stop is called, which waits
+// for it to finish (or for ctx of stop to end).
+func (s *Server) runSender(ctx context.Context) (stop func(context.Context) error) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.sender.Run(sctx)
+	}()
+	return func(ctx context.Context) error {
+		cancel()
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return s.senders.Stop, nil
 }
 
 // MessagesUnfinished counts (up to limit) the messages still waiting, being
-// sent or due for a retry: the backlog of the send queue.
+// sent or due for a retry: the backlog of the send queue (and the messages
+// an earlier release queued as River jobs).
 func (s *Server) MessagesUnfinished(ctx context.Context, limit int) (int, error) {
-	return s.jobs.Unfinished(ctx, outbound.JobKind, limit)
+	n, _, err := s.DB.MessageBacklog(ctx)
+	if err != nil || n >= limit {
+		return min(n, limit), err
+	}
+	legacy, err := s.jobs.Unfinished(ctx, outbound.JobKind, limit-n)
+	return n + legacy, err
 }
 
 // API is the HTTP API, for tests that look at its routes and description.
@@ -441,6 +472,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	if err := s.workers.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
+	stopSender := s.runSender(ctx)
 	// One line says what the server runs on (never a secret), after one
 	// warning per risky setting.
 	summary := startupSummary(cfg, s.rateLimits, s.signingAlgs())
@@ -476,6 +508,9 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), webhook.AttemptTimeout+2*time.Second)
 	if qerr := s.workers.Stop(qctx); qerr != nil {
 		s.log.Warn("job queue stop", "err", qerr)
+	}
+	if serr := stopSender(qctx); serr != nil {
+		s.log.Warn("send queue stop: messages in flight are sent again when their lease ends", "err", serr)
 	}
 	qcancel()
 	if err == nil {
@@ -540,18 +575,22 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 }
 
 // openStore connects to the configured database.
-func openStore(ctx context.Context, cfg config.Config, strict bool) (*store.DB, error) {
+func openStore(ctx context.Context, cfg config.Config, opts Options) (*store.DB, error) {
 	kind, target := cfg.DatabaseKind()
 	if kind == store.SQLite && strings.HasPrefix(target, "file:") {
 		target, _, _ = strings.Cut(strings.TrimPrefix(target, "file:"), "?")
 	}
 	return store.Open(ctx, kind, target, store.Options{MaxConns: cfg.Database.MaxConns, StatementTimeout: cfg.Database.StatementTimeout,
 		LockTimeout: cfg.Database.LockTimeout, IdleInTransactionTimeout: cfg.Database.IdleInTransactionTimeout,
-		StrictTx: strict})
+		StrictTx: opts.StrictTx, OnStatement: opts.OnStatement})
 }
 
 // queueMaintenance runs periodic housekeeping jobs.
 const queueMaintenance = "maintenance"
+
+// legacyMessagePoll is how often River looks for message jobs an earlier
+// release queued (none are queued any more: an idle server must not poll).
+const legacyMessagePoll = 2 * time.Second
 
 // quietRiver keeps River's own informational chatter out of the log.
 func quietRiver(log *slog.Logger) *slog.Logger {

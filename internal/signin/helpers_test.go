@@ -252,7 +252,7 @@ func flip(tok string, i int) string {
 func dump(t testing.TB, db *store.DB) string {
 	t.Helper()
 	var sb strings.Builder
-	for _, table := range []string{"challenges", "sessions", "refresh_tokens", "invitations", "app_users", "webhook_events", "river_job"} {
+	for _, table := range []string{"challenges", "sessions", "refresh_tokens", "invitations", "app_users", "webhook_events", "river_job", "queued_messages"} {
 		for _, row := range rows(t, db, "SELECT * FROM "+table) {
 			for _, v := range row {
 				fmt.Fprintf(&sb, "%v\t", v)

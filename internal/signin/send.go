@@ -154,10 +154,7 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 			}
 			events = append(events, created)
 		}
-		if err := tx.SupersedeChallenges(ctx, ch.AppUserID, supersede); err != nil {
-			return err
-		}
-		if err := tx.CreateChallenge(ctx, ch); err != nil {
+		if err := tx.SupersedeAndCreateChallenge(ctx, ch, supersede); err != nil {
 			return err
 		}
 		events = append(events, verificationEvents(ch, webhook.OutcomeRequested, nil, nil)...)

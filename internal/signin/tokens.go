@@ -110,10 +110,14 @@ func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, 
 	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: f.Session, UserAgent: truncate(c.UserAgent, 512),
 		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: f.CredentialID,
 		AuthTime: &authTime, AMR: amr}
-	if err := tx.CreateSession(ctx, sess); err != nil {
+	refresh, rec, err := s.mintRefresh(app, sess, now)
+	if err != nil {
 		return TokenSet{}, err
 	}
-	return s.sessionTokens(ctx, tx, app, sess, u, now)
+	if err := tx.CreateSessionWithRefresh(ctx, sess, rec); err != nil {
+		return TokenSet{}, err
+	}
+	return s.tokenSet(app, sess, u, refresh, rec.ExpiresAt, now)
 }
 
 // rotateSessionTokens is sessionTokens for a live session: its unspent
@@ -132,19 +136,6 @@ func (s *Service) rotateSessionTokens(ctx context.Context, tx *store.Tx, app sto
 		return TokenSet{}, err
 	}
 	return s.tokenSet(app, sess, u, next, rec.ExpiresAt, now)
-}
-
-// sessionTokens mints a new refresh token in sess's family and an access
-// token, inside tx: a new session's first pair.
-func (s *Service) sessionTokens(ctx context.Context, tx *store.Tx, app store.App, sess store.Session, u store.AppUser, now time.Time) (TokenSet, error) {
-	refresh, rec, err := s.mintRefresh(app, sess, now)
-	if err != nil {
-		return TokenSet{}, err
-	}
-	if err := tx.InsertRefreshToken(ctx, rec); err != nil {
-		return TokenSet{}, err
-	}
-	return s.tokenSet(app, sess, u, refresh, rec.ExpiresAt, now)
 }
 
 // mintRefresh makes the next refresh token of a session's family: it expires

@@ -46,6 +46,10 @@ type Options struct {
 	// that a goroutine asks of the pool while it holds a transaction. The
 	// test suites turn it on; production code never does that by design.
 	StrictTx bool
+	// OnStatement, when set, is called with every statement sent to
+	// PostgreSQL (BEGIN and COMMIT included) and the context it runs
+	// under: the tests count statements per operation with it.
+	OnStatement func(ctx context.Context, sql string)
 }
 
 // The defaults of Options, which are also the defaults of the database.*
@@ -161,6 +165,9 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		"lock_timeout":                        strconv.FormatInt(millis(opts.LockTimeout), 10),
 		"idle_in_transaction_session_timeout": strconv.FormatInt(millis(opts.IdleInTransactionTimeout), 10),
 	})
+	if opts.OnStatement != nil {
+		cfg.ConnConfig.Tracer = statementTracer(opts.OnStatement)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect postgres: %w", mapErr(err))
@@ -171,6 +178,16 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	db.strict(opts)
 	return db, nil
 }
+
+// statementTracer calls itself with every statement pgx sends.
+type statementTracer func(ctx context.Context, sql string)
+
+func (f statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	f(ctx, d.SQL)
+	return ctx
+}
+
+func (statementTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // millis is d in whole milliseconds, at least 1: PostgreSQL and SQLite read
 // their timeouts in milliseconds, and 0 would mean none (or, for SQLite's
@@ -223,6 +240,7 @@ type Tx struct {
 	Queries
 	pgxTx pgx.Tx
 	sqlTx *sql.Tx
+	after []func()
 }
 
 // PgxTx returns the PostgreSQL transaction (nil on SQLite).
@@ -231,8 +249,31 @@ func (tx *Tx) PgxTx() pgx.Tx { return tx.pgxTx }
 // SQLTx returns the SQLite transaction (nil on PostgreSQL).
 func (tx *Tx) SQLTx() *sql.Tx { return tx.sqlTx }
 
-// Tx runs fn in a transaction: committed when fn returns nil, rolled back otherwise.
-func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+// Tx runs fn in a transaction: committed when fn returns nil, rolled back
+// otherwise. What fn asked to run after the commit (Tx.AfterCommit) runs
+// once the commit succeeded and the connection is back in the pool.
+func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	var after []func()
+	err := db.runTx(ctx, func(tx *Tx) error {
+		err := fn(tx)
+		after = tx.after
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range after {
+		f()
+	}
+	return nil
+}
+
+// AfterCommit asks for f to run once tx has committed (never when it rolls
+// back), in the goroutine that ran the transaction: f must be quick (hand
+// work to another goroutine), as the caller waits for it.
+func (tx *Tx) AfterCommit(f func()) { tx.after = append(tx.after, f) }
+
+func (db *DB) runTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	leave, err := db.holders.enter("a transaction inside a transaction")
 	if err != nil {
 		return err

@@ -65,6 +65,8 @@ type Options struct {
 	// WrapAPI wraps the API's handler (httpapi.Deps.Wrap): httpapi's tests
 	// record every error answered with it.
 	WrapAPI func(*httpapi.Server, http.Handler) http.Handler
+	// OnStatement sees every PostgreSQL statement (server.Options.OnStatement).
+	OnStatement func(ctx context.Context, sql string)
 }
 
 // System is a built test system.
@@ -169,7 +171,7 @@ func New(t testing.TB, kind string, opts Options) *System {
 		Courier: sys.Mail, Limits: opts.Limits, MasterKey: sys.MasterKey, Version: "test", Commit: "0123456789ab", BuildDate: "2026-11-26T00:00:00Z",
 		// A second connection asked for inside a transaction fails the test;
 		// benchmarks measure what production runs, without the bookkeeping.
-		StrictTx: !isBenchmark(t), WrapAPI: opts.WrapAPI}
+		StrictTx: !isBenchmark(t), WrapAPI: opts.WrapAPI, OnStatement: opts.OnStatement}
 	switch {
 	case opts.SettingsCourier:
 		o.Courier = nil

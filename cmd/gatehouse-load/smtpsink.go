@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// smtpSink is a minimal SMTP server for measuring the code login with a real
+// SMTP exchange (-smtp ADDR; the server sends to it with smtp.tls none): it
+// accepts every message, keeps the newest code sent to each recipient and
+// hands it to whoever waits for it. It speaks just enough of RFC 5321 for
+// Gatehouse's client (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT) and never
+// stores a message.
+type smtpSink struct {
+	ln      net.Listener
+	mu      sync.Mutex
+	codes   map[string]string
+	waiters map[string]chan string
+}
+
+func newSMTPSink(addr string) (*smtpSink, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &smtpSink{ln: ln, codes: map[string]string{}, waiters: map[string]chan string{}}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(conn)
+		}
+	}()
+	return s, nil
+}
+
+// sixDigits finds the code in a message: the login_code template's text
+// part has it alone on a line.
+var sixDigits = regexp.MustCompile(`(?m)^([0-9]{6})\r?$`)
+
+func (s *smtpSink) serve(conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	w := bufio.NewWriter(conn)
+	reply := func(line string) bool {
+		_, _ = w.WriteString(line + "\r\n")
+		return w.Flush() == nil
+	}
+	if !reply("220 gatehouse-load sink") {
+		return
+	}
+	var rcpts []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		cmd := strings.ToUpper(strings.TrimSpace(line))
+		switch {
+		case strings.HasPrefix(cmd, "EHLO"):
+			if !reply("250-gatehouse-load\r\n250-8BITMIME\r\n250 SMTPUTF8") {
+				return
+			}
+		case strings.HasPrefix(cmd, "HELO"), strings.HasPrefix(cmd, "NOOP"):
+			reply("250 ok")
+		case strings.HasPrefix(cmd, "MAIL"), strings.HasPrefix(cmd, "RSET"):
+			rcpts = rcpts[:0]
+			reply("250 ok")
+		case strings.HasPrefix(cmd, "RCPT"):
+			to := strings.TrimSpace(line[strings.IndexByte(line, ':')+1:])
+			to = strings.ToLower(strings.Trim(strings.Fields(to)[0], "<>"))
+			rcpts = append(rcpts, to)
+			reply("250 ok")
+		case cmd == "DATA":
+			if !reply("354 go on") {
+				return
+			}
+			var body strings.Builder
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == ".\r\n" || l == ".\n" {
+					break
+				}
+				body.WriteString(l)
+			}
+			code := ""
+			if m := sixDigits.FindStringSubmatch(body.String()); m != nil {
+				code = m[1]
+			}
+			reply("250 queued")
+			for _, to := range rcpts {
+				s.deliver(to, code)
+			}
+			rcpts = rcpts[:0]
+		case cmd == "QUIT":
+			reply("221 bye")
+			return
+		default:
+			reply("502 not implemented")
+		}
+	}
+}
+
+func (s *smtpSink) deliver(to, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch, ok := s.waiters[to]; ok {
+		delete(s.waiters, to)
+		ch <- code
+		return
+	}
+	s.codes[to] = code
+}
+
+// await returns the code sent to to, waiting for it up to 10 s.
+func (s *smtpSink) await(ctx context.Context, to string) (string, error) {
+	to = strings.ToLower(to)
+	s.mu.Lock()
+	if code, ok := s.codes[to]; ok {
+		delete(s.codes, to)
+		s.mu.Unlock()
+		return code, nil
+	}
+	ch := make(chan string, 1)
+	s.waiters[to] = ch
+	s.mu.Unlock()
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case code := <-ch:
+		if code == "" {
+			return "", errors.New("the message to " + to + " held no code")
+		}
+		return code, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-t.C:
+		s.mu.Lock()
+		delete(s.waiters, to)
+		s.mu.Unlock()
+		return "", errors.New("no message to " + to + " at the SMTP sink after 10 s (is the server's smtp.host this sink?)")
+	}
+}

@@ -1,0 +1,93 @@
+package signin_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
+
+// statementCounter records the PostgreSQL statements run under a context
+// that names an operation (counting), so that background work (the job
+// queue's polls, the key reload) is left out.
+type statementCounter struct {
+	mu  sync.Mutex
+	ops map[string][]string
+}
+
+type opKey struct{}
+
+func (c *statementCounter) see(ctx context.Context, sql string) {
+	op, _ := ctx.Value(opKey{}).(string)
+	if op == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ops[op] = append(c.ops[op], firstLine(sql))
+}
+
+func (c *statementCounter) of(op string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.ops[op]...)
+}
+
+func firstLine(sql string) string {
+	sql = strings.TrimSpace(sql)
+	if i := strings.IndexByte(sql, '\n'); i > 0 {
+		sql = sql[:i]
+	}
+	return sql
+}
+
+// TestStatementsPerCodeLogin counts what a code login asks of PostgreSQL,
+// BEGIN and COMMIT included: docs/performance.md records the figures, and
+// the bounds here keep a change from adding a statement to the hot path
+// unnoticed (raise them only with a reason written there). The send step
+// (the Sender, after the commit) adds one read of the challenge and, for
+// many messages at once, one delete of their rows: not counted here.
+func TestStatementsPerCodeLogin(t *testing.T) {
+	c := &statementCounter{ops: map[string][]string{}}
+	opts := options(func(o *servertest.Options) { o.OnStatement = c.see })
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		if sys.DB.Kind() != store.Postgres {
+			t.Skip("statements are counted on PostgreSQL, whose driver reports each one")
+		}
+		e := newEnv(t, sys, nil)
+		op := func(name string) context.Context { return context.WithValue(t.Context(), opKey{}, name) }
+
+		res, err := e.SignIn.SendOTP(op("send, new user"), e.app, "new@example.com", nil, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := e.Mail.Last("new@example.com")
+		if _, err := e.SignIn.VerifyOTP(op("verify, first sign-in"), e.app, res.UserID, m.Code, e.client); err != nil {
+			t.Fatal(err)
+		}
+		res, err = e.SignIn.SendOTP(op("send, known user"), e.app, "new@example.com", nil, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ = e.Mail.Last("new@example.com")
+		if _, err := e.SignIn.VerifyOTP(op("verify, known user"), e.app, res.UserID, m.Code, e.client); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []struct {
+			op  string
+			max int
+		}{{"send, new user", 11}, {"verify, first sign-in", 9}, {"send, known user", 8}, {"verify, known user", 9}} {
+			got := c.of(b.op)
+			t.Logf("%s: %d statements:\n  %s", b.op, len(got), strings.Join(got, "\n  "))
+			if len(got) > b.max {
+				t.Errorf("%s ran %d statements; want at most %d (see docs/performance.md)", b.op, len(got), b.max)
+			}
+			if len(got) == 0 {
+				t.Errorf("%s ran no statement: the counter is not wired", b.op)
+			}
+		}
+	})
+}
