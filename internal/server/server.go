@@ -110,6 +110,10 @@ type Server struct {
 	// sender sends the queued messages: directly as they commit, and the
 	// due ones from its sweep (Serve and StartSending run it).
 	sender *outbound.Sender
+	// events is the emitter every service records events with.
+	events *webhook.Emitter
+	// listening: the PostgreSQL listener for endpoint changes is connected.
+	listening atomic.Bool
 	// sendAlone: StartSending may run the Sender without Serve.
 	sendAlone bool
 	// jobs only inserts.
@@ -202,6 +206,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.background))
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
+	s.events = events
 	s.Webhooks = webhook.NewService(webhook.Deps{DB: s.DB, Sealer: sealer, Policy: policy, Events: events, Now: s.now,
 		MaxEndpoints: cfg.Webhooks.MaxEndpointsPerApp, Log: s.log})
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(s.now)
@@ -344,6 +349,10 @@ func (s *Server) MessagesUnfinished(ctx context.Context, limit int) (int, error)
 	return n + legacy, err
 }
 
+// Listening reports whether this replica hears PostgreSQL's notifications
+// of webhook endpoint changes (never on SQLite).
+func (s *Server) Listening() bool { return s.listening.Load() }
+
 // API is the HTTP API, for tests that look at its routes and description.
 func (s *Server) API() *httpapi.Server { return s.api }
 
@@ -463,6 +472,17 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	// reload is logged by the key source.
 	wg.Go(func() { every(loops, 10*time.Second, func() { _ = s.keyring.Reload(loops) }) })
 	wg.Go(func() { s.watch.run(loops) })
+	// PostgreSQL tells every replica when an app's webhook endpoints change
+	// (a trigger); what was remembered of them is forgotten, all of it
+	// whenever the listener (re)connects, as it may have missed some.
+	wg.Go(func() {
+		s.DB.Listen(loops, webhook.EndpointsChannel, s.events.Forget, func(up bool) {
+			if up {
+				s.events.Forget("")
+			}
+			s.listening.Store(up)
+		})
+	})
 	wg.Go(func() { every(loops, queue.RescueEvery, func() { s.rescue(loops) }) })
 	if s.pruneRates != nil {
 		wg.Go(func() { every(loops, time.Minute, func() { _ = s.pruneRates(loops) }) })

@@ -1,10 +1,12 @@
 package signin_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -62,5 +64,51 @@ func TestEvents(t *testing.T) {
 				t.Errorf("%d unexpected %s events (all: %v)", n, typ, got)
 			}
 		}
+	})
+}
+
+// TestQuietAppHearsOfItsFirstEndpoint: a replica that found an app without
+// webhook endpoints skips reading them on its sign-ins for a while
+// (webhook.QuietFor); when another replica adds the app's first endpoint,
+// it hears of it by PostgreSQL's notification within a fraction of that,
+// and on SQLite once the while is over. No event is recorded for the
+// endpoint before it exists, and every one after.
+func TestQuietAppHearsOfItsFirstEndpoint(t *testing.T) {
+	servertest.ForEach(t, options(func(o *servertest.Options) { o.Serve, o.RealClock = true, true }), func(t *testing.T, sys *servertest.System) {
+		e := newEnv(t, sys, nil)
+		peer := servertest.New(t, sys.DB.Kind(), options(func(o *servertest.Options) { o.Peer, o.Serve, o.RealClock = sys, true, true }))
+		if sys.DB.Kind() == store.Postgres {
+			for deadline := time.Now().Add(10 * time.Second); !peer.Listening(); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the peer does not listen for endpoint changes after 10 s")
+				}
+			}
+		}
+		n := 0
+		send := func() {
+			t.Helper()
+			n++
+			if _, err := peer.SignIn.SendOTP(t.Context(), e.app, fmt.Sprintf("quiet%d@example.com", n), nil, e.client); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send() // the peer finds no endpoint and remembers it
+		created := time.Now()
+		ep := e.hook(t, e.app)
+		limit := webhook.QuietFor / 2
+		if sys.DB.Kind() != store.Postgres {
+			limit = webhook.QuietFor + time.Second
+		}
+		for {
+			send()
+			if len(e.events(t, e.app, ep)) > 0 {
+				break
+			}
+			if time.Since(created) > limit {
+				t.Fatalf("the peer recorded no event for the new endpoint %s after it was created; want within %s", time.Since(created).Round(time.Millisecond), limit)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("the peer recorded events for the new endpoint %s after it was created", time.Since(created).Round(time.Millisecond))
 	})
 }

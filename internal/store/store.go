@@ -228,6 +228,54 @@ func (db *DB) Close() error {
 	return errors.Join(db.reader.Close(), db.writer.Close())
 }
 
+// Listen calls onNotify with the payload of every notification on channel
+// until ctx ends (PostgreSQL's LISTEN, on a connection of its own, not one
+// of the pool's); listening(true) once it listens, listening(false) when
+// the connection is lost, after which it connects again (1 s, doubling up
+// to 30 s). Notifications sent while it was not listening are lost: a
+// caller forgets what they would have told it when listening(true) comes.
+// On SQLite it returns at once: there is nobody else to hear from.
+func (db *DB) Listen(ctx context.Context, channel string, onNotify func(payload string), listening func(bool)) {
+	if db.pool == nil {
+		return
+	}
+	wait := time.Second
+	for ctx.Err() == nil {
+		if db.listen(ctx, channel, onNotify, listening) {
+			wait = time.Second
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// listen is one connection of Listen; it reports whether it listened.
+func (db *DB) listen(ctx context.Context, channel string, onNotify func(string), listening func(bool)) bool {
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return false
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return false
+	}
+	listening(true)
+	defer listening(false)
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return true
+		}
+		onNotify(n.Payload)
+	}
+}
+
 // Pool returns the PostgreSQL pool (nil on SQLite), for the job queue.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,11 +41,87 @@ func (DeliverArgs) Kind() string { return "webhook_delivery" }
 type Emitter struct {
 	queue *queue.Queue
 	now   store.Clock
+	quiet quietApps
 }
 
 // NewEmitter returns an Emitter that enqueues on q.
 func NewEmitter(q *queue.Queue, now func() time.Time) *Emitter {
-	return &Emitter{queue: q, now: now}
+	return &Emitter{queue: q, now: now, quiet: quietApps{seen: map[string]time.Time{}}}
+}
+
+// quietApps remembers, for QuietFor, the apps found with no enabled
+// endpoint: most apps have none, and every sign-in emits events, so the
+// hot paths skip the read of the app's endpoints for them. Only that
+// answer is kept (an app with endpoints reads them in the transaction, so
+// a delivery never names an endpoint deleted meanwhile). It is forgotten
+// when the app's endpoints change: at once on the replica that changed
+// them (Forget, after the commit), within milliseconds on the others on
+// PostgreSQL (a trigger notifies, Listen forgets), and after QuietFor at
+// the latest (SQLite shared with a command-line process, a lost listener).
+type quietApps struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+	// gen grows with every Forget: a read that began before one does not
+	// record its answer, which may predate the change.
+	gen uint64
+}
+
+// EndpointsChannel is the PostgreSQL notification channel on which a
+// trigger announces a change of an app's endpoints (the app id as payload).
+const EndpointsChannel = "gatehouse_webhook_endpoints"
+
+// QuietFor is how long an app found without endpoints is taken to have none.
+const QuietFor = 2 * time.Second
+
+// Forget drops what is remembered of appID's endpoints ("" for every app).
+func (e *Emitter) Forget(appID string) {
+	if e == nil {
+		return
+	}
+	q := &e.quiet
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.gen++
+	if appID == "" {
+		clear(q.seen)
+		return
+	}
+	delete(q.seen, appID)
+}
+
+// endpoints returns appID's enabled endpoints, read inside tx unless the
+// app was found to have none within QuietFor.
+func (e *Emitter) endpoints(ctx context.Context, tx *store.Tx, appID string) ([]store.WebhookEndpoint, error) {
+	q := &e.quiet
+	now := time.Now()
+	q.mu.Lock()
+	at, ok := q.seen[appID]
+	gen := q.gen
+	q.mu.Unlock()
+	if ok && now.Sub(at) < QuietFor {
+		return nil, nil
+	}
+	all, err := tx.ListWebhookEndpoints(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	enabled := all[:0]
+	for _, ep := range all {
+		if ep.Enabled {
+			enabled = append(enabled, ep)
+		}
+	}
+	if len(enabled) == 0 {
+		q.mu.Lock()
+		if q.gen == gen {
+			if len(q.seen) > 100_000 { // bounded: a server with that many apps starts over
+				clear(q.seen)
+			}
+			q.seen[appID] = now
+		}
+		q.mu.Unlock()
+	}
+	return enabled, nil
 }
 
 // Emit records an event of app and fans it out to every enabled endpoint
@@ -53,13 +130,13 @@ func (e *Emitter) Emit(ctx context.Context, tx *store.Tx, appID, eventType strin
 	if e == nil {
 		return nil
 	}
-	endpoints, err := tx.ListWebhookEndpoints(ctx, appID)
+	endpoints, err := e.endpoints(ctx, tx, appID)
 	if err != nil {
 		return err
 	}
 	var targets []store.WebhookEndpoint
 	for _, ep := range endpoints {
-		if ep.Enabled && subscribed(ep.EventTypes, eventType) {
+		if subscribed(ep.EventTypes, eventType) {
 			targets = append(targets, ep)
 		}
 	}
@@ -86,14 +163,14 @@ func (e *Emitter) EmitMany(ctx context.Context, tx *store.Tx, appID string, even
 	if e == nil || len(events) == 0 {
 		return nil
 	}
-	endpoints, err := tx.ListWebhookEndpoints(ctx, appID)
+	endpoints, err := e.endpoints(ctx, tx, appID)
 	if err != nil {
 		return err
 	}
 	for _, ev := range events {
 		var targets []store.WebhookEndpoint
 		for _, ep := range endpoints {
-			if ep.Enabled && subscribed(ep.EventTypes, ev.Type) {
+			if subscribed(ep.EventTypes, ev.Type) {
 				targets = append(targets, ep)
 			}
 		}

@@ -239,6 +239,7 @@ func (s *Service) Create(ctx context.Context, p access.Principal, appID string, 
 		if n >= s.maxEndpoints {
 			return ErrTooManyEndpoints
 		}
+		tx.AfterCommit(func() { s.emitter.Forget(appID) })
 		return tx.CreateWebhookEndpoint(ctx, ep)
 	})
 	if err != nil {
@@ -306,6 +307,7 @@ func (s *Service) change(ctx context.Context, p access.Principal, appID, id stri
 			return err
 		}
 		ep.UpdatedAt = s.clock()
+		tx.AfterCommit(func() { s.emitter.Forget(appID) })
 		return tx.UpdateWebhookEndpoint(ctx, ep.WebhookEndpoint)
 	})
 	return ep, err
@@ -330,6 +332,7 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, appID, id stri
 		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
 			return err
 		}
+		tx.AfterCommit(func() { s.emitter.Forget(appID) })
 		err := tx.DeleteWebhookEndpoint(ctx, appID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrEndpointNotFound

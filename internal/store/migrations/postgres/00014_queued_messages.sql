@@ -25,5 +25,25 @@ CREATE TABLE queued_messages (
 );
 CREATE INDEX queued_messages_run_at ON queued_messages (run_at);
 
+-- Every change of an app's webhook endpoints notifies the replicas (LISTEN
+-- gatehouse_webhook_endpoints, the app id as payload) when it commits: they
+-- remember which apps have no endpoint, and forget it at once.
+-- +goose StatementBegin
+CREATE FUNCTION gatehouse_webhook_endpoints_notify() RETURNS trigger AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        PERFORM pg_notify('gatehouse_webhook_endpoints', OLD.app_id);
+    ELSE
+        PERFORM pg_notify('gatehouse_webhook_endpoints', NEW.app_id);
+    END IF;
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+-- +goose StatementEnd
+CREATE TRIGGER webhook_endpoints_notify AFTER INSERT OR UPDATE OR DELETE ON webhook_endpoints
+    FOR EACH ROW EXECUTE FUNCTION gatehouse_webhook_endpoints_notify();
+
 -- +goose Down
+DROP TRIGGER webhook_endpoints_notify ON webhook_endpoints;
+DROP FUNCTION gatehouse_webhook_endpoints_notify();
 DROP TABLE queued_messages;
