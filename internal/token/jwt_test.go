@@ -719,6 +719,29 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyFromPrivateDER is what loading one stored key costs (the
+// keyring's source opens and parses each key it has not loaded before).
+func BenchmarkKeyFromPrivateDER(b *testing.B) {
+	for _, alg := range Algorithms {
+		b.Run(alg, func(b *testing.B) {
+			key, err := GenerateKeyFor(alg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			der, err := key.PrivateDER()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := KeyFromPrivateDER(der); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func benchRing(b *testing.B, alg string) *Keyring {
 	key, err := GenerateKeyFor(alg)
 	if err != nil {
