@@ -39,7 +39,7 @@ func keyAD(kid string) []byte { return []byte("signing-key:" + kid) }
 //
 // A key already loaded is not opened and parsed again: the keyring reloads
 // every 10 s (and at most once a second for the JWKS or an unknown kid), and
-// parsing an RSA key costs about five times an EC one. A row is reused only
+// parsing an RSA key costs several times an EC one (0.14 ms of CPU). A row is reused only
 // when its sealed bytes are the very ones parsed before.
 func KeySource(db *store.DB, sealer *token.Sealer, now func() time.Time, log *slog.Logger) token.KeySource {
 	loaded := &parsedKeys{}
