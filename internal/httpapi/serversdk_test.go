@@ -26,6 +26,7 @@ import (
 func TestServerSDKTokenCheck(t *testing.T) {
 	runGroups(t, challengeOptions(), []group{
 		{"algorithms", testAccessTokenAlgorithms},
+		{"signatures per operation", testSignaturesPerOperation},
 	})
 }
 
@@ -242,4 +243,70 @@ func testAccessTokenAlgorithms(t *testing.T, e *env) {
 	if got := e.currentUser(t, next); got["id"] != userID {
 		t.Errorf("current_user with an RS256 token after the switch back = %v", got)
 	}
+}
+
+// testSignaturesPerOperation: what an app's algorithm costs is one signature
+// per access token issued, and nothing else. With RS256 chosen, a sign-in
+// and a refresh each make exactly one RS256 signature (the refresh token is
+// ES256 whatever the app chose), current_user checks an RS256 signature once
+// per token however often it is presented, and the JWKS costs none.
+func testSignaturesPerOperation(t *testing.T, e *env) {
+	e.setApp(t, map[string]any{"access_token_alg": "RS256"})
+	a, err := e.Tenants.App(t.Context(), e.app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.app = a
+	ring := e.Keyring()
+	type counts struct{ rsSigned, rsVerified, esSigned, esVerified uint64 }
+	read := func() counts {
+		var c counts
+		c.rsSigned, c.rsVerified = ring.Counts("RS256")
+		c.esSigned, c.esVerified = ring.Counts("ES256")
+		return c
+	}
+	step := func(t *testing.T, name string, want counts, do func()) {
+		t.Helper()
+		before := read()
+		do()
+		after := read()
+		got := counts{after.rsSigned - before.rsSigned, after.rsVerified - before.rsVerified,
+			after.esSigned - before.esSigned, after.esVerified - before.esVerified}
+		if got.rsSigned != want.rsSigned || got.rsVerified != want.rsVerified {
+			t.Errorf("%s: %d RS256 signatures made, %d checked; want %d, %d", name, got.rsSigned, got.rsVerified, want.rsSigned, want.rsVerified)
+		}
+		if want.esSigned != ^uint64(0) && (got.esSigned != want.esSigned || got.esVerified != want.esVerified) {
+			t.Errorf("%s: %d ES256 signatures made, %d checked; want %d, %d", name, got.esSigned, got.esVerified, want.esSigned, want.esVerified)
+		}
+	}
+	const anyES = ^uint64(0) // the sign-in's own internal tokens are not counted here
+
+	var userID, access, refresh string
+	step(t, "code sign-in", counts{1, 0, anyES, 0}, func() {
+		userID, access, refresh = e.signIn(t, "price@example.com", "user.created", "verification.email.requested", "challenge.created")
+	})
+	if h := tokentest.Header(t, access); h["alg"] != "RS256" {
+		t.Fatalf("access token alg = %v; want RS256", h["alg"])
+	}
+	var next string
+	step(t, "refresh", counts{1, 0, 1, 0}, func() {
+		rr := scenario{method: "POST", path: e.authPath("/tokens/refresh"), headers: map[string]string{"X-Refresh-Token": refresh},
+			wantStatus: 200}.run(t, e)
+		next, _ = e.tokenSet(t, rr, userID)
+	})
+	step(t, "current_user three times", counts{0, 1, 0, 0}, func() {
+		for range 3 {
+			if got := e.currentUser(t, next); got["id"] != userID {
+				t.Fatalf("current_user = %v; want %s", got, userID)
+			}
+		}
+	})
+	step(t, "JWKS twice", counts{0, 0, 0, 0}, func() {
+		for _, path := range []string{"/.well-known/jwks.json", e.authPath("/.well-known/jwks.json")} {
+			if r := e.do(t, "GET", path, nil, nil); r.status != 200 {
+				t.Fatalf("GET %s = %d", path, r.status)
+			}
+		}
+	})
+	e.setApp(t, map[string]any{"access_token_alg": "default"})
 }

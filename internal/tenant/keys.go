@@ -1,11 +1,13 @@
 package tenant
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -34,9 +36,15 @@ func keyAD(kid string) []byte { return []byte("signing-key:" + kid) }
 // are also checked against their database row); active and not-yet-expired
 // retired keys are published. A failure is logged here, where the database
 // is known, and returned.
+//
+// A key already loaded is not opened and parsed again: the keyring reloads
+// every 10 s (and at most once a second for the JWKS or an unknown kid), and
+// parsing an RSA key costs several times an EC one (0.14 ms of CPU). A row is reused only
+// when its sealed bytes are the very ones parsed before.
 func KeySource(db *store.DB, sealer *token.Sealer, now func() time.Time, log *slog.Logger) token.KeySource {
+	loaded := &parsedKeys{}
 	return func(ctx context.Context) (token.KeySet, error) {
-		set, err := loadKeys(ctx, db, sealer, now().UTC())
+		set, err := loaded.load(ctx, db, sealer, now().UTC())
 		if err != nil {
 			log.ErrorContext(ctx, "load signing keys", "err", err)
 		}
@@ -44,25 +52,53 @@ func KeySource(db *store.DB, sealer *token.Sealer, now func() time.Time, log *sl
 	}
 }
 
-func loadKeys(ctx context.Context, db *store.DB, sealer *token.Sealer, now time.Time) (token.KeySet, error) {
+// parsedKeys remembers the keys of the last successful load, by kid, with
+// the sealed bytes they were opened from.
+type parsedKeys struct {
+	mu   sync.Mutex
+	byID map[string]parsedKey
+}
+
+type parsedKey struct {
+	sealed []byte
+	key    *token.Key
+}
+
+// open returns the key of rec, parsed now or at an earlier load.
+func (p *parsedKeys) open(sealer *token.Sealer, rec store.SigningKey) (*token.Key, error) {
+	if k, ok := p.byID[rec.ID]; ok && bytes.Equal(k.sealed, rec.PrivateSealed) {
+		return k.key, nil
+	}
+	der, err := sealer.Open(rec.PrivateSealed, keyAD(rec.ID))
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s cannot be opened with this master key: %w", rec.ID, err)
+	}
+	k, err := token.KeyFromPrivateDER(der)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w", rec.ID, err)
+	}
+	return k, nil
+}
+
+func (p *parsedKeys) load(ctx context.Context, db *store.DB, sealer *token.Sealer, now time.Time) (token.KeySet, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	keys, err := db.ListSigningKeys(ctx)
 	if err != nil {
 		return token.KeySet{}, err
 	}
 	var set token.KeySet
 	signs := map[string]bool{}
+	next := make(map[string]parsedKey, len(keys))
 	for _, rec := range keys {
-		der, err := sealer.Open(rec.PrivateSealed, keyAD(rec.ID))
+		k, err := p.open(sealer, rec)
 		if err != nil {
-			return token.KeySet{}, fmt.Errorf("signing key %s cannot be opened with this master key: %w", rec.ID, err)
-		}
-		k, err := token.KeyFromPrivateDER(der)
-		if err != nil {
-			return token.KeySet{}, fmt.Errorf("signing key %s: %w", rec.ID, err)
+			return token.KeySet{}, err
 		}
 		if k.Alg != rec.Alg {
 			return token.KeySet{}, fmt.Errorf("signing key %s is an %s key, recorded as %s", rec.ID, k.Alg, rec.Alg)
 		}
+		next[rec.ID] = parsedKey{sealed: rec.PrivateSealed, key: k}
 		if rec.Status == store.KeyActive && !signs[k.Alg] {
 			signs[k.Alg] = true
 			set.Signers = append(set.Signers, k)
@@ -72,6 +108,7 @@ func loadKeys(ctx context.Context, db *store.DB, sealer *token.Sealer, now time.
 			set.Published = append(set.Published, k)
 		}
 	}
+	p.byID = next
 	return set, nil
 }
 

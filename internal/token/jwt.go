@@ -73,6 +73,28 @@ type Keyring struct {
 	// now is the clock of the reload gate and of FreshJWKS (nil: time.Now);
 	// tests move it instead of sleeping.
 	now func() time.Time
+	// signed and verified count the signatures made and checked, per
+	// algorithm (the index in Algorithms): see Counts.
+	signed, verified [3]atomic.Uint64
+}
+
+// Counts returns how many signatures of alg this keyring has made and how
+// many it has checked (whatever their outcome) since it was created. They
+// are what each algorithm's price scales with: one signature per token
+// issued, one check per token verified that no cache answered.
+func (k *Keyring) Counts(alg string) (signed, verified uint64) {
+	i := slices.Index(Algorithms, alg)
+	if i < 0 || i >= len(k.signed) {
+		return 0, 0
+	}
+	return k.signed[i].Load(), k.verified[i].Load()
+}
+
+// count adds one to the counter of alg in c.
+func count(c *[3]atomic.Uint64, alg string) {
+	if i := slices.Index(Algorithms, alg); i >= 0 && i < len(c) {
+		c[i].Add(1)
+	}
 }
 
 func (k *Keyring) clock() time.Time {
@@ -323,6 +345,7 @@ func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err er
 	if err != nil {
 		return "", "", fmt.Errorf("token: sign: %w", err)
 	}
+	count(&k.signed, alg)
 	obj, err := js.Sign(payload)
 	if err != nil {
 		return "", "", fmt.Errorf("token: sign: %w", err)
@@ -388,6 +411,7 @@ func (k *Keyring) Verify(raw, typ string, dst any) (kid string, err error) {
 	if h.KeyID != kid || h.Algorithm != alg || h.JSONWebKey != nil {
 		return "", fmt.Errorf("%w: inconsistent header", ErrInvalid)
 	}
+	count(&k.verified, alg)
 	payload, err := jws.Verify(key.Public)
 	if err != nil {
 		return "", fmt.Errorf("%w: signature: %v", ErrInvalid, err)
