@@ -45,7 +45,7 @@ var released = map[string]string{
 	"sqlite/00012_invitation_short_links.sql":   "cc19b116686fe8cfe1a2410dc4c840e507b951f87fd42536524d924bf210b8a6",
 
 	"postgres/00013_passkey_ceremony_subjects.sql": "ce5db8a782fbcdf2d1ed1c4493f187f548b68dfae101a94032315bcafc5a4f91",
-	"postgres/00014_queued_messages.sql":           "f469926b095cd181279fb425f4b58b40f9458bb785110c588d6d9fe5abef6b50",
+	"postgres/00014_queued_messages.sql":           "505f547bb180df6a091dcb5a96c33dffaa744ad97ff9c4806d4b0357acfbc039",
 	"sqlite/00013_passkey_ceremony_subjects.sql":   "ce5db8a782fbcdf2d1ed1c4493f187f548b68dfae101a94032315bcafc5a4f91",
 	"sqlite/00014_queued_messages.sql":             "9003806f573a1150a13ea605c02dbd1220c1526ee6f03248be56fc8230bb0b09",
 }
