@@ -179,9 +179,10 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		}
 		_ = c.conn.Close()
 		// A kept connection that the server closed while it sat idle fails
-		// go-mail's check (NOOP) before anything is sent: once, a new one.
+		// at the first command, MAIL, before anything is sent: once, a new one.
 		var se *gomail.SendError
-		if reused && try == 0 && ctx.Err() == nil && errors.As(err, &se) && se.Reason == gomail.ErrConnCheck {
+		if reused && try == 0 && ctx.Err() == nil && errors.As(err, &se) &&
+			(se.Reason == gomail.ErrSMTPMailFrom || se.Reason == gomail.ErrConnCheck) {
 			continue
 		}
 		return "", classifySMTP(ctx, err)
@@ -319,6 +320,12 @@ func (s *SMTP) clientOptions(tlsConfig *tls.Config, dial gomail.DialContextFunc)
 		gomail.WithTLSConfig(tlsConfig),
 		gomail.WithDialContextFunc(dial),
 		gomail.WithSMTPAuth(s.auth),
+		// Each message on a kept connection costs its own commands only: no
+		// NOOP before it (a dropped connection shows at MAIL, and Send dials
+		// again) and no RSET after it (the end of DATA ends the
+		// transaction; a connection that failed is closed, never reused).
+		gomail.WithoutNoop(),
+		gomail.WithoutRset(),
 	}
 	switch s.policy {
 	case TLSNone:

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -69,6 +70,12 @@ type Ref struct {
 	ChallengeID string
 	// Version is Fingerprint(the challenge's SecretHash) when ChallengeID is set.
 	Version string
+	// Supersedes, when set, names the messages this one replaces: committing
+	// a challenge with it superseded the earlier ones of the same name (a
+	// resent sign-in code), so their messages, if not yet tried here, are
+	// dropped without reading their challenges again. Empty: the direct
+	// try reads the challenge like any other.
+	Supersedes string
 }
 
 // Fingerprint is the short form of a challenge's secret hash that a message
@@ -89,6 +96,9 @@ type Queue struct {
 	// direct try; when it is full (or no Sender runs: a command-line
 	// process), the sweep sends them once their lease ends.
 	handoff chan handoff
+	// newest holds, by Ref.Supersedes, the challenge of the newest message
+	// committed in this process (entries go once that message is done).
+	newest sync.Map
 }
 
 // QueueDeps are the Queue's parts.
@@ -142,8 +152,11 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, 
 		return err
 	}
 	tx.AfterCommit(func() {
+		if ref.Supersedes != "" {
+			q.newest.Store(ref.Supersedes, ref.ChallengeID)
+		}
 		select {
-		case q.handoff <- handoff{row: row, msg: &msg, at: q.now()}:
+		case q.handoff <- handoff{row: row, msg: &msg, at: q.now(), supersedes: ref.Supersedes}:
 		default: // full: the sweep sends it when its lease ends
 		}
 	})

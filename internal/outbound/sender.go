@@ -51,6 +51,8 @@ type handoff struct {
 	row store.QueuedMessage
 	msg *courier.Message // nil: unseal row.Sealed
 	at  time.Time        // when it was handed over (direct) or claimed (sweep)
+	// supersedes is the message's Ref.Supersedes (direct hand-offs only).
+	supersedes string
 }
 
 // Sender tries queued messages: directly, as their transactions commit in
@@ -225,16 +227,30 @@ func (s *Sender) try(h handoff, deletes chan<- string) {
 	ctx := context.Background()
 	r := h.row
 	attrs := []any{"app_id", r.AppID, "message", r.What, "channel", r.Channel, "to", r.Recipient, "message_id", r.ID, "attempt", r.Attempts}
+	if h.supersedes != "" && s.queue != nil {
+		defer s.queue.newest.CompareAndDelete(h.supersedes, r.ChallengeID)
+	}
 	if s.now().Sub(h.at) > directWindow {
 		// Waited too long for a worker: the lease may be near its end, so
 		// the row's next claim tries it instead.
 		return
 	}
-	if r.ChallengeID != "" {
-		// Every try, the direct one included, reads the challenge: a send
-		// retried by the client (a double click, a cut connection) makes a
-		// new challenge within milliseconds, and the older message, if it
-		// went out last, would carry a code that no longer works.
+	switch {
+	case h.supersedes != "" && s.queue != nil:
+		// A direct try of a message whose challenge this process has just
+		// committed: it is pending unless a newer one of the same kind,
+		// committed here since, superseded it (a send retried by the
+		// client: a double click, a cut connection).
+		attrs = append(attrs, "challenge_id", r.ChallengeID)
+		if v, ok := s.queue.newest.Load(h.supersedes); ok && v != r.ChallengeID {
+			s.log.InfoContext(ctx, "message not sent: its challenge is no longer pending", attrs...)
+			deletes <- r.ID
+			return
+		}
+	case r.ChallengeID != "":
+		// Any other try reads the challenge: it may have been answered,
+		// replaced or have expired since (or, for a message left by a
+		// stopped process, superseded by one sent through another).
 		attrs = append(attrs, "challenge_id", r.ChallengeID)
 		ok, err := s.challenges.Deliverable(ctx, r.AppID, r.ChallengeID, r.Version)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -162,6 +163,11 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 			return err
 		}
 		msg.Ref = challengeRef(ch)
+		if ch.Purpose == PurposeAuthenticate && len(supersede) > 0 {
+			// The same kinds of this user's pending sign-ins were just
+			// superseded: their messages, if not yet sent, need not be.
+			msg.Ref.Supersedes = ch.AppID + "/" + ch.AppUserID + "/" + strings.Join(supersede, ",")
+		}
 		return s.out.Send(ctx, tx, app, msg)
 	})
 	return err == nil, err
