@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak: a mixed workload at a fixed rate against a fresh development server,
-# sampled over time, checked for growth (security.md check 78).
+# sampled over time, checked for growth (docs/performance.md, "Soak").
 #
 #   scripts/soak.sh DURATION [--postgres ADMIN_URL] [gatehouse-load flags]
 #
