@@ -5,10 +5,13 @@
 //	gatehouse-load -base http://127.0.0.1:8080 -app APP_ID -scenario refresh -c 16 -d 10s
 //
 // Scenarios: jwks, current_user, refresh, login (send a code, wait for it in
-// the dev outbox, or at the tool's own SMTP sink with -smtp, verify it), and oracle: the timing of sending a code to an
-// existing and to an unknown address (-n samples of each, one at a time,
-// alternating; medians compared, never asserted). current_user, refresh,
-// login and oracle need a dev-mode server whose sign-in rate limits are off
+// the dev outbox, or at the tool's own SMTP sink with -smtp, verify it);
+// oracle: the timing of sending a code to an existing and to an unknown
+// address (-n samples of each, one at a time, alternating; medians
+// compared, never asserted); and soak: a mixed
+// workload at a fixed rate for -d, sampled every -interval and checked for
+// growth (soak.go; scripts/soak.sh runs it against a fresh server). All but
+// jwks need a dev-mode server whose sign-in rate limits are off
 // (GATEHOUSE_RATELIMIT_SEND_PER_IP=off, GATEHOUSE_RATELIMIT_SEND_PER_IDENTIFIER=off,
 // GATEHOUSE_RATELIMIT_VERIFY_PER_IP=off).
 package main
@@ -48,16 +51,36 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("gatehouse-load", flag.ContinueOnError)
 	base := fs.String("base", "http://127.0.0.1:8080", "server base URL")
 	app := fs.String("app", "", "app id (required except for jwks)")
-	scenario := fs.String("scenario", "jwks", "jwks, current_user, refresh or login")
+	scenario := fs.String("scenario", "jwks", "jwks, current_user, refresh, login, oracle or soak")
 	conc := fs.Int("c", 16, "concurrent clients")
 	dur := fs.Duration("d", 10*time.Second, "how long to run")
 	samples := fs.Int("n", 1000, "oracle: samples of each kind")
 	smtpAddr := fs.String("smtp", "", "login: receive the codes by SMTP on this address (the server's smtp.host and smtp.port, smtp.tls none) instead of reading the dev outbox")
+	var sc soakConfig
+	fs.Float64Var(&sc.rate, "rate", 40, "soak: operations started per second, whatever the answers take")
+	fs.StringVar(&sc.mix, "mix", "login=2,refresh=3,current_user=5", "soak: weights of the operations (a login is a send, the code read from the dev outbox and a verify)")
+	fs.Float64Var(&sc.signups, "signups", 0.2, "soak: share of logins that sign a new address up (the others sign known addresses in again)")
+	fs.IntVar(&sc.sessions, "sessions", 64, "soak: signed-in sessions (and known addresses) made before the load")
+	fs.DurationVar(&sc.interval, "interval", 10*time.Second, "soak: one sample per interval")
+	fs.DurationVar(&sc.warmup, "warmup", 0, "soak: samples before this are plotted, not judged (default: a fifth of -d, at most 2 min)")
+	fs.StringVar(&sc.outDir, "out", "", "soak: directory for soak.csv, soak.png and soak.txt")
+	fs.StringVar(&sc.bootstrap, "bootstrap", "", "soak: the dev server's bootstrap.json, for the app id and its API secret")
+	fs.IntVar(&sc.pid, "pid", 0, "soak: the server's process id, to count its open files in /proc (else process_open_fds from /metrics)")
+	fs.StringVar(&sc.pgURL, "pg", "", "soak: the server's PostgreSQL database URL, to count its connections in pg_stat_activity")
+	fs.BoolVar(&sc.webhooks, "webhooks", true, "soak: register a local webhook receiver for every event (needs -bootstrap)")
+	fs.Float64Var(&sc.tolerance, "tolerance", 0.25, "soak: growth allowed from the first third to the last (relative, plus a fixed slack per series)")
+	fs.Float64Var(&sc.maxErrors, "max-errors", 0.01, "soak: share of failed or skipped operations allowed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c := &client{base: *base, app: *app, http: &http.Client{Timeout: 10 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc * 2}}}
+	tr := &http.Transport{MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc * 2}
+	if *scenario == "soak" {
+		// Open loop: as many connections as requests in flight, and those
+		// a burst opened closed again soon, so that they do not stay
+		// counted as the server's goroutines and open files.
+		tr = &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256, IdleConnTimeout: 5 * time.Second}
+	}
+	c := &client{base: *base, app: *app, http: &http.Client{Timeout: 10 * time.Second, Transport: tr}}
 	if *smtpAddr != "" {
 		sink, err := newSMTPSink(*smtpAddr)
 		if err != nil {
@@ -70,6 +93,12 @@ func run(args []string, out io.Writer) error {
 	switch *scenario {
 	case "oracle":
 		return oracle(c, *samples, out)
+	case "soak":
+		sc.dur = *dur
+		if sc.warmup == 0 {
+			sc.warmup = min(sc.dur/5, 2*time.Minute)
+		}
+		return soak(c, sc, out)
 	case "jwks":
 		op = func(ctx context.Context, _ int) error {
 			_, err := c.do(ctx, "GET", "/.well-known/jwks.json", nil, nil)
@@ -222,7 +251,7 @@ func (c *client) login(ctx context.Context, email string) (tokenSet, error) {
 	if err := json.Unmarshal(b, &sent); err != nil {
 		return tokenSet{}, err
 	}
-	code, err := c.awaitCode(ctx, email)
+	code, err := c.awaitCode(ctx, email, time.Time{})
 	if err != nil {
 		return tokenSet{}, err
 	}
@@ -237,14 +266,20 @@ func (c *client) login(ctx context.Context, email string) (tokenSet, error) {
 // awaitCode reads the code sent to a new address from the dev outbox: the
 // send queue's workers hand messages to the outbox just after the send's
 // answer, so it asks the outbox to wait for the message (wait_ms), and the
-// login's time includes the message's way through the queue.
-func (c *client) awaitCode(ctx context.Context, email string) (string, error) {
+// login's time includes the message's way through the queue. A non-zero
+// since skips the messages kept before it (an address that signed in
+// before); the SMTP sink hands each message out once.
+func (c *client) awaitCode(ctx context.Context, email string, since time.Time) (string, error) {
 	if c.sink != nil {
 		return c.sink.await(ctx, email)
 	}
 	deadline := time.Now().Add(10 * time.Second)
+	q := "/dev/outbox?limit=1&wait_ms=5000&to=" + url.QueryEscape(email)
+	if !since.IsZero() {
+		q += "&since=" + url.QueryEscape(since.Format(time.RFC3339Nano))
+	}
 	for {
-		b, err := c.do(ctx, "GET", "/dev/outbox?limit=1&wait_ms=5000&to="+url.QueryEscape(email), nil, nil)
+		b, err := c.do(ctx, "GET", q, nil, nil)
 		if err != nil {
 			return "", err
 		}
