@@ -182,24 +182,31 @@ func (s *Sender) feed(ctx context.Context, work chan<- handoff) {
 func (s *Sender) sweep(ctx context.Context, claimed chan<- []handoff) {
 	var purged time.Time
 	for {
+		// One cheap read when nothing is due (an idle server): the claim
+		// runs only when a message is.
 		now := s.now()
-		rows, err := s.db.ClaimDueMessages(ctx, now, now.Add(Lease), sweepBatch)
-		if err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "send queue: due messages not claimed", "err", err)
-		}
-		if len(rows) > 0 {
-			batch := make([]handoff, len(rows))
-			for i, r := range rows {
-				batch[i] = handoff{row: r, at: now}
+		next, ok, err := s.db.NextMessageDue(ctx)
+		if err == nil && ok && !next.After(now) {
+			var rows []store.QueuedMessage
+			rows, err = s.db.ClaimDueMessages(ctx, now, now.Add(Lease), sweepBatch)
+			if err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "send queue: due messages not claimed", "err", err)
 			}
-			select {
-			case claimed <- batch:
-			case <-ctx.Done():
-				return
+			if len(rows) > 0 {
+				batch := make([]handoff, len(rows))
+				for i, r := range rows {
+					batch[i] = handoff{row: r, at: now}
+				}
+				select {
+				case claimed <- batch:
+				case <-ctx.Done():
+					return
+				}
+				continue // what is due next, now that these are leased
 			}
-			if len(rows) == sweepBatch {
-				continue
-			}
+			// None claimed (another replica's sweep holds them, or the
+			// database failed): look again after the shortest wait.
+			ok, next = err == nil, now
 		}
 		if now.Sub(purged) > time.Hour {
 			if _, err := s.db.PurgeFailedMessages(ctx, now.Add(-FailedKept)); err == nil {
@@ -207,8 +214,8 @@ func (s *Sender) sweep(ctx context.Context, claimed chan<- []handoff) {
 			}
 		}
 		wait := s.poll
-		if next, ok, err := s.db.NextMessageDue(ctx); err == nil && ok {
-			wait = min(max(next.Sub(s.now()), 5*time.Millisecond), s.poll)
+		if err == nil && ok {
+			wait = min(max(next.Sub(now), 5*time.Millisecond), s.poll)
 		}
 		t := time.NewTimer(wait)
 		select {
