@@ -543,6 +543,34 @@ func (q Queries) MarkUserVerified(ctx context.Context, appID, appUserID string, 
 		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
 }
 
+// CompleteAttemptAndMarkVerified is CompleteAttempt (with no consent)
+// then MarkUserVerified, for a code sign-in: on PostgreSQL in one statement
+// (a data-modifying CTE: the user is updated only if the challenge was
+// completed), on SQLite two. won is false, and the user unchanged, when the
+// challenge was no longer pending.
+func (q Queries) CompleteAttemptAndMarkVerified(ctx context.Context, challengeID, appID, appUserID string, email, phone bool, now time.Time) (u AppUser, won bool, err error) {
+	if q.d.name != Postgres {
+		if won, err = q.CompleteAttempt(ctx, challengeID, now, ""); err != nil || !won {
+			return AppUser{}, won, err
+		}
+		u, err = q.MarkUserVerified(ctx, appID, appUserID, email, phone, now)
+		return u, true, err
+	}
+	u, err = scanAppUser(q.w.queryRow(ctx, `WITH done AS (
+			UPDATE challenges SET status = 'completed', completed_at = $5, consent = '',
+			remaining_attempts = remaining_attempts + 1 WHERE id = $6 AND status = 'pending' RETURNING id)
+		UPDATE app_users SET
+		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
+		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,
+		last_used_at = $5, updated_at = $5
+		WHERE app_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM done) RETURNING `+appUserColumns,
+		appID, appUserID, email, phone, ts(now), challengeID))
+	if errors.Is(err, ErrNotFound) {
+		return AppUser{}, false, nil
+	}
+	return u, err == nil, err
+}
+
 // CodeFailure is one wrong one-time code: when it was entered, for whom,
 // for which method and from which source (the client IP).
 type CodeFailure struct {
