@@ -425,10 +425,11 @@ func check(ck *checker, s *snapshot, l *ledger, receipts map[string]map[string][
 	bucket("verifications from 127.0.0.1", "verify:ip:127.0.0.1", &l.verifyIP, ipInterval)
 
 	// Reported, not failed: challenges with no message in the outbox. A
-	// message is a job committed with its challenge, so a kill loses none;
-	// what is left are messages the send queue dropped on purpose (their
-	// challenge was superseded, answered or expired before its turn) or
-	// still queued when the snapshot was taken.
+	// message is a row committed with its challenge, so a kill loses none
+	// (settled checks that none is left queued); what is left are messages
+	// the send queue dropped on purpose (their challenge was superseded,
+	// answered or expired before its turn) or still queued when the
+	// snapshot was taken.
 	links := map[string]bool{}
 	codes := map[string]int{}
 	for _, o := range s.outbox {

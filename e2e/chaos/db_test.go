@@ -238,6 +238,20 @@ func settled(db *sql.DB, fx fixture) (ok bool, why string) {
 			problems = append(problems, fmt.Sprintf("%d deliveries %s", n, st))
 		}
 	}
+	// Every message committed is sent (or dropped, its challenge no longer
+	// pending) in the end, whichever process was killed while it held it:
+	// none is left queued, none given up (the dev outbox never refuses).
+	var queued, failed int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FILTER (WHERE failed_at IS NULL), COUNT(*) FILTER (WHERE failed_at IS NOT NULL)
+		FROM queued_messages`).Scan(&queued, &failed); err != nil {
+		return false, "queued messages: " + err.Error()
+	}
+	if queued > 0 {
+		problems = append(problems, fmt.Sprintf("%d messages still queued", queued))
+	}
+	if failed > 0 {
+		problems = append(problems, fmt.Sprintf("%d messages given up", failed))
+	}
 	var sentinel string
 	if err := db.QueryRowContext(ctx, `SELECT status FROM challenges WHERE id = '`+fx.sentinelChallID+`'`).Scan(&sentinel); err != nil {
 		return false, "sentinel challenge: " + err.Error()
