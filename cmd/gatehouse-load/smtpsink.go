@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +21,17 @@ import (
 type smtpSink struct {
 	ln      net.Listener
 	mu      sync.Mutex
-	codes   map[string]string
-	waiters map[string]chan string
+	codes   map[string]arrival
+	waiters map[string]chan arrival
+	// lags holds, per message awaited, the time from the send's answer to
+	// the end of its DATA at the sink: the send step, provider call included.
+	lags []time.Duration
+}
+
+// arrival is a code as the sink received it.
+type arrival struct {
+	code string
+	at   time.Time
 }
 
 func newSMTPSink(addr string) (*smtpSink, error) {
@@ -29,7 +39,7 @@ func newSMTPSink(addr string) (*smtpSink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &smtpSink{ln: ln, codes: map[string]string{}, waiters: map[string]chan string{}}
+	s := &smtpSink{ln: ln, codes: map[string]arrival{}, waiters: map[string]chan arrival{}}
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -98,9 +108,10 @@ func (s *smtpSink) serve(conn net.Conn) {
 			if m := sixDigits.FindStringSubmatch(body.String()); m != nil {
 				code = m[1]
 			}
+			at := time.Now()
 			reply("250 queued")
 			for _, to := range rcpts {
-				s.deliver(to, code)
+				s.deliver(to, arrival{code: code, at: at})
 			}
 			rcpts = rcpts[:0]
 		case cmd == "QUIT":
@@ -112,43 +123,64 @@ func (s *smtpSink) serve(conn net.Conn) {
 	}
 }
 
-func (s *smtpSink) deliver(to, code string) {
+func (s *smtpSink) deliver(to string, a arrival) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ch, ok := s.waiters[to]; ok {
 		delete(s.waiters, to)
-		ch <- code
+		ch <- a
 		return
 	}
-	s.codes[to] = code
+	s.codes[to] = a
 }
 
-// await returns the code sent to to, waiting for it up to 10 s.
-func (s *smtpSink) await(ctx context.Context, to string) (string, error) {
+// await returns the code sent to to, waiting for it up to 10 s, and
+// records how long after answered (the send's answer) it arrived.
+func (s *smtpSink) await(ctx context.Context, to string, answered time.Time) (string, error) {
 	to = strings.ToLower(to)
 	s.mu.Lock()
-	if code, ok := s.codes[to]; ok {
+	a, ok := s.codes[to]
+	var ch chan arrival
+	if ok {
 		delete(s.codes, to)
-		s.mu.Unlock()
-		return code, nil
+	} else {
+		ch = make(chan arrival, 1)
+		s.waiters[to] = ch
 	}
-	ch := make(chan string, 1)
-	s.waiters[to] = ch
 	s.mu.Unlock()
-	t := time.NewTimer(10 * time.Second)
-	defer t.Stop()
-	select {
-	case code := <-ch:
-		if code == "" {
-			return "", errors.New("the message to " + to + " held no code")
+	if !ok {
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		select {
+		case a = <-ch:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-t.C:
+			s.mu.Lock()
+			delete(s.waiters, to)
+			s.mu.Unlock()
+			return "", errors.New("no message to " + to + " at the SMTP sink after 10 s (is the server's smtp.host this sink?)")
 		}
-		return code, nil
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-t.C:
-		s.mu.Lock()
-		delete(s.waiters, to)
-		s.mu.Unlock()
-		return "", errors.New("no message to " + to + " at the SMTP sink after 10 s (is the server's smtp.host this sink?)")
 	}
+	if a.code == "" {
+		return "", errors.New("the message to " + to + " held no code")
+	}
+	if !answered.IsZero() {
+		s.mu.Lock()
+		s.lags = append(s.lags, a.at.Sub(answered))
+		s.mu.Unlock()
+	}
+	return a.code, nil
+}
+
+// lag reports the q-th percentile of the recorded lags.
+func (s *smtpSink) lag(q int) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lags) == 0 {
+		return 0
+	}
+	l := slices.Clone(s.lags)
+	slices.Sort(l)
+	return l[(len(l)-1)*q/100].Round(10 * time.Microsecond)
 }
