@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,6 +100,10 @@ type Queue struct {
 	// newest holds, by Ref.Supersedes, the challenge of the newest message
 	// committed in this process (entries go once that message is done).
 	newest sync.Map
+	// senders counts the Senders running on this queue: with none (a
+	// command-line process), a message is due at once, for the serving
+	// replicas' sweeps, instead of waiting out a direct try's lease.
+	senders atomic.Int32
 }
 
 // QueueDeps are the Queue's parts.
@@ -148,8 +153,14 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, 
 	row := store.QueuedMessage{ID: uuid.Must(uuid.NewV7()).String(), AppID: msg.AppID, ChallengeID: ref.ChallengeID,
 		Version: ref.Version, What: what, Channel: string(msg.Channel), Recipient: courier.MaskAddress(msg.To), Sealed: sealed,
 		Attempts: 1, MaxAttempts: q.maxAttempts, RunAt: now.Add(Lease), CreatedAt: now}
+	if q.senders.Load() == 0 {
+		row.Attempts, row.RunAt = 0, now
+	}
 	if err := tx.QueueMessage(ctx, row); err != nil {
 		return err
+	}
+	if row.Attempts == 0 {
+		return nil
 	}
 	tx.AfterCommit(func() {
 		if ref.Supersedes != "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -472,6 +473,31 @@ func TestSupersededBeforeFirstTry(t *testing.T) {
 		}
 		if _, err := sys.SignIn.VerifyOTP(t.Context(), f.app, second.UserID, got[0].Code, client); err != nil {
 			t.Errorf("VerifyOTP(the code that arrived) = %v; want it to work", err)
+		}
+	})
+}
+
+// TestQueueWithoutSenderLeavesItToTheSweep: a process that runs no Sender
+// (the command line) queues its messages due at once, and a serving
+// process's sweep sends them.
+func TestQueueWithoutSenderLeavesItToTheSweep(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{}, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		f := newFixture(t, sys)
+		sealer, _, err := token.FromMasterKey(sys.MasterKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := outbound.NewQueue(outbound.QueueDeps{Sealer: sealer, MaxAttempts: 3}) // nobody takes its hand-offs
+		err = sys.DB.Tx(ctx, func(tx *store.Tx) error {
+			return q.Enqueue(ctx, tx, courier.Message{Channel: courier.ChannelEmail, To: "cli@example.com", Subject: "Hi",
+				Text: "hello", AppID: f.app.ID}, outbound.Ref{}, "test")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := sys.Mail.Last("cli@example.com"); !ok || m.Text != "hello" {
+			t.Fatalf("the serving process's sweep sent %+v, %v; want the message", m, ok)
 		}
 	})
 }

@@ -123,6 +123,10 @@ func NewSender(d SenderDeps) *Sender {
 // due at once (another replica's sweep, or this process's next start, sends
 // them), deletes the sent ones' rows, and returns.
 func (s *Sender) Run(ctx context.Context) {
+	if s.queue != nil {
+		s.queue.senders.Add(1)
+		defer s.queue.senders.Add(-1)
+	}
 	work, deletes := make(chan handoff), make(chan string, 4*deleteBatch)
 	var workers, deleter sync.WaitGroup
 	deleter.Go(func() { s.deleteSent(deletes) })
