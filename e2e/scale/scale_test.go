@@ -12,7 +12,7 @@
 //
 // It takes a few minutes, so it runs only when GATEHOUSE_SCALE_TEST=1:
 //
-//	GATEHOUSE_SCALE_TEST=1 go test -count=1 -v -timeout 6m ./e2e/scale    # .ci/run
+//	GATEHOUSE_SCALE_TEST=1 go test -count=1 -v -timeout 8m ./e2e/scale    # .ci/run
 //
 // It needs PostgreSQL (GATEHOUSE_TEST_POSTGRES_URL) and haproxy on PATH
 // (Debian: apt-get install haproxy); without them it fails when CI=true and
