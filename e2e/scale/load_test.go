@@ -156,7 +156,10 @@ func (l *load) signIn(ctx context.Context, base, verifyBase, email string) (toke
 	user := str(rp.body, "user_id")
 	// A message the killed replica held is taken over once
 	// webhooks.rescue_after (16 s) has passed: wait longer than that.
-	code, ok := l.r.mail.code(email, nil, 45*time.Second)
+	code, ok := l.r.mail.code(ctx, email, nil, 45*time.Second)
+	if !ok && ctx.Err() != nil {
+		return tokens{}, ctx.Err()
+	}
 	if !ok {
 		l.problem("no code reached %s within 45s of its send was acknowledged by %s", email, rp.replica)
 		return tokens{}, errors.New("no code")

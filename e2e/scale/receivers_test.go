@@ -2,6 +2,7 @@ package scale
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime/quotedprintable"
@@ -185,8 +186,9 @@ func (m *mailbox) all() []mail {
 	return append([]mail(nil), m.got...)
 }
 
-// code waits up to timeout for a code sent to to that is not in seen.
-func (m *mailbox) code(to string, seen map[string]bool, timeout time.Duration) (string, bool) {
+// code waits up to timeout (or until ctx ends) for a code sent to to that
+// is not in seen.
+func (m *mailbox) code(ctx context.Context, to string, seen map[string]bool, timeout time.Duration) (string, bool) {
 	deadline := time.After(timeout)
 	for {
 		m.mu.Lock()
@@ -201,6 +203,8 @@ func (m *mailbox) code(to string, seen map[string]bool, timeout time.Duration) (
 		select {
 		case <-wake:
 		case <-deadline:
+			return "", false
+		case <-ctx.Done():
 			return "", false
 		}
 	}

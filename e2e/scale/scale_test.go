@@ -185,7 +185,7 @@ func checkCodeOnce(t *testing.T, l *load) {
 		t.Fatalf("send code to %s = %d %s %v", email, rp.status, rp.raw, err)
 	}
 	user := str(rp.body, "user_id")
-	code, ok := l.r.mail.code(email, nil, 30*time.Second)
+	code, ok := l.r.mail.code(context.Background(), email, nil, 30*time.Second)
 	if !ok {
 		t.Fatalf("no code reached %s in 30s", email)
 	}
