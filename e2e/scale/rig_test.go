@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,6 +256,7 @@ func (r *rig) haproxyConfig() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
 	maxconn 2000
+	stats socket %s mode 600 level admin
 
 defaults
 	mode http
@@ -277,11 +279,67 @@ backend gatehouse
 	option httpchk GET /healthz
 	http-check expect status 200
 	default-server check inter 200ms fall 2 rise 2
-`, r.lbPort)
+`, r.socket(), r.lbPort)
 	for i, port := range r.ports {
 		fmt.Fprintf(&b, "\tserver r%d 127.0.0.1:%d\n", i, port)
 	}
 	return b.String()
+}
+
+// socket is the path of HAProxy's runtime API.
+func (r *rig) socket() string { return filepath.Join(r.dir, "haproxy.sock") }
+
+// haproxyCmd runs one command of HAProxy's runtime API and returns its answer.
+func (r *rig) haproxyCmd(cmd string) string {
+	r.t.Helper()
+	c, err := net.Dial("unix", r.socket())
+	if err != nil {
+		r.t.Fatalf("HAProxy runtime API: %v", err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, cmd+"\n"); err != nil {
+		r.t.Fatalf("HAProxy runtime API: %v", err)
+	}
+	out, err := io.ReadAll(c)
+	if err != nil {
+		r.t.Fatalf("HAProxy runtime API: %s: %v", cmd, err)
+	}
+	return string(out)
+}
+
+// setServer sets slot's server state in the balancer (ready, drain or
+// maint), as an operator's rollout script does.
+func (r *rig) setServer(slot int, state string) {
+	r.t.Helper()
+	if out := strings.TrimSpace(r.haproxyCmd(fmt.Sprintf("set server gatehouse/r%d state %s", slot, state))); out != "" {
+		r.t.Fatalf("HAProxy: set server gatehouse/r%d state %s: %s", slot, state, out)
+	}
+}
+
+// sessions is how many requests HAProxy has in flight on slot's server
+// (show stat's scur).
+func (r *rig) sessions(slot int) int {
+	r.t.Helper()
+	raw := r.haproxyCmd("show stat")
+	var header []string
+	for _, line := range strings.Split(raw, "\n") {
+		if h, ok := strings.CutPrefix(line, "# "); ok {
+			header = strings.Split(h, ",")
+			continue
+		}
+		f := strings.Split(line, ",")
+		if len(f) < 2 || f[0] != "gatehouse" || f[1] != fmt.Sprintf("r%d", slot) {
+			continue
+		}
+		if i := slices.Index(header, "scur"); i >= 0 && i < len(f) {
+			n, err := strconv.Atoi(f[i])
+			if err == nil {
+				return n
+			}
+		}
+	}
+	r.t.Fatalf("HAProxy's show stat has no scur for gatehouse/r%d:\n%s", slot, raw)
+	return 0
 }
 
 // startLB starts HAProxy and waits until it sends requests to every slot.

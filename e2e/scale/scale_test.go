@@ -264,15 +264,15 @@ type outage struct {
 // flight when a replica went away, on that replica (the balancer's 502
 // names it), and there can be no more of them than requests were in flight
 // then. Every other request got a real answer (the flows check which).
-func checkRequests(t *testing.T, l *load, outages []outage) {
+func checkRequests(t *testing.T, l *load, outages []outage) (lost int) {
 	t.Helper()
 	records := l.snapshot()
-	lost := 0
 	for _, rec := range records {
 		if !rec.lost {
 			continue
 		}
 		lost++
+		t.Logf("lost: %q %s–%s, replica %q: %s", rec.what, rec.start.Format("15:04:05.000"), rec.end.Format("15:04:05.000"), rec.replica, rec.detail)
 		i := slices.IndexFunc(outages, func(o outage) bool {
 			return rec.start.Before(o.to) && rec.end.After(o.from) && (rec.replica == "" || rec.replica == o.replica)
 		})
@@ -294,6 +294,7 @@ func checkRequests(t *testing.T, l *load, outages []outage) {
 	}
 	l.mu.Unlock()
 	t.Logf("requests: %d, lost %d (bound: %d in flight as replicas went away)", len(records), lost, bound)
+	return lost
 }
 
 func openDB(t *testing.T, dbURL string) *sql.DB {
