@@ -154,8 +154,10 @@ func (l *load) signIn(ctx context.Context, base, verifyBase, email string) (toke
 		return tokens{}, err
 	}
 	user := str(rp.body, "user_id")
-	// A message the killed replica held is taken over once
-	// webhooks.rescue_after (16 s) has passed: wait longer than that.
+	// A message the killed replica did not send is sent by another once
+	// it is due (this build: 30 s after its commit, and the sweep sleeps
+	// at most 2 s; the previous release: webhooks.rescue_after, 16 s here):
+	// wait longer than that.
 	code, ok := l.r.mail.code(ctx, email, nil, 45*time.Second)
 	if !ok && ctx.Err() != nil {
 		return tokens{}, ctx.Err()

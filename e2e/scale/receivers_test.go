@@ -170,8 +170,9 @@ func (s *smtpSession) Data(r io.Reader) error {
 	s.m.wake = make(chan struct{})
 	s.m.mu.Unlock()
 	// The message is received; the sender learns it only now. A sender
-	// killed while held here never records the send: the rescue sends it
-	// again, the one duplicate a kill may cause.
+	// killed while held here never records the send: another replica
+	// sends it again (unless its challenge is no longer pending), the one
+	// duplicate a kill may cause.
 	s.m.gate.wait(s.slot)
 	return nil
 }

@@ -65,7 +65,7 @@ func settings(dbURL, baseURL string) map[string]string {
 		"GATEHOUSE_TOKENS_REFRESH_GRACE":             refreshGrace.String(),
 		"GATEHOUSE_WEBHOOKS_ALLOW_PRIVATE_TARGETS":   "true",
 		"GATEHOUSE_WEBHOOKS_RETRY_BASE":              "100ms",
-		"GATEHOUSE_WEBHOOKS_RESCUE_AFTER":            "16s", // the shortest: what a killed replica held is taken over sooner
+		"GATEHOUSE_WEBHOOKS_RESCUE_AFTER":            "16s", // the shortest: deliveries a killed replica held are taken over sooner
 	}
 }
 
