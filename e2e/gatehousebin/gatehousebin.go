@@ -21,21 +21,14 @@ import (
 )
 
 // Build compiles cmd/gatehouse of the module in src ("" for the module the
-// test runs in) into dir and returns the binary's path. Another source tree
-// (an older release extracted to a temporary directory) is built with
-// -trimpath, so that the build cache serves it again next time whatever
-// the directory's name.
+// test runs in) into dir and returns the binary's path.
 func Build(dir, src string) (string, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("the go command is needed to build the binary: %w", err)
 	}
 	out := filepath.Join(dir, "gatehouse")
-	args := []string{"build", "-o", out}
-	if src != "" {
-		args = append(args, "-trimpath")
-	}
-	cmd := exec.Command(gobin, append(args, "github.com/gatehouse-auth/gatehouse/cmd/gatehouse")...)
+	cmd := exec.Command(gobin, "build", "-o", out, "github.com/gatehouse-auth/gatehouse/cmd/gatehouse")
 	cmd.Dir = src
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build in %q: %w\n%s", src, err, b)

@@ -286,17 +286,6 @@ func (l *load) snapshot() []record {
 	return append([]record(nil), l.records...)
 }
 
-// inFlight counts the requests that began before t and had not ended by then.
-func inFlight(records []record, t time.Time) int {
-	n := 0
-	for _, r := range records {
-		if r.start.Before(t) && r.end.After(t) {
-			n++
-		}
-	}
-	return n
-}
-
 // jti reads a JWT's id without checking it (the server did).
 func jti(tok string) string {
 	parts := strings.Split(tok, ".")

@@ -33,9 +33,40 @@ func buildPrevious(t *testing.T) string {
 	if out, err := exec.Command("git", "-C", repo, "cat-file", "-t", previousRelease).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "commit" {
 		skipOrFail(t, "commit %s (the previous release) is not in %s's history (a shallow clone?): %s %v", previousRelease, repo, out, err)
 	}
-	src := t.TempDir()
+	full, err := exec.Command("git", "-C", repo, "rev-parse", previousRelease+"^{commit}").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse %s: %v", previousRelease, err)
+	}
+	// The sources go to a directory named for the commit, kept between
+	// runs: the build cache keys compiled packages by their directory, so
+	// a run after the first rebuilds nothing, and even the first compiles
+	// only Gatehouse's own packages (its dependencies, from the module
+	// cache, are those this build compiled already).
+	src := filepath.Join(os.TempDir(), "gatehouse-release-"+strings.TrimSpace(string(full)))
+	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
+		extractRelease(t, repo, src)
+	}
+	dir := filepath.Join(t.TempDir(), "previous")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, err := gatehousebin.Build(dir, src)
+	if err != nil {
+		t.Fatalf("build the previous release %s: %v", previousRelease, err)
+	}
+	return old
+}
+
+// extractRelease writes previousRelease's tree to src, whole or not at all.
+func extractRelease(t *testing.T, repo, src string) {
+	t.Helper()
+	tmp, err := os.MkdirTemp(filepath.Dir(src), filepath.Base(src)+".part-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
 	archive := exec.Command("git", "-C", repo, "archive", previousRelease)
-	extract := exec.Command("tar", "-x", "-C", src)
+	extract := exec.Command("tar", "-x", "-C", tmp)
 	pipe, err := archive.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -52,15 +83,12 @@ func buildPrevious(t *testing.T) string {
 	if err := extract.Wait(); err != nil {
 		t.Fatalf("tar -x: %v %s", err, stderr.Bytes())
 	}
-	dir := filepath.Join(t.TempDir(), "previous")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
+	// Another run may have written it meanwhile: either copy will do.
+	if err := os.Rename(tmp, src); err != nil {
+		if _, serr := os.Stat(filepath.Join(src, "go.mod")); serr != nil {
+			t.Fatalf("keep the previous release's sources: %v", err)
+		}
 	}
-	old, err := gatehousebin.Build(dir, src)
-	if err != nil {
-		t.Fatalf("build the previous release %s: %v", previousRelease, err)
-	}
-	return old
 }
 
 func skipOrFail(t *testing.T, format string, args ...any) {
