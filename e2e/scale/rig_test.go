@@ -349,7 +349,7 @@ func (r *rig) startLB(bin string) {
 	if err := os.WriteFile(cfg, []byte(r.haproxyConfig()), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "-c", "-q", "-f", cfg).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "-c", "-f", cfg).CombinedOutput(); err != nil {
 		r.t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, r.haproxyConfig())
 	}
 	log, err := os.Create(filepath.Join(r.dir, "haproxy.log"))
