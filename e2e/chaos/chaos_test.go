@@ -19,6 +19,8 @@
 package chaos
 
 import (
+	"maps"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,6 +35,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/e2e/gatehousebin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
@@ -125,54 +128,16 @@ func chaosKills(t *testing.T) int {
 // tests run.
 var bin string
 
-func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		if os.Getenv(envKills) != "" {
-			dir, err := os.MkdirTemp("", "gatehouse-chaos-")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-			defer os.RemoveAll(dir)
-			if bin, err = build(dir); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-		}
-		return m.Run()
-	}())
-}
-
-// build compiles the real binary into dir.
-func build(dir string) (string, error) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("the go command is needed to build the binary: %w", err)
-	}
-	out := filepath.Join(dir, "gatehouse")
-	cmd := exec.Command(gobin, "build", "-o", out, "github.com/gatehouse-auth/gatehouse/cmd/gatehouse")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, b)
-	}
-	return out, nil
-}
+func TestMain(m *testing.M) { os.Exit(gatehousebin.TestMain(m, envKills, &bin)) }
 
 // environ is the child's environment: this one without any GATEHOUSE_
 // setting, plus the test's.
 func environ(dbURL string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GATEHOUSE_") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range settings {
-		env = append(env, k+"="+v)
-	}
+	all := maps.Clone(settings)
 	if dbURL != "" {
-		env = append(env, "GATEHOUSE_DATABASE_URL="+dbURL)
+		all["GATEHOUSE_DATABASE_URL"] = dbURL
 	}
-	return env
+	return gatehousebin.Environ(all)
 }
 
 // kill kinds.
@@ -259,7 +224,7 @@ func runChaos(t *testing.T, dbURL string, kills int, seed uint64) {
 		c.kill(p)
 		rcv.hold(false)
 		counts[kind]++
-		t.Logf("kill %d/%d: process %d (started in %s), %s, %s", i+1, kills, p.n, p.started.Sub(p.spawned).Round(time.Millisecond), kind, note)
+		t.Logf("kill %d/%d: process %d (started in %s), %s, %s", i+1, kills, p.n, p.Started.Sub(p.Spawned).Round(time.Millisecond), kind, note)
 	}
 	stopActors()
 	wg.Wait()
@@ -315,7 +280,7 @@ func readBootstrap(t *testing.T, dir string) bootstrap {
 
 func setup(t *testing.T, c *cluster, dir string, env []string, rcv *receiver) fixture {
 	t.Helper()
-	base := c.current().base
+	base := c.current().Base
 	b := readBootstrap(t, dir)
 	// A workspace secret, from the command line, to change the app's settings.
 	cmd := exec.Command(bin, "secrets", "create", "--workspace", b.WorkspaceID, "--dev", "--data-dir", dir)

@@ -13,6 +13,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+
+	"github.com/gatehouse-auth/gatehouse/e2e/gatehousebin"
 )
 
 // The checks read the database directly, as an operator would: what the
@@ -292,12 +294,12 @@ func drain(t *testing.T, db *sql.DB, fx fixture, p *proc) time.Duration {
 			return time.Since(start)
 		}
 		select {
-		case <-p.done:
-			t.Fatalf("the last process exited while settling (%v); log:\n%s", p.cmd.ProcessState, tail(p.logText(), 50))
+		case <-p.Done:
+			t.Fatalf("the last process exited while settling (%v); log:\n%s", p.Cmd.ProcessState, gatehousebin.Tail(p.Log(), 50))
 		case <-time.After(500 * time.Millisecond):
 		}
 		if time.Since(start) > 3*time.Minute {
-			t.Fatalf("not settled 3 minutes after the last restart: %s; queue jobs: %v; log's end:\n%s", why, jobStates(db), tail(p.logText(), 50))
+			t.Fatalf("not settled 3 minutes after the last restart: %s; queue jobs: %v; log's end:\n%s", why, jobStates(db), gatehousebin.Tail(p.Log(), 50))
 		}
 	}
 }
@@ -340,7 +342,7 @@ func waitDelivered(t *testing.T, db *sql.DB, s *snapshot, p *proc) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries of the snapshot not delivered a minute later; log's end:\n%s", len(pending), tail(p.logText(), 50))
+			t.Fatalf("%d deliveries of the snapshot not delivered a minute later; log's end:\n%s", len(pending), gatehousebin.Tail(p.Log(), 50))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -362,10 +364,4 @@ func jobStates(db *sql.DB) map[string]int {
 		}
 	}
 	return out
-}
-
-// tail returns the last n lines of a log.
-func tail(log string, n int) string {
-	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
-	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }

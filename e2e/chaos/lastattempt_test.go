@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-auth/gatehouse/e2e/gatehousebin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 )
@@ -45,7 +46,7 @@ func testLastAttemptKilledAgain(t *testing.T, dbURL string) {
 	p := c.start()
 	db := openDB(t, dbURL, dir)
 	b := readBootstrap(t, dir)
-	base, appID, secret := p.base, b.AppID, b.APISecret
+	base, appID, secret := p.Base, b.AppID, b.APISecret
 	st, body := call(t, "POST", base+"/v1/apps/"+appID+"/webhooks", "Bearer "+secret,
 		map[string]any{"webhook": map[string]any{"url": rcv.url(lastTry), "retry_limit": 0, "event_types": []string{"user.created"}}})
 	if st != http.StatusOK {
@@ -95,7 +96,7 @@ func testLastAttemptKilledAgain(t *testing.T, dbURL string) {
 		}
 		if jobs := jobStates(db); jobs["webhook_delivery discarded"] > 0 || time.Now().After(deadline) {
 			t.Fatalf("after the last restart the delivery stays %s after %d attempts; queue jobs: %v; log's end:\n%s",
-				status, attempts, jobs, tail(p.logText(), 30))
+				status, attempts, jobs, gatehousebin.Tail(p.Log(), 30))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

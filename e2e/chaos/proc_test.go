@@ -1,40 +1,21 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-auth/gatehouse/e2e/gatehousebin"
 )
 
-// proc is one run of the gatehouse binary.
+// proc is one run of the gatehouse binary in a cluster.
 type proc struct {
-	cmd   *exec.Cmd
-	n     int // the how-many-th process of its cluster
-	base  string
-	ready chan struct{} // closed at its "gatehouse started" line
-	done  chan struct{} // closed once it has exited and its log is read
-
-	spawned, started time.Time
-
-	mu     sync.Mutex
-	log    strings.Builder
-	killed bool
-}
-
-func (p *proc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
+	*gatehousebin.Proc
+	n      int  // the how-many-th process of its cluster
+	killed bool // c.mu
 }
 
 // cluster runs one gatehouse process at a time on the same data and tells
@@ -71,51 +52,34 @@ func (c *cluster) broadcast() {
 // unless it was killed first.
 func (c *cluster) spawn() *proc {
 	c.t.Helper()
-	cmd := exec.Command(c.bin, c.args...)
-	cmd.Env = c.env
-	stderr, err := cmd.StderrPipe()
+	c.mu.Lock()
+	p := &proc{n: len(c.all) + 1}
+	c.mu.Unlock()
+	gp, err := gatehousebin.Start(c.bin, c.args, c.env, func(gp *gatehousebin.Proc) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !p.killed {
+			c.cur = p
+			c.gen++
+			c.started = time.Now()
+			c.broadcast()
+		}
+	})
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	p.Proc = gp
 	c.mu.Lock()
-	p := &proc{cmd: cmd, n: len(c.all) + 1, ready: make(chan struct{}), done: make(chan struct{})}
 	c.all = append(c.all, p)
 	c.mu.Unlock()
-	p.spawned = time.Now()
-	if err := cmd.Start(); err != nil {
-		c.t.Fatalf("start gatehouse: %v", err)
-	}
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "gatehouse started" {
-				c.mu.Lock()
-				p.base, p.started = "http://"+rec.Addr, time.Now()
-				if !p.killed {
-					c.cur = p
-					c.gen++
-					c.started = time.Now()
-					c.broadcast()
-				}
-				c.mu.Unlock()
-				close(p.ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait() // only after the pipe is drained, as os/exec requires
+		<-gp.Done
 		c.mu.Lock()
 		if c.cur == p {
 			c.cur = nil
 			c.broadcast()
 		}
 		c.mu.Unlock()
-		close(p.done)
 	}()
 	return p
 }
@@ -124,15 +88,21 @@ func (c *cluster) spawn() *proc {
 func (c *cluster) start() *proc {
 	c.t.Helper()
 	p := c.spawn()
-	select {
-	case <-p.ready:
-		return p
-	case <-p.done:
-		c.t.Fatalf("gatehouse process %d exited before starting (%v); log's end:\n%s", p.n, p.cmd.ProcessState, tail(p.logText(), 50))
-	case <-time.After(90 * time.Second):
-		c.t.Fatalf("gatehouse process %d did not start in 90s; log's end:\n%s", p.n, tail(p.logText(), 50))
+	if err := p.WaitReady(90 * time.Second); err != nil {
+		c.t.Fatalf("gatehouse process %d: %v", p.n, err)
 	}
-	return nil
+	return p
+}
+
+// retire marks p as no longer serving, before it is signalled.
+func (c *cluster) retire(p *proc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p.killed = true
+	if c.cur == p {
+		c.cur = nil
+		c.broadcast()
+	}
 }
 
 // kill ends p with SIGKILL: no shutdown code runs. The workload stops
@@ -140,44 +110,19 @@ func (c *cluster) start() *proc {
 // was in flight.
 func (c *cluster) kill(p *proc) {
 	c.t.Helper()
-	c.mu.Lock()
-	p.killed = true
-	if c.cur == p {
-		c.cur = nil
-		c.broadcast()
+	c.retire(p)
+	if err := p.Kill(); err != nil {
+		// It can only have exited by itself: a crash the test did not cause.
+		c.t.Fatalf("process %d: %v", p.n, err)
 	}
-	c.mu.Unlock()
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		c.t.Fatalf("kill process %d: %v", p.n, err)
-	}
-	<-p.done
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		return
-	}
-	// It can only have exited by itself: a crash the test did not cause.
-	c.t.Fatalf("process %d ended with %v before the SIGKILL; log's end:\n%s", p.n, p.cmd.ProcessState, tail(p.logText(), 50))
 }
 
 // stop ends p gracefully (SIGINT) and checks that it exits 0.
 func (c *cluster) stop(p *proc) {
 	c.t.Helper()
-	c.mu.Lock()
-	p.killed = true
-	if c.cur == p {
-		c.cur = nil
-		c.broadcast()
-	}
-	c.mu.Unlock()
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		c.t.Fatalf("process %d did not stop within 60s of SIGINT; log's end:\n%s", p.n, tail(p.logText(), 50))
-	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		c.t.Errorf("process %d exited %d after SIGINT; want 0; log's end:\n%s", p.n, code, tail(p.logText(), 50))
+	c.retire(p)
+	if err := p.Stop(os.Interrupt, 60*time.Second); err != nil {
+		c.t.Errorf("process %d: %v", p.n, err)
 	}
 }
 
@@ -196,7 +141,7 @@ func (c *cluster) await(ctx context.Context, after int) (base string, gen int, e
 		cur, g, ch := c.cur, c.gen, c.changed
 		c.mu.Unlock()
 		if cur != nil && g > after {
-			return cur.base, g, nil
+			return cur.Base, g, nil
 		}
 		select {
 		case <-ch:
@@ -220,12 +165,7 @@ func (c *cluster) shutdown() {
 	all := append([]*proc(nil), c.all...)
 	c.mu.Unlock()
 	for _, p := range all {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		p.Halt()
 	}
 }
 
@@ -237,10 +177,8 @@ func (c *cluster) crashes() []string {
 	c.mu.Unlock()
 	var out []string
 	for _, p := range all {
-		for _, line := range strings.Split(p.logText(), "\n") {
-			if strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "fatal error:") || strings.Contains(line, `"level":"ERROR"`) && strings.Contains(line, "panic") {
-				out = append(out, fmt.Sprintf("process %d: %s", p.n, line))
-			}
+		for _, line := range p.Crashes() {
+			out = append(out, fmt.Sprintf("process %d: %s", p.n, line))
 		}
 	}
 	return out
