@@ -44,13 +44,14 @@ func firstLine(sql string) string {
 	return sql
 }
 
-// TestStatementsPerCodeLogin counts what a code login asks of PostgreSQL,
+// TestStatementsPerOperation counts what a code login, a refresh and a
+// current_user ask of PostgreSQL,
 // BEGIN and COMMIT included: docs/performance.md records the figures, and
 // the bounds here keep a change from adding a statement to the hot path
 // unnoticed (raise them only with a reason written there). The send step
 // (the Sender, after the commit) adds one read of the challenge and, for
 // many messages at once, one delete of their rows: not counted here.
-func TestStatementsPerCodeLogin(t *testing.T) {
+func TestStatementsPerOperation(t *testing.T) {
 	c := &statementCounter{ops: map[string][]string{}}
 	opts := options(func(o *servertest.Options) { o.OnStatement = c.see })
 	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
@@ -73,13 +74,21 @@ func TestStatementsPerCodeLogin(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, _ = e.Mail.Last("new@example.com")
-		if _, err := e.SignIn.VerifyOTP(op("verify, known user"), e.app, res.UserID, m.Code, e.client); err != nil {
+		ts, err := e.SignIn.VerifyOTP(op("verify, known user"), e.app, res.UserID, m.Code, e.client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.Refresh(op("refresh"), e.app, ts.Refresh); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.SignIn.Authenticate(op("current_user"), e.app, ts.Access); err != nil {
 			t.Fatal(err)
 		}
 		for _, b := range []struct {
 			op  string
 			max int
-		}{{"send, new user", 11}, {"verify, first sign-in", 7}, {"send, known user", 7}, {"verify, known user", 7}} {
+		}{{"send, new user", 11}, {"verify, first sign-in", 7}, {"send, known user", 7}, {"verify, known user", 7},
+			{"refresh", 2}, {"current_user", 1}} {
 			got := c.of(b.op)
 			t.Logf("%s: %d statements:\n  %s", b.op, len(got), strings.Join(got, "\n  "))
 			if len(got) > b.max {
