@@ -45,12 +45,12 @@ func firstLine(sql string) string {
 }
 
 // TestStatementsPerOperation counts what a code login, a refresh and a
-// current_user ask of PostgreSQL,
-// BEGIN and COMMIT included: docs/performance.md records the figures, and
-// the bounds here keep a change from adding a statement to the hot path
-// unnoticed (raise them only with a reason written there). The send step
-// (the Sender, after the commit) adds one read of the challenge and, for
-// many messages at once, one delete of their rows: not counted here.
+// current_user ask of PostgreSQL, BEGIN and COMMIT included:
+// docs/performance.md records the figures, and the bounds here keep a
+// change from adding a statement to the hot path unnoticed (raise them only
+// with a reason written there). The send step (the Sender, after the
+// commit) adds one delete for many sent messages at once (and a read of the
+// challenge when the sweep, not the direct try, sends): not counted here.
 func TestStatementsPerOperation(t *testing.T) {
 	c := &statementCounter{ops: map[string][]string{}}
 	opts := options(func(o *servertest.Options) { o.OnStatement = c.see })
