@@ -279,7 +279,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.workers, err = queue.New(s.DB, queue.Config{Workers: workers, Log: quietRiver(s.background), RescueAfter: cfg.Webhooks.RescueAfter, Rescue: rescue,
 		Periodic:      []*river.PeriodicJob{signin.ExpiryJob(15*time.Second, queueMaintenance), machine.PurgeJob(5*time.Minute, queueMaintenance)},
 		Queues:        map[string]int{webhook.QueueName: cfg.Webhooks.Workers, queueMaintenance: 2, outbound.QueueName: max(cfg.Messages.Workers/4, 1)},
-		PollIntervals: map[string]time.Duration{outbound.QueueName: legacyMessagePoll}})
+		PollIntervals: map[string]time.Duration{outbound.QueueName: legacyMessagePoll, webhook.QueueName: webhookPoll}})
 	if err != nil {
 		return nil, err
 	}
@@ -607,6 +607,11 @@ func openStore(ctx context.Context, cfg config.Config, opts Options) (*store.DB,
 
 // queueMaintenance runs periodic housekeeping jobs.
 const queueMaintenance = "maintenance"
+
+// webhookPoll is how often River looks for webhook deliveries that are due:
+// a new one wakes it at once (LISTEN/NOTIFY on PostgreSQL), but a retry
+// comes due by the clock, and this bounds how late it starts.
+const webhookPoll = 500 * time.Millisecond
 
 // legacyMessagePoll is how often River looks for message jobs an earlier
 // release queued (none are queued any more: an idle server must not poll).
