@@ -9,11 +9,13 @@ import (
 )
 
 // dbWatch keeps a database outage to two log lines: a WARN when background
-// work (the job queue, the job rescue, the signing-key reload) fails and a
+// work (the job queue, the job rescue, the signing-key reload) fails, or a
+// request fails because the database is unavailable or timed out, and a
 // probe finds that the database does not answer, and an INFO when it answers
 // again. In between, that work's warnings and errors, which would repeat
-// with every poll (the messages queue polls every few milliseconds), are
-// left out of the log and counted.
+// with every poll (the messages queue polls every few milliseconds) and
+// every request, are left out of the log and counted (log_lines_left_out
+// on the INFO line). /metrics still counts every failed request.
 //
 // A warning that comes while the database is thought up is held until a
 // probe decides: passed on if the database answers (it was about something
@@ -139,7 +141,7 @@ func (w *dbWatch) verdict(err error) {
 			w.log.Warn("background work logged more warnings than were kept while the database was checked", "left_out", left)
 		}
 	case prev != dbDown:
-		w.log.Warn("database unreachable: background jobs wait and retry; their errors are left out of the log until it answers again",
+		w.log.Warn("database unreachable: requests that need it fail with 503, background jobs wait and retry; their errors are left out of the log until it answers again",
 			"err", err)
 	}
 }
