@@ -432,8 +432,9 @@ func (s *Service) decoyCredential(app store.App, identifier string) passkey.Desc
 // body names no user: the ceremony is found by the challenge it signed, the
 // passkey by its credential id within the app. A replaced ceremony, and a
 // discoverable one c did not start, are refused as unknown ones are.
-func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, err error) {
+func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []byte, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-in")
+	defer func() { s.countSignIn(MethodPasskey, set.MFA != nil, err) }()
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return TokenSet{}, err
 	}

@@ -33,10 +33,6 @@ type dialect struct {
 	// their errors (see RescueJobs). River keeps times, arrays and JSON
 	// differently on each engine.
 	rescueJobs string
-	// jobBacklog counts the unfinished River jobs of kind $1 and gives the
-	// age in seconds of the oldest (0 when there is none), by the
-	// database's clock, as River's times are (see JobBacklog).
-	jobBacklog string
 }
 
 // forShareOf is forShare limited to one table of a join (PostgreSQL refuses
@@ -58,8 +54,6 @@ var (
 				'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'attempt', attempt, 'error', $3, 'trace', '')))
 		WHERE state = 'running' AND queue = $2 AND attempt < max_attempts
 			AND attempted_at < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || $1 || ' seconds')`,
-		jobBacklog: `SELECT count(*), coalesce((julianday('now') - julianday(min(created_at))) * 86400.0, 0)
-		FROM river_job WHERE kind = $1 AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`,
 	}
 	postgresDialect = dialect{
 		name:         Postgres,
@@ -71,8 +65,6 @@ var (
 			errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', $3::text, 'trace', ''))
 		WHERE state = 'running' AND queue = $2 AND attempt < max_attempts
 			AND attempted_at < now() - make_interval(secs => $1)`,
-		jobBacklog: `SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at))::float8, 0)
-		FROM river_job WHERE kind = $1 AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`,
 		rotateRefresh: `WITH spent AS (
 			UPDATE refresh_tokens SET used_at = $2, successor_sealed = $3 WHERE id = $1 AND used_at IS NULL
 			RETURNING session_id)

@@ -26,15 +26,3 @@ func (q Queries) RescueJobs(ctx context.Context, queue string, after time.Durati
 	}
 	return n, nil
 }
-
-// JobBacklog counts the jobs of kind that may still run (waiting, running,
-// or scheduled for a retry) and says how long ago the oldest was created: a
-// send queue's depth and lag, read when /metrics is scraped. One statement
-// on the read pool; times are the database's, as River's are.
-func (q Queries) JobBacklog(ctx context.Context, kind string) (depth int, oldest time.Duration, err error) {
-	var secs float64
-	if err := q.r.queryRow(ctx, q.d.jobBacklog, kind).Scan(&depth, &secs); err != nil {
-		return 0, 0, fmt.Errorf("store: job backlog: %w", mapErr(err))
-	}
-	return depth, time.Duration(max(secs, 0) * float64(time.Second)), nil
-}
