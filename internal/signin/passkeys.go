@@ -234,8 +234,9 @@ func (s *Service) BeginSignupRegistration(ctx context.Context, p access.Principa
 // FinishSignupRegistration verifies the browser's answer to a
 // register/initialize ceremony, and stores the passkey and signs the new
 // user in, in one transaction.
-func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, _ Passkey, err error) {
+func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (set TokenSet, _ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-up")
+	defer func() { s.countSignIn(MethodPasskey, set.MFA != nil, err) }() // a sign-up signs in
 	var out TokenSet
 	pk, err := s.finishRegistration(ctx, app, "", store.CeremonySignup, body, c, func(tx *store.Tx, u store.AppUser, pk store.Passkey) error {
 		if u.Status != store.StatusActive {
