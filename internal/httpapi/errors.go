@@ -255,8 +255,8 @@ func (s *Server) fail(ctx context.Context, err error) *apiError {
 				// Expected under load rather than a fault: a warning, which
 				// names what ran out of time.
 				// A database that stopped answering times every request
-				// out: DBLog keeps that to one line.
-				s.DBLog.WarnContext(ctx, "request timed out", "request_id", requestID(ctx), "err", err)
+				// out: TimeoutLog keeps that to one line.
+				s.TimeoutLog.WarnContext(ctx, "request timed out", "request_id", requestID(ctx), "err", err)
 				e.header = http.Header{"Retry-After": {timeoutRetryAfter}}
 			case errors.Is(err, errs.ErrUnavailable):
 				s.DBLog.ErrorContext(ctx, "request failed: the database is unavailable", "request_id", requestID(ctx), "err", err)

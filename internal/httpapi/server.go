@@ -53,11 +53,13 @@ type Deps struct {
 	// Outbox is the development outbox (nil outside development mode).
 	Outbox *courier.Outbox
 	Log    *slog.Logger
-	// DBLog logs the requests that failed because the database did not
-	// answer (503: unavailable, or timed out): the assembly passes one that
-	// keeps a database outage to one line each way, however many requests
-	// fail meanwhile (nil: Log).
-	DBLog *slog.Logger
+	// DBLog logs the requests that failed because the database is
+	// unavailable (503), and TimeoutLog those that ran out of time (503
+	// timeout): the assembly passes loggers that keep a database outage to
+	// one line each way, however many requests fail meanwhile; an
+	// unavailable database starts the check, a timeout alone does not (nil:
+	// Log).
+	DBLog, TimeoutLog *slog.Logger
 	// LogRequests logs one INFO line per request (log.requests): method,
 	// route pattern, status, duration, bytes, client IP and request id.
 	LogRequests    bool
@@ -121,6 +123,9 @@ func New(d Deps) *Server {
 	}
 	if d.DBLog == nil {
 		d.DBLog = d.Log
+	}
+	if d.TimeoutLog == nil {
+		d.TimeoutLog = d.Log
 	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()

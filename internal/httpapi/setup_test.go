@@ -44,9 +44,7 @@ type env struct {
 func newEnv(t *testing.T, kind string, dev bool) *env {
 	t.Helper()
 	return envOf(t, newSystem(t, kind, servertest.Options{Serve: true,
-		Settings: map[string]string{"GATEHOUSE_DEV": strconv.FormatBool(dev),
-			// Every request logged: the log scan (testLogScan) reads the lines.
-			"GATEHOUSE_LOG_REQUESTS": "true"}}), "Acme")
+		Settings: map[string]string{"GATEHOUSE_DEV": strconv.FormatBool(dev)}}), "Acme")
 }
 
 // envOf bootstraps a workspace (named workspace) with one app on a served system.

@@ -310,6 +310,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Outbound: s.Outbound, Webhooks: s.Webhooks,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, DBLog: s.background,
+		TimeoutLog:  slog.New(s.watch.whileDown(s.log.Handler())),
 		LogRequests: cfg.Log.Requests, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})
