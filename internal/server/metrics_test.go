@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,7 +41,9 @@ func TestMetricsMove(t *testing.T) {
 	defer receiver.Close()
 	limits := servertest.LooseLimits()
 	limits.ShortLinkPerIP = ratelimit.Rule{Limit: 1, Period: time.Hour}
-	opts := servertest.Options{Serve: true, Limits: &limits, Settings: map[string]string{"GATEHOUSE_METRICS_ADDR": "127.0.0.1:0"}}
+	opts := servertest.Options{Serve: true, Limits: &limits, Settings: map[string]string{"GATEHOUSE_METRICS_ADDR": "127.0.0.1:0",
+		// A message that fails stays queued (for the backlog's check) until the test ends.
+		"GATEHOUSE_MESSAGES_RETRY_BASE": "1m", "GATEHOUSE_MESSAGES_RETRY_MAX": "1h", "GATEHOUSE_MESSAGES_MAX_ATTEMPTS": "10"}}
 	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
 		ctx := t.Context()
 		ws, _ := sys.Workspace(t, "Acme")
@@ -127,6 +130,25 @@ func TestMetricsMove(t *testing.T) {
 		}
 
 		checkNamedMetrics(t, after)
+
+		// The provider fails: the message stays queued, and the backlog
+		// shows it and its age (by the queue's clock, real time).
+		sys.Mail.Fail(errors.New("provider down"))
+		defer sys.Mail.Fail(nil)
+		call(t, "POST", sys.URL+"/v1/auth/"+app.ID+"/otps/login", `{"identifier":"bob@example.com"}`, nil, 200, nil)
+		failing := []string{"channel", "email", "provider", "custom", "result", "temporary_failure"}
+		for deadline := time.Now().Add(30 * time.Second); scrape(t, sys.MetricsURL).value("gatehouse_message_sends_total", failing...) == after.value("gatehouse_message_sends_total", failing...); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the failing provider was not called within 30 s")
+			}
+		}
+		late := scrape(t, sys.MetricsURL)
+		if d, _ := late.sample("gatehouse_message_queue_depth"); d != 1 {
+			t.Errorf("gatehouse_message_queue_depth = %v with one message failing; want 1", d)
+		}
+		if age, _ := late.sample("gatehouse_message_queue_oldest_age_seconds"); age <= 0 || age > 60 {
+			t.Errorf("gatehouse_message_queue_oldest_age_seconds = %v, moments after the message was queued; want above 0 and below a minute", age)
+		}
 	})
 }
 
