@@ -234,6 +234,8 @@ type Database struct {
 type Log struct {
 	Level  string
 	Format string
+	// Requests logs one line per HTTP request.
+	Requests bool
 }
 
 // Mail holds the settings for outgoing e-mail.

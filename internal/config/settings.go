@@ -226,6 +226,11 @@ func table() []setting {
 			check: func(c Config) error { return oneOf(c.Log.Format, "json", "text") },
 		},
 		{
+			Setting: Setting{Key: "log.requests", Default: "false",
+				Help: "Log one line per HTTP request (INFO): method, route pattern (never the path, which may hold a token), status, duration, bytes, client IP and request id; never a query string, header or body. Off: no line per request; a request that fails with a 5xx is logged either way, with its request id. /healthz and /metrics are never logged; /metrics counts every request either way."},
+			bind: boolField(func(c *Config) *bool { return &c.Log.Requests }),
+		},
+		{
 			Setting: Setting{Key: "mail.provider",
 				Help: "How e-mail is sent when an app has no provider of its own: smtp, postmark, outbox (kept for the /dev/outbox page) or log. Empty: outbox in development mode, log otherwise."},
 			bind:  enumField(func(c *Config) *string { return &c.Mail.Provider }),

@@ -16,14 +16,25 @@ import (
 func forEach(t *testing.T, opts servertest.Options, fn func(t *testing.T, sys *servertest.System)) {
 	t.Helper()
 	opts.WrapAPI = httpapi.RecordAnswers
-	servertest.ForEach(t, opts, fn)
+	servertest.ForEach(t, logRequests(opts), fn)
 }
 
 // newSystem is servertest.New with every error answered recorded.
 func newSystem(t testing.TB, kind string, opts servertest.Options) *servertest.System {
 	t.Helper()
 	opts.WrapAPI = httpapi.RecordAnswers
-	return servertest.New(t, kind, opts)
+	return servertest.New(t, kind, logRequests(opts))
+}
+
+// logRequests turns log.requests on unless opts set it: the suites' log
+// scans (testLogScan) read the request lines for secrets.
+func logRequests(opts servertest.Options) servertest.Options {
+	settings := map[string]string{"GATEHOUSE_LOG_REQUESTS": "true"}
+	for k, v := range opts.Settings {
+		settings[k] = v
+	}
+	opts.Settings = settings
+	return opts
 }
 
 // TestSystemsRecordAnswers: a system built straight from servertest would

@@ -254,8 +254,12 @@ func (s *Server) fail(ctx context.Context, err error) *apiError {
 			case row.code == codeTimeout:
 				// Expected under load rather than a fault: a warning, which
 				// names what ran out of time.
-				s.Log.WarnContext(ctx, "request timed out", "request_id", requestID(ctx), "err", err)
+				// A database that stopped answering times every request
+				// out: TimeoutLog keeps that to one line.
+				s.TimeoutLog.WarnContext(ctx, "request timed out", "request_id", requestID(ctx), "err", err)
 				e.header = http.Header{"Retry-After": {timeoutRetryAfter}}
+			case errors.Is(err, errs.ErrUnavailable):
+				s.DBLog.ErrorContext(ctx, "request failed: the database is unavailable", "request_id", requestID(ctx), "err", err)
 			case row.status >= 500:
 				s.Log.ErrorContext(ctx, "request failed", "request_id", requestID(ctx), "err", err)
 			case row.status == http.StatusTooManyRequests:

@@ -51,8 +51,18 @@ type Deps struct {
 	// its schema is current. /readyz answers 503 with its error.
 	Ready func(ctx context.Context) error
 	// Outbox is the development outbox (nil outside development mode).
-	Outbox         *courier.Outbox
-	Log            *slog.Logger
+	Outbox *courier.Outbox
+	Log    *slog.Logger
+	// DBLog logs the requests that failed because the database is
+	// unavailable (503), and TimeoutLog those that ran out of time (503
+	// timeout): the assembly passes loggers that keep a database outage to
+	// one line each way, however many requests fail meanwhile; an
+	// unavailable database starts the check, a timeout alone does not (nil:
+	// Log).
+	DBLog, TimeoutLog *slog.Logger
+	// LogRequests logs one INFO line per request (log.requests): method,
+	// route pattern, status, duration, bytes, client IP and request id.
+	LogRequests    bool
 	Registry       *prometheus.Registry
 	Dev            bool
 	BaseURL        string
@@ -110,6 +120,12 @@ var apiOverview string
 func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.DBLog == nil {
+		d.DBLog = d.Log
+	}
+	if d.TimeoutLog == nil {
+		d.TimeoutLog = d.Log
 	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()

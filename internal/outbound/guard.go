@@ -22,6 +22,7 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -95,6 +96,7 @@ type Guard struct {
 	jitter   func(d time.Duration) time.Duration
 	log      *slog.Logger
 	ownSMS   func(ctx context.Context, appID string) bool
+	metrics  *metrics.Metrics
 }
 
 // GuardDeps are the Guard's collaborators.
@@ -108,6 +110,8 @@ type GuardDeps struct {
 	// (nil: random); tests fix it.
 	Jitter func(d time.Duration) time.Duration
 	Log    *slog.Logger
+	// Metrics counts the refusals by reason; nil counts nothing.
+	Metrics *metrics.Metrics
 	// OwnsSMS reports whether an app sends SMS through a provider of its own
 	// (nil: none does). Only such an app may go past the server's countries
 	// and daily cap: the others spend the operator's provider.
@@ -122,7 +126,7 @@ func NewGuard(d GuardDeps) *Guard {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Guard{db: d.DB, events: d.Events, settings: d.Settings, now: d.Now, jitter: d.Jitter, log: d.Log, ownSMS: d.OwnsSMS}
+	return &Guard{db: d.DB, events: d.Events, settings: d.Settings, now: d.Now, jitter: d.Jitter, log: d.Log, ownSMS: d.OwnsSMS, metrics: d.Metrics}
 }
 
 // Settings returns the server's guard settings.
@@ -233,14 +237,15 @@ func maskedPrefix(prefix string) string { return prefix + "****" }
 // in one transaction; a refused one counts against none. The first refusal
 // by a cap in its window logs an alert and emits
 // verification.sms.delivery_failed.
-func (g *Guard) Take(ctx context.Context, app store.App, number string) error {
+func (g *Guard) Take(ctx context.Context, app store.App, number string) (err error) {
+	defer func() { g.metrics.SMSRefused(Reason(err)) }()
 	if err := g.Check(ctx, app, number); err != nil {
 		g.refused(ctx, app, number, err)
 		return err
 	}
 	prefix := Prefix(number)
 	var trip *budget
-	err := g.db.Tx(ctx, func(tx *store.Tx) error {
+	err = g.db.Tx(ctx, func(tx *store.Tx) error {
 		now := g.now.Read().UTC()
 		if g.settings.Burst > 0 {
 			key := "sms:number:" + app.ID + ":" + number

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
@@ -23,6 +24,8 @@ type Service struct {
 	queue  *Queue
 	exempt func(app store.App, to string) bool
 	log    *slog.Logger
+	// metrics counts the messages queued; nil counts nothing.
+	metrics *metrics.Metrics
 }
 
 // Deps are the Service's parts.
@@ -36,6 +39,9 @@ type Deps struct {
 	// sent to one, and the SMS guard lets it through (nil: none is).
 	Exempt func(app store.App, to string) bool
 	Log    *slog.Logger
+	// Metrics counts the messages queued (committed by a transaction that
+	// may still roll back); nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Service.
@@ -46,7 +52,7 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{Templates: d.Templates, Providers: d.Providers, SMS: d.SMS, queue: d.Queue, exempt: d.Exempt, log: d.Log}
+	return &Service{Templates: d.Templates, Providers: d.Providers, SMS: d.SMS, queue: d.Queue, exempt: d.Exempt, log: d.Log, metrics: d.Metrics}
 }
 
 // Request is one message to send.
@@ -88,7 +94,11 @@ func (s *Service) Send(ctx context.Context, tx *store.Tx, app store.App, r Reque
 	}
 	msg := courier.Message{Channel: ch, To: r.To, AppID: app.ID, Subject: out.Subject, Text: out.Text, HTML: out.HTML,
 		Code: v.Code, Link: v.Link}
-	return s.queue.Enqueue(ctx, tx, msg, r.Ref, r.Template)
+	if err := s.queue.Enqueue(ctx, tx, msg, r.Ref, r.Template); err != nil {
+		return err
+	}
+	s.metrics.Queued(ch, r.Template)
+	return nil
 }
 
 // Guard lets one code, link or invitation to to go for app, or refuses it:
@@ -110,7 +120,9 @@ func (s *Service) Check(ctx context.Context, app store.App, to string) error {
 	if s.SMS == nil || channelOf(to) != courier.ChannelSMS || s.exempt(app, to) {
 		return nil
 	}
-	return s.SMS.Check(ctx, app, to)
+	err := s.SMS.Check(ctx, app, to)
+	s.SMS.metrics.SMSRefused(Reason(err))
+	return err
 }
 
 // Prune forgets the SMS guard's state that no longer counts.

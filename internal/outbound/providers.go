@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -92,6 +93,9 @@ type ProvidersDeps struct {
 	Recipient func(raw string) (string, error)
 	Now       func() time.Time
 	Log       *slog.Logger
+	// Metrics counts the sends of the apps' own providers (as provider
+	// app_<type>); nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // NewProviders returns the Providers.

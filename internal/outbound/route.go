@@ -116,7 +116,11 @@ func (s *Providers) build(r store.MessageProvider) (courier.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return courier.FromSpec(courier.Spec{Type: r.Type, Config: settings}, s.env())
+	p, err := courier.FromSpec(courier.Spec{Type: r.Type, Config: settings}, s.env())
+	if err != nil {
+		return nil, err
+	}
+	return s.d.Metrics.Provider(p, "app_"+r.Type), nil
 }
 
 // SendsOwn reports whether the app sends on ch through an enabled provider

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -22,14 +23,14 @@ import (
 // set), SMTP when configured, else a log line saying nothing was sent. SMS
 // goes to the outbox in development mode and is logged otherwise until an SMS
 // provider is set.
-func newCourier(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (courier.Provider, error) {
-	sms, err := newSMS(cfg, log, outbox)
+func newCourier(cfg config.Config, log *slog.Logger, outbox *courier.Outbox, m *metrics.Metrics) (courier.Provider, error) {
+	sms, err := newSMS(cfg, log, outbox, m)
 	if err != nil {
 		return nil, err
 	}
 	switch provider(cfg.Mail.Provider, cfg.Dev) {
 	case "outbox":
-		return courier.Router{Email: outbox, SMS: sms}, nil
+		return courier.Router{Email: m.Provider(outbox, "outbox"), SMS: sms}, nil
 	case "smtp":
 		smtp, err := courier.NewSMTP(courier.SMTPConfig{Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, Username: cfg.SMTP.Username,
 			Password: cfg.SMTP.Password, AuthMethod: cfg.SMTP.AuthMethod, TLS: courier.TLSPolicy(cfg.SMTP.TLS),
@@ -37,7 +38,7 @@ func newCourier(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (co
 		if err != nil {
 			return nil, &config.SettingError{Key: "smtp.host", Env: "GATEHOUSE_SMTP_HOST", Reason: err.Error()}
 		}
-		return courier.Router{Email: smtp, SMS: sms}, nil
+		return courier.Router{Email: m.Provider(smtp, "smtp"), SMS: sms}, nil
 	case "postmark":
 		p, err := courier.FromSpec(courier.Spec{Type: "postmark", Config: map[string]string{
 			"server_token": cfg.Postmark.ServerToken, "from": cfg.Mail.From, "message_stream": cfg.Postmark.MessageStream}},
@@ -45,23 +46,23 @@ func newCourier(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (co
 		if err != nil {
 			return nil, &config.SettingError{Key: "postmark.server_token", Env: "GATEHOUSE_POSTMARK_SERVER_TOKEN", Reason: err.Error()}
 		}
-		return courier.Router{Email: p, SMS: sms}, nil
+		return courier.Router{Email: m.Provider(p, "postmark"), SMS: sms}, nil
 	}
-	return courier.Router{Email: courier.NewLog(log), SMS: sms}, nil
+	return courier.Router{Email: m.Provider(courier.NewLog(log), "log"), SMS: sms}, nil
 }
 
 // newSMS picks the SMS provider: the outbox in development mode (unless
 // set), a plain HTTP endpoint, or a log line saying nothing was sent.
-func newSMS(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (courier.Provider, error) {
+func newSMS(cfg config.Config, log *slog.Logger, outbox *courier.Outbox, m *metrics.Metrics) (courier.Provider, error) {
 	switch provider(cfg.SMS.Provider, cfg.Dev) {
 	case "outbox":
-		return outbox, nil
+		return m.Provider(outbox, "outbox"), nil
 	case "http":
 		p, err := courier.NewHTTPSMS(courier.HTTPSMSConfig{URL: cfg.SMS.HTTPURL, Token: cfg.SMS.Token, From: cfg.SMS.From})
 		if err != nil {
 			return nil, &config.SettingError{Key: "sms.http_url", Env: "GATEHOUSE_SMS_HTTP_URL", Reason: err.Error()}
 		}
-		return p, nil
+		return m.Provider(p, "http"), nil
 	case "twilio":
 		c := map[string]string{"account_sid": cfg.Twilio.AccountSID, "auth_token": cfg.Twilio.AuthToken}
 		if cfg.Twilio.MessagingServiceSID != "" {
@@ -74,9 +75,9 @@ func newSMS(cfg config.Config, log *slog.Logger, outbox *courier.Outbox) (courie
 		if err != nil {
 			return nil, &config.SettingError{Key: "twilio.account_sid", Env: "GATEHOUSE_TWILIO_ACCOUNT_SID", Reason: err.Error()}
 		}
-		return p, nil
+		return m.Provider(p, "twilio"), nil
 	}
-	return courier.NewLog(log), nil
+	return m.Provider(courier.NewLog(log), "log"), nil
 }
 
 // provider resolves an unset provider setting: the outbox in development
@@ -96,9 +97,9 @@ func provider(set string, dev bool) string {
 // webhooks may not reach (apps choose their providers' URLs), under the same
 // setting (webhooks.allow_private_targets).
 func appProviders(cfg config.Config, db *store.DB, sealer *token.Sealer, outbox *courier.Outbox, policy webhook.Policy, limiter ratelimit.Limiter,
-	now func() time.Time, log *slog.Logger) outbound.ProvidersDeps {
+	now func() time.Time, log *slog.Logger, m *metrics.Metrics) outbound.ProvidersDeps {
 	d := outbound.ProvidersDeps{DB: db, Sealer: sealer, Client: policy.Client(providerTimeout), DialControl: policy.DialControl(),
-		CheckHost: policy.CheckHost, Limiter: limiter, TestRule: outbound.DefaultProviderTestRule, Now: now, Log: log,
+		CheckHost: policy.CheckHost, Limiter: limiter, TestRule: outbound.DefaultProviderTestRule, Now: now, Log: log, Metrics: m,
 		Recipient: func(raw string) (string, error) {
 			id, err := appuser.ParseIdentifier(raw)
 			return id.Value, err

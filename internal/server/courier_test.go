@@ -20,7 +20,7 @@ func TestServerWideProviders(t *testing.T) {
 	c.Mail.Provider, c.Postmark.ServerToken = "postmark", "0b5a3c1e-6f4d-4c2a-9e1b-7d8f9a0b1c2d"
 	c.SMS.Provider, c.Twilio.AccountSID, c.Twilio.AuthToken = "twilio", "AC"+hex32, "a-twilio-auth-token"
 	c.Twilio.MessagingServiceSID = "MG" + hex32
-	p, err := newCourier(c, nil, nil)
+	p, err := newCourier(c, nil, nil, nil)
 	if err != nil {
 		t.Fatalf("newCourier(postmark, twilio) = %v", err)
 	}
@@ -38,7 +38,7 @@ func TestServerWideProviders(t *testing.T) {
 	c = base()
 	c.SMS.Provider, c.Twilio.AccountSID, c.Twilio.AuthToken, c.SMS.From = "twilio", "not-a-sid", "tok", "+14155550100"
 	var se *config.SettingError
-	if _, err := newCourier(c, nil, nil); !errors.As(err, &se) || se.Key != "twilio.account_sid" {
+	if _, err := newCourier(c, nil, nil, nil); !errors.As(err, &se) || se.Key != "twilio.account_sid" {
 		t.Errorf("newCourier(bad account sid) = %v; want a SettingError for twilio.account_sid", err)
 	}
 }

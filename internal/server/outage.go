@@ -9,11 +9,13 @@ import (
 )
 
 // dbWatch keeps a database outage to two log lines: a WARN when background
-// work (the job queue, the job rescue, the signing-key reload) fails and a
-// probe finds that the database does not answer, and an INFO when it answers
-// again. In between, that work's warnings and errors, which would repeat
-// with every poll (the messages queue polls every few milliseconds), are
-// left out of the log and counted.
+// work (the job queue, the job rescue, the signing-key reload) fails, or a
+// request fails because the database is unavailable, and a probe finds that
+// the database does not answer, and an INFO when it answers again (requests
+// that run out of time meanwhile are left out too: whileDown). In between, that work's warnings and errors, which would repeat
+// with every poll (the messages queue polls every few milliseconds) and
+// every request, are left out of the log and counted (log_lines_left_out
+// on the INFO line). /metrics still counts every failed request.
 //
 // A warning that comes while the database is thought up is held until a
 // probe decides: passed on if the database answers (it was about something
@@ -70,6 +72,13 @@ func newDBWatch(probe func(context.Context) error, log *slog.Logger) *dbWatch {
 
 // filter wraps h: its warnings and errors go through the watch.
 func (w *dbWatch) filter(h slog.Handler) slog.Handler { return outageFilter{h, w} }
+
+// whileDown wraps h: its warnings and errors are left out (and counted)
+// while the watch knows the database is down, and pass at once otherwise;
+// they never start a probe. For failures that are no sign of an outage by
+// themselves (a request that ran out of time: contention, a slow
+// statement) but repeat with every request during one.
+func (w *dbWatch) whileDown(h slog.Handler) slog.Handler { return downFilter{h, w} }
 
 // run watches until ctx ends: it probes when a warning comes while the
 // database is thought up, and every probeEvery while it is down.
@@ -139,7 +148,7 @@ func (w *dbWatch) verdict(err error) {
 			w.log.Warn("background work logged more warnings than were kept while the database was checked", "left_out", left)
 		}
 	case prev != dbDown:
-		w.log.Warn("database unreachable: background jobs wait and retry; their errors are left out of the log until it answers again",
+		w.log.Warn("database unreachable: requests that need it fail with 503, background jobs wait and retry; their errors are left out of the log until it answers again",
 			"err", err)
 	}
 }
@@ -210,3 +219,32 @@ func (f outageFilter) WithAttrs(a []slog.Attr) slog.Handler {
 func (f outageFilter) WithGroup(n string) slog.Handler {
 	return outageFilter{f.next.WithGroup(n), f.w}
 }
+
+// downFilter leaves out warnings and errors while the database is down.
+type downFilter struct {
+	next slog.Handler
+	w    *dbWatch
+}
+
+func (f downFilter) Enabled(ctx context.Context, l slog.Level) bool { return f.next.Enabled(ctx, l) }
+
+func (f downFilter) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		f.w.mu.Lock()
+		down := f.w.running && f.w.state == dbDown
+		if down {
+			f.w.left++
+		}
+		f.w.mu.Unlock()
+		if down {
+			return nil
+		}
+	}
+	return f.next.Handle(ctx, r)
+}
+
+func (f downFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return downFilter{f.next.WithAttrs(a), f.w}
+}
+
+func (f downFilter) WithGroup(n string) slog.Handler { return downFilter{f.next.WithGroup(n), f.w} }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -20,9 +22,10 @@ import (
 
 // TestDatabaseOutageLogsOnceEachWay makes a serving system's database stop
 // answering while its job queue polls it (the messages queue every 10 ms
-// here): the log gets one WARN when the outage starts, nothing from the
-// queue or the other background loops while it lasts, and one INFO once the
-// database answers again. On PostgreSQL the connections go through a proxy
+// here) and requests that need it keep coming: the log gets one WARN when
+// the outage starts, nothing from the queue, the other background loops or
+// the failed requests (each answered 503) while it lasts, and one INFO
+// once the database answers again. On PostgreSQL the connections go through a proxy
 // that is cut (every pooled connection closed, every new one closed at
 // once); on SQLite another process holds the database's write lock, as an
 // operator's sqlite3 session or a backup tool in a transaction would.
@@ -47,6 +50,8 @@ func TestDatabaseOutageLogsOnceEachWay(t *testing.T) {
 			if kind == store.SQLite {
 				cut = func() func() { return lockSQLite(t, filepath.Join(sys.Config.DataDir, "gatehouse.db")) }
 			}
+			ws, _ := sys.Workspace(t, "Acme")
+			app := sys.App(t, ws.ID, "Shop", nil)
 			// Cut only once the log has been quiet a while: a warning just
 			// before the cut (the watch then trusts its probe for a second)
 			// would let the outage's first line through.
@@ -54,7 +59,41 @@ func TestDatabaseOutageLogsOnceEachWay(t *testing.T) {
 			from := len(sys.Logs.Lines())
 
 			restore := cut()
+			// Sign-ins keep coming: each needs to write, and fails. On
+			// PostgreSQL they find it unavailable at once, which starts the
+			// check as well as the queue's failures do. On SQLite each waits
+			// for the lock (database.lock_timeout) and times out: a timeout
+			// alone is no outage (contention is not), so they come once the
+			// outage is known, and are left out of the log.
+			const requests = 20
+			statuses := make(chan int, requests)
+			signIns := func() {
+				for i := range requests {
+					go func() {
+						res, err := http.Post(sys.URL+"/v1/auth/"+app.ID+"/otps/login", "application/json",
+							strings.NewReader(fmt.Sprintf(`{"identifier":"user%d@example.com"}`, i)))
+						if err != nil {
+							statuses <- 0
+							return
+						}
+						_, _ = io.Copy(io.Discard, res.Body)
+						res.Body.Close()
+						statuses <- res.StatusCode
+					}()
+				}
+			}
+			if kind == store.Postgres {
+				signIns()
+			}
 			waitLine(t, sys, from, "database unreachable")
+			if kind == store.SQLite {
+				signIns()
+			}
+			for range requests {
+				if code := <-statuses; code != http.StatusServiceUnavailable {
+					t.Errorf("a sign-in during the outage answered %d; want 503", code)
+				}
+			}
 			if failedConnects != nil {
 				// Dozens of the queue's polls fail while the outage lasts:
 				// each would have been an ERROR line.

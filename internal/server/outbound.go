@@ -23,7 +23,7 @@ func (s *Server) newOutbound(messages *outbound.Queue, sealer *token.Sealer, eve
 	if err != nil {
 		return nil, err
 	}
-	providers := outbound.NewProviders(appProviders(cfg, s.DB, sealer, outbox, policy, limiter, s.now, s.log))
+	providers := outbound.NewProviders(appProviders(cfg, s.DB, sealer, outbox, policy, limiter, s.now, s.log, s.metrics))
 	return outbound.New(outbound.Deps{
 		Templates: outbound.NewTemplates(outbound.TemplatesDeps{DB: s.DB, Templates: templates, BaseURL: cfg.BaseURL, Now: s.now, Log: s.log}),
 		Providers: providers,
@@ -31,6 +31,7 @@ func (s *Server) newOutbound(messages *outbound.Queue, sealer *token.Sealer, eve
 		Queue:     messages,
 		Exempt:    tests.Of,
 		Log:       s.log,
+		Metrics:   s.metrics,
 	}), nil
 }
 
@@ -46,7 +47,7 @@ func (s *Server) smsGuard(events *webhook.Emitter, providers *outbound.Providers
 	owns := func(ctx context.Context, appID string) bool {
 		return providers.SendsOwn(ctx, appID, courier.ChannelSMS)
 	}
-	return outbound.NewGuard(outbound.GuardDeps{DB: s.DB, Events: events, Now: s.now, Log: s.log, OwnsSMS: owns, Settings: outbound.GuardSettings{
+	return outbound.NewGuard(outbound.GuardDeps{DB: s.DB, Events: events, Now: s.now, Log: s.log, Metrics: s.metrics, OwnsSMS: owns, Settings: outbound.GuardSettings{
 		AllowedCountries: countries, AllowVoIP: g.AllowVoIP, Burst: g.PerNumberBurst, Window: g.PerNumberWindow,
 		FirstWait: time.Minute, MaxWait: g.PerNumberMaxWait, Quiet: g.PerNumberQuiet, DailyCap: g.DailyCap,
 		PrefixHourlyCap: g.PrefixHourlyCap}})

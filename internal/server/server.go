@@ -30,6 +30,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
@@ -127,6 +128,8 @@ type Server struct {
 	// log of the work it watches (the queue's is quietRiver(background)).
 	watch      *dbWatch
 	background *slog.Logger
+	// metrics are the counters the services move, on the registry /metrics serves.
+	metrics *metrics.Metrics
 }
 
 // New builds the system for cfg. On error nothing is left open.
@@ -179,11 +182,18 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 	s.current.Store(true)
 
+	// Metrics: what /metrics serves beyond HTTP, read by the services.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = metrics.New(reg)
+	metrics.RegisterQueue(reg, s.messageBacklog)
+	metrics.RegisterPools(reg, s.DB.PoolStats)
+
 	// Courier.
 	outbox := courier.NewOutbox(outboxStore{db: s.DB, now: s.now})
-	mail := opts.Courier
+	mail := s.metrics.Provider(opts.Courier, "custom")
 	if mail == nil {
-		if mail, err = newCourier(cfg, s.log, outbox); err != nil {
+		if mail, err = newCourier(cfg, s.log, outbox, s.metrics); err != nil {
 			return nil, err
 		}
 	}
@@ -203,7 +213,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 
 	// Services.
-	s.keyring = token.NewKeyring(tenant.KeySource(s.DB, sealer, s.now, s.background))
+	s.keyring = token.NewKeyring(s.metrics.KeySource(tenant.KeySource(s.DB, sealer, s.now, s.background)))
 	policy := webhook.Policy{AllowPrivate: cfg.PrivateTargetsAllowed()}
 	events := webhook.NewEmitter(jobs, s.now)
 	s.events = events
@@ -215,6 +225,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		shared := ratelimit.NewSQL(s.DB, s.now)
 		limiter, s.pruneRates, s.rateLimits = shared, shared.Prune, "database"
 	}
+	limiter = s.metrics.Limiter(limiter) // counts refusals by rule
 	s.Tenants = tenant.New(tenant.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher,
 		Issuer: cfg.Tokens.Issuer, AccessTokenAlg: cfg.Tokens.AccessTokenAlg, Now: s.now, Log: s.log})
 	tests, err := testIdentities(cfg)
@@ -243,7 +254,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		limits = &l
 	}
 	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Outbound: s.Outbound,
-		Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log,
+		Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log, Metrics: s.metrics,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
@@ -270,7 +281,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	workers := river.NewWorkers()
 	river.AddWorker(workers, sender)
 	river.AddWorker(workers, webhook.NewWorker(webhook.WorkerDeps{DB: s.DB, Sealer: sealer, Policy: policy,
-		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare()}))
+		RetryBase: cfg.Webhooks.RetryBase, Now: s.now, Log: s.log, PerApp: cfg.Webhooks.AppShare(), Metrics: s.metrics}))
 	river.AddWorker(workers, signin.NewExpiryWorker(s.SignIn))
 	river.AddWorker(workers, machine.NewPurgeWorker(s.Machines))
 	// Deliveries and messages a stopped process was working are tried again
@@ -293,14 +304,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	}
 
 	// HTTP.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var devOutbox *courier.Outbox
 	if cfg.Dev {
 		devOutbox = outbox
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Outbound: s.Outbound, Webhooks: s.Webhooks,
-		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, Registry: reg, Dev: cfg.Dev,
+		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, DBLog: s.background,
+		TimeoutLog:  slog.New(s.watch.whileDown(s.log.Handler())),
+		LogRequests: cfg.Log.Requests, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})
 	return s, nil
@@ -352,6 +363,19 @@ func (s *Server) MessagesUnfinished(ctx context.Context, limit int) (int, error)
 // Listening reports whether this replica hears PostgreSQL's notifications
 // of webhook endpoint changes (never on SQLite).
 func (s *Server) Listening() bool { return s.listening.Load() }
+
+// messageBacklog is the send queue's depth and the age of its oldest
+// message, for /metrics: one statement, read at scrape time. (Messages an
+// earlier release queued as River jobs, drained after an upgrade, are not
+// counted.)
+func (s *Server) messageBacklog(ctx context.Context) (int, time.Duration, error) {
+	n, oldest, err := s.DB.MessageBacklog(ctx)
+	if err != nil || n == 0 {
+		return n, 0, err
+	}
+	// By the queue's clock, real time (outbound.QueueDeps.Now is left unset).
+	return n, max(time.Since(oldest), 0), nil
+}
 
 // API is the HTTP API, for tests that look at its routes and description.
 func (s *Server) API() *httpapi.Server { return s.api }

@@ -167,8 +167,9 @@ func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 // own session from MagicLinkStatus only when this is that same device; a
 // link opened elsewhere this way signs in the opener alone, and the poll
 // handle dies (consent, on the page, is what releases a poller elsewhere).
-func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (_ TokenSet, err error) {
+func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "authenticate magic link")
+	defer func() { s.countSignIn(MethodMagicLink, set.MFA != nil, err) }()
 	ch, err := s.openLink(ctx, app, tok)
 	if err != nil {
 		return TokenSet{}, err
@@ -338,8 +339,9 @@ func notFound(err error) error {
 // MagicLinkStatus is polled by the device that asked for a link: pending
 // until the link is opened, then a token set for this device exactly once,
 // then not found. Polling faster than the poll interval is refused.
-func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle string, c Client) (_ TokenSet, err error) {
+func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle string, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "magic link status")
+	defer func() { s.countSignIn(MethodMagicLink, set.MFA != nil, err) }()
 	pollHash := s.hasher.Hash("magic-poll", handle)
 	// Pacing is per handle and the same for real handles and decoys, so the
 	// answers cannot tell them apart.
@@ -396,8 +398,9 @@ func (s *Service) MagicLinkStatus(ctx context.Context, app store.App, handle str
 // metadata the user gave and activates the user) and starts a session, in
 // one transaction. A bad invitation is ErrMagicLinkNotFound, as the client
 // SDK expects for any link.
-func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, meta map[string]any, c Client) (_ TokenSet, err error) {
+func (s *Service) ConfirmInvite(ctx context.Context, app store.App, tok string, meta map[string]any, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "confirm invite")
+	defer func() { s.countSignIn(methodInvite, set.MFA != nil, err) }()
 	inv, err := s.users.ParseInvitation(app, tok)
 	if err != nil {
 		return TokenSet{}, ErrMagicLinkNotFound

@@ -110,8 +110,10 @@ const codeFailureWindow = time.Hour
 // and a lock after too many consecutive wrong codes from any source
 // (ErrCodeEntryLocked), which stops code entry alone, until the user signs
 // in another way, and tells the user once.
-func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code string, c Client) (_ TokenSet, err error) {
+func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code string, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "verify otp")
+	method := "" // the challenge's, once found
+	defer func() { s.countSignIn(method, set.MFA != nil, err) }()
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return TokenSet{}, err
 	}
@@ -126,12 +128,14 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 			if err != nil {
 				return notFoundAs(err, ErrInvalidCode)
 			}
+			method = ch.Method
 			return noAttemptError(ch, now, func(string) error { return ErrInvalidCode })
 		}
 		if err != nil {
 			return err
 		}
 		ch := g.Challenge
+		method = ch.Method
 		if !s.codeRight(app, ch, code) {
 			*wrong = ErrInvalidCode
 			return s.wrongGuess(ctx, tx, app, g, userID, ch.Method, c, now)

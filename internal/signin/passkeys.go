@@ -234,8 +234,9 @@ func (s *Service) BeginSignupRegistration(ctx context.Context, p access.Principa
 // FinishSignupRegistration verifies the browser's answer to a
 // register/initialize ceremony, and stores the passkey and signs the new
 // user in, in one transaction.
-func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, _ Passkey, err error) {
+func (s *Service) FinishSignupRegistration(ctx context.Context, app store.App, body []byte, c Client) (set TokenSet, _ Passkey, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-up")
+	defer func() { s.countSignIn(MethodPasskey, set.MFA != nil, err) }() // a sign-up signs in
 	var out TokenSet
 	pk, err := s.finishRegistration(ctx, app, "", store.CeremonySignup, body, c, func(tx *store.Tx, u store.AppUser, pk store.Passkey) error {
 		if u.Status != store.StatusActive {
@@ -432,8 +433,9 @@ func (s *Service) decoyCredential(app store.App, identifier string) passkey.Desc
 // body names no user: the ceremony is found by the challenge it signed, the
 // passkey by its credential id within the app. A replaced ceremony, and a
 // discoverable one c did not start, are refused as unknown ones are.
-func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []byte, c Client) (_ TokenSet, err error) {
+func (s *Service) FinishPasskeyLogin(ctx context.Context, app store.App, body []byte, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "finish passkey sign-in")
+	defer func() { s.countSignIn(MethodPasskey, set.MFA != nil, err) }()
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return TokenSet{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -143,6 +144,7 @@ type Service struct {
 	verified verifiedTokens
 	now      store.Clock
 	log      *slog.Logger
+	metrics  *metrics.Metrics
 }
 
 // Deps are the Service's collaborators.
@@ -166,6 +168,8 @@ type Deps struct {
 	Push PushSender
 	Now  func() time.Time
 	Log  *slog.Logger
+	// Metrics counts sign-ins and refreshes by outcome; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Service.
@@ -184,7 +188,7 @@ func New(d Deps) *Service {
 	}
 	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, out: d.Outbound,
 		users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
-		push: d.Push, now: d.Now, log: d.Log}
+		push: d.Push, now: d.Now, log: d.Log, metrics: d.Metrics}
 }
 
 // clock is the time now as the store keeps it (store.Clock.Now).

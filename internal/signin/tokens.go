@@ -245,6 +245,8 @@ func (s *Service) authenticate(ctx context.Context, app store.App, access string
 // session and app decide.
 func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "refresh")
+	reused := false
+	defer func() { s.metrics.Refresh(refreshResult(err, reused)) }()
 	if token.Peek(refresh) != token.TypeRefresh {
 		return TokenSet{}, ErrUnauthenticated
 	}
@@ -300,6 +302,7 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (_
 	if err := s.db.RevokeSession(ctx, app.ID, "", sess.ID, now); err != nil {
 		return TokenSet{}, err
 	}
+	reused = true
 	s.log.WarnContext(ctx, "refresh token reused; session revoked", "app_id", app.ID, "session_id", sess.ID)
 	return TokenSet{}, ErrUnauthenticated
 }

@@ -22,8 +22,16 @@ import (
 // challenge's attempts (and, for codes, the user's budgets) before it is
 // compared (guess.go); the last wrong one fails the challenge, and later
 // answers, right or wrong, get ErrTooManyAttempts.
-func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string, in VerifyInput, c Client) (_ VerifyResult, err error) {
+func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string, in VerifyInput, c Client) (res VerifyResult, err error) {
 	defer errs.Wrap(&err, "verify challenge")
+	// A sign-in's factors count (authenticate and mfa); other purposes
+	// (step-up, verifying a contact) are no sign-in.
+	method, signIn := "", true
+	defer func() {
+		if signIn {
+			s.countSignIn(method, res.Tokens != nil && res.Tokens.MFA != nil, err)
+		}
+	}()
 	if err := s.allow(ctx, bucket{key: "verify:ip:" + c.IP, rule: s.limits.VerifyPerIP}); err != nil {
 		return VerifyResult{}, err
 	}
@@ -33,6 +41,7 @@ func (s *Service) VerifyChallenge(ctx context.Context, app store.App, tok string
 		_, err = s.decoyOr(tok, err, now, func(*ChallengeView) error { return ErrInvalidCode }) // every code is wrong
 		return VerifyResult{}, err
 	}
+	method, signIn = ch.Method, ch.Purpose == PurposeAuthenticate || ch.Purpose == PurposeMFA
 	if ch.Method == MethodPush {
 		return s.collectPush(ctx, app, ch, tok, c, now)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 
@@ -70,9 +71,13 @@ func mapErr(err error) error {
 		}
 		return err
 	}
+	// A connection cut mid-statement reads an unexpected EOF; one found
+	// closed is pgconn.ErrConnClosed: the database went away, as with a
+	// network error.
 	var netErr net.Error
 	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, sql.ErrConnDone) {
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -55,5 +56,24 @@ func TestMapErrTimeouts(t *testing.T) {
 		if got := mapErr(fmt.Errorf("query: %w", err)); !errors.Is(got, err) || errors.Is(got, ErrTimeout) {
 			t.Errorf("mapErr(%v) = %v; want it unchanged", err, got)
 		}
+	}
+}
+
+// TestMapErrLostConnection: a connection cut mid-statement (pgx reads an
+// unexpected EOF) or found closed is the database going away, ErrUnavailable
+// (503), not a bug (500): the outage test met both when it cut PostgreSQL
+// off under requests.
+func TestMapErrLostConnection(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("get app: %w", io.ErrUnexpectedEOF),
+		fmt.Errorf("begin: %w", pgconn.ErrConnClosed),
+		io.EOF,
+	} {
+		if got := mapErr(err); !errors.Is(got, ErrUnavailable) {
+			t.Errorf("mapErr(%v) = %v; want ErrUnavailable", err, got)
+		}
+	}
+	if got := mapErr(errors.New("syntax error")); errors.Is(got, ErrUnavailable) {
+		t.Errorf("mapErr(syntax error) = %v; want an error other than ErrUnavailable", got)
 	}
 }

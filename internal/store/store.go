@@ -219,6 +219,39 @@ func (db *DB) Ping(ctx context.Context) error {
 	return db.r.queryRow(ctx, "SELECT 1").Scan(&one)
 }
 
+// PoolStats is one connection pool's use, as /metrics reports it.
+type PoolStats struct {
+	// Pool names it: "main" on PostgreSQL, "writer" or "reader" on SQLite.
+	Pool string
+	// Max is the most connections it opens; Open are open now, InUse of
+	// them lent out, Idle waiting.
+	Max, Open, InUse, Idle int
+	// Waits counts the requests for a connection that found none free, and
+	// WaitTime is how long they waited in all, since the pool opened.
+	Waits    int64
+	WaitTime time.Duration
+}
+
+// PoolStats reads the connection pools' counters (no statement runs): one
+// pool on PostgreSQL, the writer and the reader on SQLite.
+func (db *DB) PoolStats() []PoolStats {
+	if db.pool != nil {
+		st := db.pool.Stat()
+		return []PoolStats{{Pool: "main", Max: int(st.MaxConns()), Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()),
+			Idle: int(st.IdleConns()), Waits: st.EmptyAcquireCount(), WaitTime: st.EmptyAcquireWaitTime()}}
+	}
+	out := make([]PoolStats, 0, 2)
+	for _, p := range []struct {
+		name string
+		db   *sql.DB
+	}{{"writer", db.writer}, {"reader", db.reader}} {
+		st := p.db.Stats()
+		out = append(out, PoolStats{Pool: p.name, Max: st.MaxOpenConnections, Open: st.OpenConnections, InUse: st.InUse,
+			Idle: st.Idle, Waits: st.WaitCount, WaitTime: st.WaitDuration})
+	}
+	return out
+}
+
 // Close releases every connection.
 func (db *DB) Close() error {
 	if db.pool != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/webhookverify"
@@ -61,6 +62,7 @@ type Worker struct {
 	now       store.Clock
 	log       *slog.Logger
 	gate      *gate
+	metrics   *metrics.Metrics
 }
 
 // WorkerDeps are the Worker's collaborators.
@@ -74,6 +76,8 @@ type WorkerDeps struct {
 	// PerApp is the most attempts of one app in flight in this process
 	// (webhooks.workers_per_app resolved); 0 means 8.
 	PerApp int
+	// Metrics counts the attempts by result and times them; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // NewWorker returns a delivery worker.
@@ -88,7 +92,7 @@ func NewWorker(d WorkerDeps) *Worker {
 		d.PerApp = defaultPerApp
 	}
 	return &Worker{db: d.DB, sealer: d.Sealer, client: d.Policy.Client(AttemptTimeout), retryBase: d.RetryBase,
-		now: d.Now, log: d.Log, gate: newGate(d.PerApp, perEndpoint)}
+		now: d.Now, log: d.Log, gate: newGate(d.PerApp, perEndpoint), metrics: d.Metrics}
 }
 
 // Timeout is the attempt's deadline plus room for the database.
@@ -140,7 +144,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return err
 	}
 	rec := store.WebhookAttempt{ID: uuid.Must(uuid.NewV7()).String(), DeliveryID: work.Delivery.ID, Attempt: attempt, StartedAt: now}
+	started := time.Now() // real time, for the latency metric
 	status, retry := w.attempt(ctx, work, &rec)
+	took := time.Since(started)
 	rec.DurationMs = w.now.Read().Sub(now).Milliseconds()
 
 	var next *time.Time
@@ -157,6 +163,14 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	})
 	if err != nil {
 		return err
+	}
+	switch {
+	case status == store.DeliveryDelivered:
+		w.metrics.Delivery(metrics.DeliveryDelivered, took)
+	case final:
+		w.metrics.Delivery(metrics.DeliveryFailed, took)
+	default:
+		w.metrics.Delivery(metrics.DeliveryRetry, took)
 	}
 	if status != store.DeliveryDelivered {
 		w.logFailure(ctx, work, rec, final, next)
