@@ -99,6 +99,7 @@ type Metrics struct {
 	queued       *prometheus.CounterVec
 	sends        *prometheus.CounterVec
 	sendSeconds  *prometheus.HistogramVec
+	queueWait    *prometheus.HistogramVec
 	deliveries   *prometheus.CounterVec
 	deliverySecs *prometheus.HistogramVec
 	rateLimited  *prometheus.CounterVec
@@ -127,6 +128,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		sendSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gatehouse_message_send_duration_seconds",
 			Help: "How long a provider took to accept or refuse a message, by channel and provider.", Buckets: latency},
 			[]string{"channel", "provider"}),
+		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gatehouse_message_queue_wait_seconds",
+			Help:    "How long a message waited before its provider was called, by channel and try: direct (from its queueing, in the transaction that committed it, to the call right after the commit) or sweep (from when the row was due, a retry or a message a stopped process left, to the call).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}},
+			[]string{"channel", "try"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_webhook_deliveries_total",
 			Help: "Webhook delivery attempts, by result (delivered; retry: failed, another attempt is scheduled; failed: failed for good)."},
 			[]string{"result"}),
@@ -143,7 +148,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Signing-key rotations this replica has loaded (a new active key of an algorithm replacing another), by algorithm."},
 			[]string{"alg"}),
 	}
-	reg.MustRegister(m.signins, m.refreshes, m.queued, m.sends, m.sendSeconds, m.deliveries, m.deliverySecs,
+	reg.MustRegister(m.signins, m.refreshes, m.queued, m.sends, m.sendSeconds, m.queueWait, m.deliveries, m.deliverySecs,
 		m.rateLimited, m.smsRefused, m.rotations)
 	for _, t := range courier.TemplateCatalog() {
 		m.messages = append(m.messages, t.Name)
@@ -192,6 +197,19 @@ func (m *Metrics) Queued(ch courier.Channel, message string) {
 		return
 	}
 	m.queued.WithLabelValues(bounded(string(ch), channels), bounded(message, m.messages)).Inc()
+}
+
+// QueueWait records how long a message waited for its provider call: direct
+// (since it was queued) or by the sweep (since it was due).
+func (m *Metrics) QueueWait(ch string, direct bool, d time.Duration) {
+	if m == nil {
+		return
+	}
+	try := "sweep"
+	if direct {
+		try = "direct"
+	}
+	m.queueWait.WithLabelValues(bounded(ch, channels), try).Observe(d.Seconds())
 }
 
 // Delivery counts one webhook delivery attempt and how long it took.

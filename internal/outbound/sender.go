@@ -53,6 +53,8 @@ type handoff struct {
 	at  time.Time        // when it was handed over (direct) or claimed (sweep)
 	// supersedes is the message's Ref.Supersedes (direct hand-offs only).
 	supersedes string
+	// due is when a claimed row was due (sweep only).
+	due time.Time
 }
 
 // Sender tries queued messages: directly, as their transactions commit in
@@ -69,7 +71,8 @@ type Sender struct {
 	now        func() time.Time
 	log        *slog.Logger
 
-	wake chan struct{}
+	wake   chan struct{}
+	waited func(channel string, direct bool, d time.Duration)
 }
 
 // SenderDeps are the Sender's collaborators.
@@ -91,6 +94,9 @@ type SenderDeps struct {
 	RetryBase, RetryMax time.Duration
 	Now                 func() time.Time
 	Log                 *slog.Logger
+	// Waited, when set, hears how long each message waited before its
+	// provider was called: direct (since queued) or by the sweep (since due).
+	Waited func(channel string, direct bool, d time.Duration)
 }
 
 // NewSender returns a Sender; Run starts it.
@@ -113,7 +119,10 @@ func NewSender(d SenderDeps) *Sender {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{db: d.DB, queue: d.Queue, sealer: d.Sealer, provider: d.Provider, challenges: d.Challenges,
+	if d.Waited == nil {
+		d.Waited = func(string, bool, time.Duration) {}
+	}
+	return &Sender{waited: d.Waited, db: d.DB, queue: d.Queue, sealer: d.Sealer, provider: d.Provider, challenges: d.Challenges,
 		workers: d.Workers, poll: d.Poll, base: d.RetryBase, cap: d.RetryMax, now: d.Now, log: d.Log,
 		wake: make(chan struct{}, 1)}
 }
@@ -199,7 +208,7 @@ func (s *Sender) sweep(ctx context.Context, claimed chan<- []handoff) {
 			if len(rows) > 0 {
 				batch := make([]handoff, len(rows))
 				for i, r := range rows {
-					batch[i] = handoff{row: r, at: now}
+					batch[i] = handoff{row: r, at: now, due: next}
 				}
 				select {
 				case claimed <- batch:
@@ -283,6 +292,11 @@ func (s *Sender) try(h handoff, deletes chan<- string) {
 			return
 		}
 		msg = &m
+	}
+	if h.msg != nil {
+		s.waited(r.Channel, true, s.now().Sub(r.CreatedAt))
+	} else {
+		s.waited(r.Channel, false, s.now().Sub(h.due))
 	}
 	sctx, cancel := context.WithTimeout(ctx, AttemptTimeout-time.Second)
 	_, err := s.provider.Send(sctx, *msg)

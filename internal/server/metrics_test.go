@@ -109,6 +109,7 @@ func TestMetricsMove(t *testing.T) {
 		moved("gatehouse_messages_queued_total", 1, false, "channel", "email", "message", "login_code")
 		moved("gatehouse_message_sends_total", 1, false, "channel", "email", "provider", "custom", "result", "sent")
 		moved("gatehouse_message_send_duration_seconds_count", 1, false, "channel", "email", "provider", "custom")
+		moved("gatehouse_message_queue_wait_seconds_count", 1, false, "channel", "email", "try", "direct")
 		moved("gatehouse_webhook_deliveries_total", 1, true, "result", "delivered")
 		moved("gatehouse_webhook_delivery_duration_seconds_count", 1, true, "result", "delivered")
 		moved("gatehouse_sms_guard_refusals_total", 1, false, "reason", "phone_type_not_allowed")

@@ -270,7 +270,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// messages a stopped process left).
 	s.sender = outbound.NewSender(outbound.SenderDeps{DB: s.DB, Queue: messages, Sealer: sealer, Provider: mail,
 		Challenges: s.SignIn, Workers: cfg.Messages.Workers, Poll: cfg.Messages.PollInterval,
-		RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.background})
+		RetryBase: cfg.Messages.RetryBase, RetryMax: cfg.Messages.RetryMax, Log: s.background, Waited: s.metrics.QueueWait})
 
 	// Workers: webhook deliveries, the challenge-expiry sweep, the purge of
 	// expired M2M sessions, and the messages earlier releases queued as
