@@ -183,6 +183,9 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		var se *gomail.SendError
 		if reused && try == 0 && ctx.Err() == nil && errors.As(err, &se) &&
 			(se.Reason == gomail.ErrSMTPMailFrom || se.Reason == gomail.ErrConnCheck) {
+			// The server restarted, most likely: the other kept
+			// connections are as dead as this one, so the retry dials.
+			s.dropIdle()
 			continue
 		}
 		return "", classifySMTP(ctx, err)
@@ -232,6 +235,17 @@ func (s *SMTP) take(ctx context.Context) (c *smtpConn, reused bool, err error) {
 	}
 	c, err = s.dial(ctx)
 	return c, false, err
+}
+
+// dropIdle closes every kept connection.
+func (s *SMTP) dropIdle() {
+	s.mu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.mu.Unlock()
+	for _, c := range idle {
+		_ = c.conn.Close()
+	}
 }
 
 // put keeps c for the next send, or says goodbye when enough are kept.
