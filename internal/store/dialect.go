@@ -23,8 +23,8 @@ type dialect struct {
 	forShare string
 	// byteOrder follows a text column in a range condition so that it
 	// compares byte by byte, which makes a prefix one contiguous range and
-	// matches the prefix indexes (PostgreSQL's app_users_email_prefix and
-	// app_users_phone_prefix, on COLLATE "C"). SQLite's default BINARY
+	// matches the prefix indexes (PostgreSQL's app_users_email_prefix_set and
+	// app_users_phone_prefix_set, on COLLATE "C"). SQLite's default BINARY
 	// collation already compares bytes, and its UNIQUE (app_id, email) and
 	// (app_id, phone) indexes serve the range.
 	byteOrder string

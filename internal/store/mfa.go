@@ -22,7 +22,7 @@ func (q Queries) GetChallengeByToken(ctx context.Context, hash string) (Challeng
 // CancelChallenge closes a pending challenge as cancelled; false when it
 // was no longer pending.
 func (q Queries) CancelChallenge(ctx context.Context, id string) (bool, error) {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'cancelled' WHERE id = $1 AND status = 'pending'`, id)
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'cancelled' WHERE id = $1 AND status || '' = 'pending'`, id)
 	return n == 1, err
 }
 
@@ -30,21 +30,21 @@ func (q Queries) CancelChallenge(ctx context.Context, id string) (bool, error) {
 // second-factor challenge replaces the one it switches from.
 func (q Queries) CancelPurpose(ctx context.Context, appUserID, purpose string) error {
 	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'cancelled'
-		WHERE app_user_id = $1 AND purpose = $2 AND status = 'pending'`, appUserID, purpose)
+		WHERE app_user_id = $1 AND purpose = $2 AND status || '' = 'pending'`, appUserID, purpose)
 	return err
 }
 
 // ResendChallenge gives a pending challenge a new secret (the old one dies
 // with the update) and a new expiry; false when it was no longer pending.
 func (q Queries) ResendChallenge(ctx context.Context, id, secretHash string, expires time.Time) (bool, error) {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET secret_hash = $2, expires_at = $3 WHERE id = $1 AND status = 'pending'`,
+	n, err := q.w.exec(ctx, `UPDATE challenges SET secret_hash = $2, expires_at = $3 WHERE id = $1 AND status || '' = 'pending'`,
 		id, secretHash, ts(expires))
 	return n == 1, err
 }
 
 // SetChallengeData replaces a pending challenge's data (a new passkey ceremony).
 func (q Queries) SetChallengeData(ctx context.Context, id, data string) error {
-	n, err := q.w.exec(ctx, `UPDATE challenges SET data = $2 WHERE id = $1 AND status = 'pending'`, id, jsonObject(data))
+	n, err := q.w.exec(ctx, `UPDATE challenges SET data = $2 WHERE id = $1 AND status || '' = 'pending'`, id, jsonObject(data))
 	return affected(n, err)
 }
 
@@ -65,7 +65,7 @@ func (q Queries) LatestMFAChallenge(ctx context.Context, appID, appUserID string
 // PendingPushChallenges lists the push challenges waiting for a user's answer, newest first.
 func (q Queries) PendingPushChallenges(ctx context.Context, appID, appUserID string, now time.Time) ([]Challenge, error) {
 	rs, err := q.r.query(ctx, `SELECT `+challengeColumns+` FROM challenges
-		WHERE app_id = $1 AND app_user_id = $2 AND method = 'push' AND status = 'pending' AND expires_at > $3
+		WHERE app_id = $1 AND app_user_id = $2 AND method = 'push' AND status || '' = 'pending' AND expires_at > $3
 		ORDER BY created_at DESC, id DESC LIMIT 20`, appID, appUserID, ts(now))
 	if err != nil {
 		return nil, err
@@ -234,7 +234,7 @@ func (q Queries) ConsumeChallenge(ctx context.Context, id string, now time.Time)
 // longer pending.
 func (q Queries) ApprovePush(ctx context.Context, id, data string, now time.Time) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = 'approved', data = $3,
-		remaining_attempts = remaining_attempts + 1 WHERE id = $1 AND status = 'pending'`, id, ts(now), jsonObject(data))
+		remaining_attempts = remaining_attempts + 1 WHERE id = $1 AND status || '' = 'pending'`, id, ts(now), jsonObject(data))
 	return n == 1, err
 }
 

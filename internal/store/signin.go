@@ -61,6 +61,15 @@ const (
 	ChallengeCancelled  = "cancelled"
 )
 
+// A condition on a challenge's status is written status || '' = 'pending',
+// not status = 'pending', everywhere but the expiry sweep: the expression
+// cannot use the pending challenges' expiry index (challenges_pending_expiry,
+// partial on status = 'pending'), which the planner, misled by statistics
+// that saw few pending challenges, otherwise took for the cheapest way to
+// find one user's challenge by id or user, reading every pending challenge
+// (and its dead index entries) of every app on each send and verify. The
+// primary key and challenges_user find them instead.
+
 const challengeColumns = `id, app_id, app_user_id, purpose, method, recipient, status, secret_hash, poll_hash,
 	remaining_attempts, webauthn_enabled, ip, user_agent, created_at, expires_at, completed_at, collected_at,
 	consent, match_number, location, intent, data, session_id`
@@ -103,7 +112,7 @@ func (q Queries) SupersedeChallenges(ctx context.Context, appUserID string, meth
 		marks[i] = "$" + itoa(i+2)
 	}
 	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'superseded'
-		WHERE app_user_id = $1 AND status = 'pending' AND purpose = 'authenticate' AND method IN (`+strings.Join(marks, ", ")+`)`, args...)
+		WHERE app_user_id = $1 AND status || '' = 'pending' AND purpose = 'authenticate' AND method IN (`+strings.Join(marks, ", ")+`)`, args...)
 	return err
 }
 
@@ -129,7 +138,7 @@ func (q Queries) SupersedeAndCreateChallenge(ctx context.Context, c Challenge, m
 		marks[i] = "$" + itoa(n+1+i)
 	}
 	_, err := q.w.exec(ctx, `WITH superseded AS (UPDATE challenges SET status = 'superseded'
-			WHERE app_user_id = $3 AND status = 'pending' AND purpose = 'authenticate' AND method IN (`+strings.Join(marks, ", ")+`))
+			WHERE app_user_id = $3 AND status || '' = 'pending' AND purpose = 'authenticate' AND method IN (`+strings.Join(marks, ", ")+`))
 		INSERT INTO challenges (`+challengeColumns+`, short_hash, short_token_sealed)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, args...)
 	return err
@@ -182,13 +191,13 @@ func guessStateAt(first int) string {
 
 var (
 	takeAttempt = `UPDATE challenges SET remaining_attempts = remaining_attempts - 1
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0
+		WHERE id = $1 AND status || '' = 'pending' AND expires_at > $2 AND remaining_attempts > 0
 		RETURNING ` + challengeColumns + `, ` + guessStateAt(3)
 	takeLatestCodeAttempt = `UPDATE challenges SET remaining_attempts = remaining_attempts - 1
 		WHERE id = (SELECT id FROM challenges
 			WHERE app_id = $1 AND app_user_id = $3 AND method IN ('email_otp', 'sms_otp') AND purpose = 'authenticate' AND status <> 'superseded'
 			ORDER BY created_at DESC, id DESC LIMIT 1)
-		AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0
+		AND status || '' = 'pending' AND expires_at > $2 AND remaining_attempts > 0
 		RETURNING ` + challengeColumns + `, ` + guessStateAt(3)
 	readGuessState = `SELECT ` + guessStateAt(1)
 )
@@ -251,14 +260,14 @@ func scanGuess(r row) (Guess, error) {
 // (empty for most) and giving the attempt back: a right answer costs none.
 func (q Queries) CompleteAttempt(ctx context.Context, id string, now time.Time, consent string) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = $3,
-		remaining_attempts = remaining_attempts + 1 WHERE id = $1 AND status = 'pending'`, id, ts(now), consent)
+		remaining_attempts = remaining_attempts + 1 WHERE id = $1 AND status || '' = 'pending'`, id, ts(now), consent)
 	return n == 1, err
 }
 
 // FailSpentChallenge fails a pending challenge whose last attempt this
 // transaction took with a wrong answer.
 func (q Queries) FailSpentChallenge(ctx context.Context, id string) error {
-	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'failed' WHERE id = $1 AND status = 'pending' AND remaining_attempts = 0`, id)
+	_, err := q.w.exec(ctx, `UPDATE challenges SET status = 'failed' WHERE id = $1 AND status || '' = 'pending' AND remaining_attempts = 0`, id)
 	return err
 }
 
@@ -267,7 +276,7 @@ func (q Queries) FailSpentChallenge(ctx context.Context, id string) error {
 // caller can win it.
 func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time, consent string) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'completed', completed_at = $2, consent = $3
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now), consent)
+		WHERE id = $1 AND status || '' = 'pending' AND expires_at > $2 AND remaining_attempts > 0`, id, ts(now), consent)
 	return n == 1, err
 }
 
@@ -275,7 +284,7 @@ func (q Queries) CompleteChallenge(ctx context.Context, id string, now time.Time
 // refused; only one caller can win it, against completion too.
 func (q Queries) DenyChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
 	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'denied', completed_at = $2, consent = 'denied'
-		WHERE id = $1 AND status = 'pending' AND expires_at > $2`, id, ts(now))
+		WHERE id = $1 AND status || '' = 'pending' AND expires_at > $2`, id, ts(now))
 	return n == 1, err
 }
 
@@ -558,7 +567,7 @@ func (q Queries) CompleteAttemptAndMarkVerified(ctx context.Context, challengeID
 	}
 	u, err = scanAppUser(q.w.queryRow(ctx, `WITH done AS (
 			UPDATE challenges SET status = 'completed', completed_at = $5, consent = '',
-			remaining_attempts = remaining_attempts + 1 WHERE id = $6 AND status = 'pending' RETURNING id)
+			remaining_attempts = remaining_attempts + 1 WHERE id = $6 AND status || '' = 'pending' RETURNING id)
 		UPDATE app_users SET
 		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
 		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,

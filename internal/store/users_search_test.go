@@ -188,8 +188,8 @@ func TestUserPrefixSearch(t *testing.T) {
 			f      store.UserFilter
 			pg, sq string
 		}{
-			{store.UserFilter{EmailPrefix: "ann"}, "app_users_email_prefix", "(app_id=? AND email>? AND email<?)"},
-			{store.UserFilter{PhonePrefix: "+1415"}, "app_users_phone_prefix", "(app_id=? AND phone>? AND phone<?)"},
+			{store.UserFilter{EmailPrefix: "ann"}, "app_users_email_prefix_set", "(app_id=? AND email>? AND email<?)"},
+			{store.UserFilter{PhonePrefix: "+1415"}, "app_users_phone_prefix_set", "(app_id=? AND phone>? AND phone<?)"},
 		} {
 			count, page, err := db.UserListPlans(ctx, app.ID, tc.f, 25, 0)
 			if err != nil {

@@ -290,7 +290,7 @@ func (q Queries) CountDeliveriesByStatus(ctx context.Context, appID string) (map
 func (q Queries) ExpireChallenges(ctx context.Context, now time.Time, limit int) ([]Challenge, error) {
 	rs, err := q.w.query(ctx, `UPDATE challenges SET status = 'expired' WHERE id IN (
 		SELECT id FROM challenges WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2)
-		AND status = 'pending' RETURNING `+challengeColumns, ts(now), limit)
+		AND status || '' = 'pending' RETURNING `+challengeColumns, ts(now), limit)
 	if err != nil {
 		return nil, err
 	}
