@@ -41,6 +41,7 @@ func ToolVariables() (names, prefixes []string) {
 		}, []string{
 			"GATEHOUSE_E2E_",   // e2e/sdk
 			"GATEHOUSE_CHAOS_", // e2e/chaos
+			"GATEHOUSE_SCALE_", // e2e/scale
 		}
 }
 
