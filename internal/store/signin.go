@@ -128,17 +128,14 @@ func (q Queries) SupersedeAndCreateChallenge(ctx context.Context, c Challenge, m
 		return q.CreateChallenge(ctx, c)
 	}
 	const n = 25 // CreateChallenge's arguments
-	marks := make([]string, len(methods))
 	args := []any{c.ID, c.AppID, c.AppUserID, c.Purpose, c.Method, c.Recipient, c.Status, c.SecretHash, nullString(c.PollHash),
 		c.RemainingAttempts, c.WebauthnEnabled, c.IP, c.UserAgent, ts(c.CreatedAt), ts(c.ExpiresAt),
 		nullTime(c.CompletedAt), nullTime(c.CollectedAt), c.Consent, c.MatchNumber, c.Location, c.Intent, jsonObject(c.Data), c.SessionID,
 		nullString(c.ShortHash), c.ShortTokenSealed}
-	for i, m := range methods {
-		args = append(args, m)
-		marks[i] = "$" + itoa(n+1+i)
-	}
+	in, methodArgs := inList(methods, n+1)
+	args = append(args, methodArgs...)
 	_, err := q.w.exec(ctx, `WITH superseded AS (UPDATE challenges SET status = 'superseded'
-			WHERE app_user_id = $3 AND status || '' = 'pending' AND purpose = 'authenticate' AND method IN (`+strings.Join(marks, ", ")+`))
+			WHERE app_user_id = $3 AND status || '' = 'pending' AND purpose = 'authenticate' AND method IN (`+in+`))
 		INSERT INTO challenges (`+challengeColumns+`, short_hash, short_token_sealed)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, args...)
 	return err
@@ -361,11 +358,17 @@ func (a *amrList) Scan(v any) error {
 
 // CreateSession inserts s.
 func (q Queries) CreateSession(ctx context.Context, s Session) error {
-	_, err := q.w.exec(ctx, `INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at, credential_id, auth_time, amr)
+	_, err := q.w.exec(ctx, `INSERT INTO sessions (`+sessionInsertColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
 		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt), s.CredentialID, nullTime(s.AuthTime), strings.Join(s.AMR, ","))
 	return err
 }
+
+// The columns CreateSession, InsertRefreshToken and CreateSessionWithRefresh write.
+const (
+	sessionInsertColumns = `id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at, credential_id, auth_time, amr`
+	refreshInsertColumns = `id, session_id, token_hash, created_at, expires_at, used_at, successor_sealed`
+)
 
 // CreateSessionWithRefresh creates s and its first refresh token r: on
 // PostgreSQL in one statement (a data-modifying CTE), a round trip fewer on
@@ -378,9 +381,9 @@ func (q Queries) CreateSessionWithRefresh(ctx context.Context, s Session, r Refr
 		return q.InsertRefreshToken(ctx, r)
 	}
 	_, err := q.w.exec(ctx, `WITH s AS (
-			INSERT INTO sessions (id, app_id, app_user_id, method, user_agent, ip, created_at, last_active_at, expires_at, revoked_at, credential_id, auth_time, amr)
+			INSERT INTO sessions (`+sessionInsertColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id)
-		INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at, used_at, successor_sealed)
+		INSERT INTO refresh_tokens (`+refreshInsertColumns+`)
 		SELECT $14, s.id, $15, $16, $17, $18, $19 FROM s`,
 		s.ID, s.AppID, s.AppUserID, s.Method, s.UserAgent, s.IP,
 		ts(s.CreatedAt), ts(s.LastActiveAt), ts(s.ExpiresAt), nullTime(s.RevokedAt), s.CredentialID, nullTime(s.AuthTime), strings.Join(s.AMR, ","),
@@ -475,7 +478,7 @@ type RefreshToken struct {
 
 // InsertRefreshToken stores r.
 func (q Queries) InsertRefreshToken(ctx context.Context, r RefreshToken) error {
-	_, err := q.w.exec(ctx, `INSERT INTO refresh_tokens (id, session_id, token_hash, created_at, expires_at, used_at, successor_sealed)
+	_, err := q.w.exec(ctx, `INSERT INTO refresh_tokens (`+refreshInsertColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.ID, r.SessionID, r.TokenHash, ts(r.CreatedAt), ts(r.ExpiresAt), nullTime(r.UsedAt), r.SuccessorSealed)
 	return err
 }
