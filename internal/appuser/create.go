@@ -206,11 +206,16 @@ func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u 
 		}
 	}
 	u.UserID = base.ID
-	if err := tx.CreateAppUser(ctx, u); err != nil {
+	// Deferred: the insert goes out with the transaction's next statement
+	// or its COMMIT, whose error then says the user exists.
+	userExists := func(err error) error {
 		if errors.Is(err, store.ErrConflict) {
-			return u, ErrUserExists
+			return ErrUserExists
 		}
-		return u, err
+		return err
+	}
+	if err := tx.Deferred(userExists).CreateAppUser(ctx, u); err != nil {
+		return u, userExists(err)
 	}
 	if !full {
 		return u, nil

@@ -156,7 +156,9 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, msg courier.Message, 
 	if q.senders.Load() == 0 {
 		row.Attempts, row.RunAt = 0, now
 	}
-	if err := tx.QueueMessage(ctx, row); err != nil {
+	// Deferred: the row goes out with the transaction's COMMIT, its
+	// round trip shared (nothing reads the insert's answer).
+	if err := tx.Deferred(nil).QueueMessage(ctx, row); err != nil {
 		return err
 	}
 	if row.Attempts == 0 {

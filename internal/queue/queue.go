@@ -135,12 +135,15 @@ func (q *Queue) Rescue(ctx context.Context) (int, error) {
 
 // InsertTx enqueues a job inside tx: it runs only if tx commits.
 func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) error {
-	var err error
-	if q.pg != nil {
-		_, err = q.pg.InsertTx(ctx, tx.PgxTx(), args, opts)
-	} else {
-		_, err = q.sq.InsertTx(ctx, tx.SQLTx(), args, opts)
+	if q.pg == nil {
+		_, err := q.sq.InsertTx(ctx, tx.SQLTx(), args, opts)
+		return err
 	}
+	pg, err := tx.PgxTx(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = q.pg.InsertTx(ctx, pg, args, opts)
 	return err
 }
 
@@ -175,10 +178,13 @@ func (q *Queue) Stop(ctx context.Context) error {
 // tx: the job's outcome and the worker's own writes commit together, so a
 // job whose outcome was recorded is never worked again.
 func CompleteTx[T river.JobArgs](ctx context.Context, tx *store.Tx, job *river.Job[T]) error {
-	var err error
-	if pg := tx.PgxTx(); pg != nil {
+	pg, err := tx.PgxTx(ctx)
+	switch {
+	case err != nil:
+		return err
+	case pg != nil:
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, pg, job)
-	} else {
+	default:
 		_, err = river.JobCompleteTx[*riversqlite.Driver](ctx, tx.SQLTx(), job)
 	}
 	return err

@@ -79,7 +79,7 @@ type Options struct {
 	// transaction is held (store.Options.StrictTx): the tests' tripwire.
 	StrictTx bool
 	// OnStatement sees every PostgreSQL statement (store.Options.OnStatement).
-	OnStatement func(ctx context.Context, sql string)
+	OnStatement func(ctx context.Context, sql string, pipelined bool)
 	// SendAlone builds a second River client that works the send queue
 	// alone (StartSending), for tests that build the system without Serve:
 	// Serve works the queue with the other workers, so production never

@@ -55,7 +55,9 @@ func counted(method string) bool {
 // lock or budget of the user's explains it better.
 func (s *Service) takeGuess(ctx context.Context, tx *store.Tx, userID, method string, c Client, now time.Time,
 	take func(since time.Time) (store.Guess, error)) (store.Guess, error) {
-	if err := tx.LockGuesses(ctx, userID); err != nil {
+	// Deferred: the lock goes out with the take, one round trip for both;
+	// a user that does not exist has no attempt to take either.
+	if err := tx.Deferred(nil).LockGuesses(ctx, userID); err != nil {
 		return store.Guess{}, notFoundAs(err, errNoAttempt)
 	}
 	since := now.Add(-codeFailureWindow)

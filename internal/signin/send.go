@@ -155,7 +155,8 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 			}
 			events = append(events, created)
 		}
-		if err := tx.SupersedeAndCreateChallenge(ctx, ch, supersede); err != nil {
+		// Deferred, as the message's row: both go out with the COMMIT.
+		if err := tx.Deferred(nil).SupersedeAndCreateChallenge(ctx, ch, supersede); err != nil {
 			return err
 		}
 		events = append(events, verificationEvents(ch, webhook.OutcomeRequested, nil, nil)...)

@@ -114,7 +114,8 @@ func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, 
 	if err != nil {
 		return TokenSet{}, err
 	}
-	if err := tx.CreateSessionWithRefresh(ctx, sess, rec); err != nil {
+	// Deferred: the session goes out with the COMMIT (its ids are ours).
+	if err := tx.Deferred(nil).CreateSessionWithRefresh(ctx, sess, rec); err != nil {
 		return TokenSet{}, err
 	}
 	return s.tokenSet(app, sess, u, refresh, rec.ExpiresAt, now)

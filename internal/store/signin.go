@@ -210,8 +210,11 @@ func (q Queries) LockGuesses(ctx context.Context, appUserID string) error {
 	if q.d.forUpdate == "" {
 		return nil
 	}
-	var one int
-	return q.w.queryRow(ctx, `SELECT 1 FROM app_users WHERE id = $1`+q.d.forUpdate, appUserID).Scan(&one)
+	n, err := q.w.exec(ctx, `SELECT 1 FROM app_users WHERE id = $1`+q.d.forUpdate, appUserID)
+	if err == nil && n == 0 {
+		err = ErrNotFound
+	}
+	return err
 }
 
 // TakeAttempt spends one attempt of a pending, unexpired challenge before

@@ -48,8 +48,10 @@ type Options struct {
 	StrictTx bool
 	// OnStatement, when set, is called with every statement sent to
 	// PostgreSQL (BEGIN and COMMIT included) and the context it runs
-	// under: the tests count statements per operation with it.
-	OnStatement func(ctx context.Context, sql string)
+	// under; pipelined when it went out in the same round trip as the
+	// statement before it. The tests count statements and round trips per
+	// operation with it.
+	OnStatement func(ctx context.Context, sql string, pipelined bool)
 }
 
 // The defaults of Options, which are also the defaults of the database.*
@@ -179,15 +181,33 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// statementTracer calls itself with every statement pgx sends.
-type statementTracer func(ctx context.Context, sql string)
+// statementTracer calls itself with every statement pgx sends, alone or
+// in a batch (Options.OnStatement).
+type statementTracer func(ctx context.Context, sql string, pipelined bool)
+
+// batchStart marks a batch's context, to tell its first statement from the rest.
+type batchStart struct{ first bool }
 
 func (f statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	f(ctx, d.SQL)
+	f(ctx, d.SQL, false)
 	return ctx
 }
 
 func (statementTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (statementTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return context.WithValue(ctx, batchStart{}, &batchStart{first: true})
+}
+
+func (f statementTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	b, _ := ctx.Value(batchStart{}).(*batchStart)
+	f(ctx, d.SQL, b != nil && !b.first)
+	if b != nil {
+		b.first = false
+	}
+}
+
+func (statementTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // millis is d in whole milliseconds, at least 1: PostgreSQL and SQLite read
 // their timeouts in milliseconds, and 0 would mean none (or, for SQLite's
@@ -319,16 +339,44 @@ func (db *DB) Writer() *sql.DB { return db.writer }
 // Tx is a transaction. Its Queries read and write inside it.
 type Tx struct {
 	Queries
-	pgxTx pgx.Tx
+	pipe  *pgPipe
 	sqlTx *sql.Tx
 	after []func()
 }
 
-// PgxTx returns the PostgreSQL transaction (nil on SQLite).
-func (tx *Tx) PgxTx() pgx.Tx { return tx.pgxTx }
+// PgxTx returns the PostgreSQL transaction (nil on SQLite), for code that
+// runs its own statements on it (the job queue), once what Deferred queued
+// has been sent.
+func (tx *Tx) PgxTx(ctx context.Context) (pgx.Tx, error) {
+	if tx.pipe == nil {
+		return nil, nil
+	}
+	if err := tx.pipe.flush(ctx); err != nil {
+		return nil, err
+	}
+	return tx.pipe.tx, nil
+}
 
 // SQLTx returns the SQLite transaction (nil on PostgreSQL).
 func (tx *Tx) SQLTx() *sql.Tx { return tx.sqlTx }
+
+// Deferred returns tx's statements with their writes deferred on
+// PostgreSQL: each one goes out with the transaction's next statement or
+// with its COMMIT, in the same round trip, and its error (through
+// translate, when not nil) comes back from there. Use it only for writes
+// whose answer nobody reads (the count of rows it reports is always 1);
+// reads through it are sent at once. On SQLite, where a statement costs no
+// round trip, they run at once.
+func (tx *Tx) Deferred(translate func(error) error) Queries {
+	q := tx.Queries
+	switch {
+	case tx.pipe != nil:
+		q.w = deferred{p: tx.pipe, translate: translate}
+	case translate != nil:
+		q.w = translating{q: q.w, translate: translate}
+	}
+	return q
+}
 
 // Tx runs fn in a transaction: committed when fn returns nil, rolled back
 // otherwise. What fn asked to run after the commit (Tx.AfterCommit) runs
@@ -362,23 +410,26 @@ func (db *DB) runTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	defer leave()
 	tx := &Tx{}
 	if db.pool != nil {
-		ptx, beginErr := db.pool.Begin(ctx)
-		if beginErr != nil {
-			return mapErr(beginErr)
+		conn, acqErr := db.pool.Acquire(ctx)
+		if acqErr != nil {
+			return mapErr(acqErr)
 		}
-		tx.pgxTx = ptx
-		q := pgxQuerier{c: ptx}
-		tx.Queries = Queries{r: q, w: q, d: &db.dialect, tx: true}
+		p := &pgPipe{conn: conn}
+		tx.pipe = p
+		tx.Queries = Queries{r: p, w: p, d: &db.dialect, tx: true}
 		defer func() {
-			if p := recover(); p != nil {
-				_ = ptx.Rollback(context.WithoutCancel(ctx))
-				panic(p)
+			if rec := recover(); rec != nil {
+				p.rollback(context.WithoutCancel(ctx))
+				conn.Release()
+				panic(rec)
+			}
+			if err == nil {
+				err = p.commit(ctx)
 			}
 			if err != nil {
-				_ = ptx.Rollback(context.WithoutCancel(ctx))
-				return
+				p.rollback(context.WithoutCancel(ctx))
 			}
-			err = mapErr(ptx.Commit(ctx))
+			conn.Release()
 		}()
 		return fn(tx)
 	}

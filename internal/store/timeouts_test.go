@@ -89,7 +89,7 @@ func TestSessionBounds(t *testing.T) {
 		ctx := context.Background()
 		err := db.Tx(ctx, func(tx *store.Tx) error {
 			var got string
-			if err := tx.PgxTx().QueryRow(ctx, "SHOW statement_timeout").Scan(&got); err != nil || got != "1234ms" {
+			if err := pgxTxOf(t, tx).QueryRow(ctx, "SHOW statement_timeout").Scan(&got); err != nil || got != "1234ms" {
 				t.Errorf("SHOW statement_timeout in a transaction = %q, %v; want 1234ms", got, err)
 			}
 			return nil
@@ -198,7 +198,7 @@ func TestIdleTransactionEnded(t *testing.T) {
 	defer watcher.Close(ctx)
 	err = db.Tx(ctx, func(tx *store.Tx) error {
 		var pid int
-		if err := tx.PgxTx().QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		if err := pgxTxOf(t, tx).QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 			return err
 		}
 		// Idle in the transaction until the server has ended the session.
@@ -282,4 +282,14 @@ func TestMigrateWaitsForTheMigrationLock(t *testing.T) {
 	if pending, err := check.Pending(ctx); err != nil || pending {
 		t.Errorf("Pending() = %v, %v; want false", pending, err)
 	}
+}
+
+// pgxTxOf is tx's pgx transaction, begun.
+func pgxTxOf(t *testing.T, tx *store.Tx) pgx.Tx {
+	t.Helper()
+	p, err := tx.PgxTx(t.Context())
+	if err != nil || p == nil {
+		t.Fatalf("PgxTx = %v, %v", p, err)
+	}
+	return p
 }

@@ -66,7 +66,7 @@ type Options struct {
 	// record every error answered with it.
 	WrapAPI func(*httpapi.Server, http.Handler) http.Handler
 	// OnStatement sees every PostgreSQL statement (server.Options.OnStatement).
-	OnStatement func(ctx context.Context, sql string)
+	OnStatement func(ctx context.Context, sql string, pipelined bool)
 }
 
 // System is a built test system.
