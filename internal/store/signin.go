@@ -205,7 +205,8 @@ var (
 // PostgreSQL locks the user's row (FOR NO KEY UPDATE, which lets rows that
 // reference the user be inserted meanwhile); SQLite needs nothing, as a
 // write transaction holds the database's one write lock. ErrNotFound: no
-// such user.
+// such user (never through Tx.Deferred, where the statement goes out with
+// the next one, whose own answer tells).
 func (q Queries) LockGuesses(ctx context.Context, appUserID string) error {
 	if q.d.forUpdate == "" {
 		return nil
