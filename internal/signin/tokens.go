@@ -211,7 +211,7 @@ func (s *Service) authenticate(ctx context.Context, app store.App, access string
 		if _, err := s.keys.Verify(access, token.TypeAccess, &c); err != nil {
 			return Caller{}, c, ErrUnauthenticated
 		}
-		s.verified.put(access, c)
+		s.verified.put(access, c, s.now.Read())
 	}
 	now := s.now.Read()
 	if err := c.Validate(s.settings.Issuer, app.ID, now, true); err != nil || c.Session == "" {
@@ -407,28 +407,45 @@ func truncate(s string, n int) string {
 // token used many times costs one ECDSA verification. Claims are still
 // validated (expiry, audience, issuer) and the session and user re-read on
 // every use; only the signature check is skipped. Keyed by the token's
-// SHA-256; emptied when full, so memory stays bounded.
+// SHA-256, in two generations: a new one starts every verifiedTokensAge or
+// when the current one is full, and the one before it is dropped, so memory
+// stays bounded and steady (a token still in use after that is verified
+// once more) instead of growing to the bound and being emptied at once.
 type verifiedTokens struct {
-	mu sync.RWMutex
-	m  map[[32]byte]AccessClaims
+	mu        sync.RWMutex
+	cur, prev map[[32]byte]AccessClaims
+	since     time.Time // cur's start
 }
 
-const verifiedTokensMax = 20000
+const (
+	verifiedTokensMax = 20000 // per generation
+	verifiedTokensAge = 5 * time.Minute
+)
 
 func (v *verifiedTokens) get(tok string) (AccessClaims, bool) {
 	k := sha256.Sum256([]byte(tok))
 	v.mu.RLock()
-	c, ok := v.m[k]
+	c, ok := v.cur[k]
+	if !ok {
+		c, ok = v.prev[k]
+	}
 	v.mu.RUnlock()
 	return c, ok
 }
 
-func (v *verifiedTokens) put(tok string, c AccessClaims) {
+func (v *verifiedTokens) put(tok string, c AccessClaims, now time.Time) {
 	k := sha256.Sum256([]byte(tok))
 	v.mu.Lock()
-	if v.m == nil || len(v.m) >= verifiedTokensMax {
-		v.m = make(map[[32]byte]AccessClaims, 1024)
+	if v.cur == nil || len(v.cur) >= verifiedTokensMax || now.Sub(v.since) >= verifiedTokensAge || now.Before(v.since) {
+		v.prev, v.cur, v.since = v.cur, make(map[[32]byte]AccessClaims, 1024), now
 	}
-	v.m[k] = c
+	v.cur[k] = c
 	v.mu.Unlock()
+}
+
+// size is the number of tokens remembered, for the tests.
+func (v *verifiedTokens) size() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return len(v.cur) + len(v.prev)
 }
