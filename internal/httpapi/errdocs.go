@@ -85,6 +85,7 @@ var codeAbout = map[string]string{
 	"m2m_session_required":            "The request carries no M2M access token.",
 	"m2m_client_not_found":            "The app has no such M2M client.",
 	"provider_not_found":              "The slug names no message service provider type of this server.",
+	"oauth_provider_not_found":        "The app has no social sign-in provider by that slug.",
 	"phone_country_not_allowed":       "The app does not send SMS to this phone number's country.",
 	"phone_type_not_allowed":          "The number cannot get SMS codes (landline, premium-rate, toll-free or shared-cost).",
 	"template_not_found":              "The app has no template of this message for this channel and locale.",

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/social"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
@@ -120,6 +121,8 @@ var errorTable = []struct {
 	{machine.ErrClientNotFound, http.StatusNotFound, "m2m_client_not_found", "M2M client not found"},
 	{outbound.ErrAppNotFound, http.StatusNotFound, "app_not_found", "App not found"},
 	{outbound.ErrProviderNotFound, http.StatusNotFound, "provider_not_found", "Message service provider not found: the slug names no provider type of this server"},
+	{social.ErrAppNotFound, http.StatusNotFound, "app_not_found", "App not found"},
+	{social.ErrProviderNotFound, http.StatusNotFound, "oauth_provider_not_found", "Social sign-in provider not found"},
 	// SMS fraud guards (security R-RL-3): refused before anything is stored or sent.
 	{outbound.ErrCountryNotAllowed, http.StatusBadRequest, "phone_country_not_allowed", "This app does not send SMS to this phone number's country"},
 	{outbound.ErrLineTypeNotAllowed, http.StatusBadRequest, "phone_type_not_allowed", "This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number"},

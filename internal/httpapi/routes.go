@@ -34,6 +34,10 @@ func (s *Server) registerRoutes() {
 	register(s, listMessageServiceProvidersOp, s.listProviders)
 	register(s, updateMessageServiceProviderOp, s.updateProvider)
 	register(s, testMessageServiceProviderOp, s.testProvider)
+	// The app's social sign-in providers (docs/social-sign-in.md).
+	register(s, listOauthProvidersOp, s.listOAuthProviders)
+	register(s, putOauthProviderOp, s.putOAuthProvider)
+	register(s, deleteOauthProviderOp, s.deleteOAuthProvider)
 
 	// Machine-to-machine: clients, the client_credentials grant, M2M sessions (interface §4.13).
 	register(s, createM2mClientOp, s.createM2MClient)

@@ -31,6 +31,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/social"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -46,7 +47,9 @@ type Deps struct {
 	// Outbound holds the message templates, the apps' own providers and
 	// the SMS guards' settings.
 	Outbound *outbound.Service
-	Keyring  *token.Keyring
+	// Social keeps the apps' social sign-in providers.
+	Social  *social.Service
+	Keyring *token.Keyring
 	// Ready reports whether the server can serve: the database answers and
 	// its schema is current. /readyz answers 503 with its error.
 	Ready func(ctx context.Context) error

@@ -35,6 +35,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/queue"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/social"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -98,6 +99,7 @@ type Server struct {
 	Webhooks *webhook.Service
 	Machines *machine.Service
 	Outbound *outbound.Service
+	Social   *social.Service
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -200,7 +202,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 	// Background work polls the database: while it does not answer, one
 	// line says so, not one per poll.
+	// The probe must reach the database: on PostgreSQL an empty
+	// transaction sends nothing (store.Tx pipelines BEGIN with the first
+	// statement), so it pings; SQLite's takes the writer.
 	s.watch = newDBWatch(func(ctx context.Context) error {
+		if s.DB.Kind() == store.Postgres {
+			return s.DB.Ping(ctx)
+		}
 		return s.DB.Tx(ctx, func(*store.Tx) error { return nil })
 	}, s.log)
 	s.background = slog.New(s.watch.filter(s.log.Handler()))
@@ -258,6 +266,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})
 
+	// Social sign-in providers: an OpenID issuer is vetted as a webhook
+	// URL is (https, no private address outside development).
+	s.Social = social.New(social.Deps{DB: s.DB, Sealer: sealer, CheckURL: policy.CheckURL, BaseURL: cfg.BaseURL,
+		Now: s.now, Log: s.log})
+
 	m2mLimits, err := machineLimits(cfg)
 	if err != nil {
 		return nil, err
@@ -309,6 +322,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		devOutbox = outbox
 	}
 	s.api = httpapi.New(httpapi.Deps{Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn, Outbound: s.Outbound, Webhooks: s.Webhooks,
+		Social:   s.Social,
 		Machines: s.Machines, Keyring: s.keyring, Ready: s.ready, Outbox: devOutbox, Log: s.log, DBLog: s.background,
 		TimeoutLog:  slog.New(s.watch.whileDown(s.log.Handler())),
 		LogRequests: cfg.Log.Requests, Registry: reg, Dev: cfg.Dev,

@@ -1,0 +1,438 @@
+package social
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// Errors of the providers.
+var (
+	// ErrProviderNotFound: the app has no social sign-in provider by that slug.
+	ErrProviderNotFound = errors.New("social sign-in provider not found")
+	// ErrAppNotFound: the app is gone (deleted meanwhile).
+	ErrAppNotFound = errors.New("app not found")
+)
+
+// secretHintMin is the shortest secret whose hint shows its last 4 characters.
+const secretHintMin = 16
+
+// Deps are the Service's collaborators.
+type Deps struct {
+	DB *store.DB
+	// Sealer seals the secret settings, bound to the app and the slug.
+	Sealer *token.Sealer
+	// CheckURL vets an OpenID issuer when it is saved: https, and no
+	// private address outside development (webhook.Policy.CheckURL).
+	CheckURL func(ctx context.Context, raw string) (string, error)
+	// BaseURL is the server's public URL, for the redirect URI to register.
+	BaseURL string
+	Now     func() time.Time
+	Log     *slog.Logger
+}
+
+// Service keeps the apps' social sign-in providers.
+type Service struct {
+	d   Deps
+	now store.Clock
+	log *slog.Logger
+}
+
+// New returns the Service.
+func New(d Deps) *Service {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{d: d, now: store.Clock(d.Now), log: d.Log}
+}
+
+// Provider is one of an app's social sign-in providers as shown: secret
+// settings as a hint, never in clear.
+type Provider struct {
+	Slug     string
+	Type     string
+	Name     string
+	Enabled  bool
+	ClientID string
+	// Settings are the type's other settings (issuer, tenant, team_id,
+	// key_id): plain as stored, secret ones (client_secret, private_key) as
+	// a hint.
+	Settings map[string]string
+	Scopes   []string
+	Color    string
+	// RedirectURI is the address to register with the provider.
+	RedirectURI          string
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Change is a provider as PUT: the whole of it but its secrets, which are
+// kept when left out or sent back as their hint (unless the provider's
+// destination or type changes: then they must be sent again).
+type Change struct {
+	Slug     string
+	Type     string
+	Enabled  bool
+	Name     string
+	ClientID string
+	// Settings are the type's other settings; a key left out is cleared,
+	// except a secret, which is kept.
+	Settings map[string]string
+	Scopes   string // space-separated; empty: the type's defaults
+	Color    string
+}
+
+// RedirectURI is the callback address of app's providers, to register with
+// each of them (the same for all: the state says which provider answers).
+func (s *Service) RedirectURI(appID string) string {
+	return s.d.BaseURL + "/v1/auth/" + appID + "/oauth/callback"
+}
+
+func secretsAD(appID, slug string) []byte { return []byte("oauth-provider:" + appID + ":" + slug) }
+
+// SecretHint is how a secret setting is shown: its last 4 characters when it
+// is long enough for them to say little, else a mask alone.
+func SecretHint(secret string) string {
+	r := []rune(secret)
+	if len(r) >= secretHintMin {
+		return "****" + string(r[len(r)-4:])
+	}
+	return "********"
+}
+
+// settings returns a stored provider's settings in clear.
+func (s *Service) settings(r store.OAuthProvider) (map[string]string, error) {
+	out := map[string]string{}
+	if len(r.Config) > 0 {
+		if err := json.Unmarshal(r.Config, &out); err != nil {
+			return nil, fmt.Errorf("oauth provider %s config: %w", r.Slug, err)
+		}
+	}
+	if len(r.SecretsSealed) > 0 {
+		b, err := s.d.Sealer.Open(r.SecretsSealed, secretsAD(r.AppID, r.Slug))
+		if err != nil {
+			return nil, fmt.Errorf("oauth provider %s secrets: %w", r.Slug, err)
+		}
+		secrets := map[string]string{}
+		if err := json.Unmarshal(b, &secrets); err != nil {
+			return nil, fmt.Errorf("oauth provider %s secrets: %w", r.Slug, err)
+		}
+		maps.Copy(out, secrets)
+	}
+	return out, nil
+}
+
+// shown is a stored provider as the API shows it.
+func (s *Service) shown(r store.OAuthProvider, settings map[string]string) Provider {
+	k, _ := KindOf(r.Type)
+	p := Provider{Slug: r.Slug, Type: r.Type, Name: r.Name, Enabled: r.Enabled, ClientID: settings["client_id"],
+		Settings: map[string]string{}, Color: settings["color"], RedirectURI: s.RedirectURI(r.AppID),
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	p.Scopes, _ = k.parseScopes(settings["scopes"])
+	for _, f := range k.Fields {
+		v, ok := settings[f.Name]
+		if !ok {
+			continue
+		}
+		if f.Secret {
+			v = SecretHint(v)
+		}
+		p.Settings[f.Name] = v
+	}
+	return p
+}
+
+// List lists the app's social sign-in providers, secrets as hints. Who may
+// read the app may: its secret, its API keys, any member of its workspace.
+func (s *Service) List(ctx context.Context, p access.Principal, appID string) (_ []Provider, err error) {
+	defer errs.Wrap(&err, "list oauth providers")
+	if err := access.App(ctx, s.d.DB.Queries, p, appID, access.Read); err != nil {
+		return nil, err
+	}
+	rows, err := s.d.DB.ListOAuthProviders(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Provider, 0, len(rows))
+	for _, r := range rows {
+		settings, err := s.settings(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.shown(r, settings))
+	}
+	return out, nil
+}
+
+// Put creates or replaces one of the app's providers. Who may manage the
+// app may (not its API keys). Every change is logged, with the names of the
+// settings it changed and never a secret's value.
+func (s *Service) Put(ctx context.Context, p access.Principal, appID string, in Change) (_ Provider, created bool, err error) {
+	defer errs.Wrap(&err, "put oauth provider")
+	var out Provider
+	var changed []string
+	err = s.d.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
+			return err
+		}
+		if err := checkSlug(in.Slug); err != nil {
+			return err
+		}
+		k, ok := KindOf(in.Type)
+		if !ok {
+			return errs.Invalidf("type", "must be one of %s", strings.Join(typeNames(), ", "))
+		}
+		if _, err := tx.LockApp(ctx, appID); err != nil {
+			return notFound(err, ErrAppNotFound)
+		}
+		now := s.now.Now()
+		row := store.OAuthProvider{AppID: appID, Slug: in.Slug, CreatedAt: now}
+		stored := map[string]string{}
+		old, err := tx.GetOAuthProvider(ctx, appID, in.Slug)
+		switch {
+		case err == nil:
+			row = old
+			if stored, err = s.settings(old); err != nil {
+				return err
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		created = old.Slug == ""
+		merged, err := s.merge(ctx, k, old.Type, stored, in)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSpace(in.Name)
+		if len(name) > maxName || !printable(name) {
+			return errs.Invalidf("name", "must be at most %d printable characters", maxName)
+		}
+		if name == "" {
+			name = defaultName(k, merged)
+		}
+		changed = diff(k, row, stored, in.Type, name, in.Enabled, merged)
+		row.Type, row.Name, row.Enabled, row.UpdatedAt = k.Type, name, in.Enabled, now
+		if err := s.seal(&row, k, merged); err != nil {
+			return err
+		}
+		if err := tx.PutOAuthProvider(ctx, row); err != nil {
+			return err
+		}
+		out = s.shown(row, merged)
+		return nil
+	})
+	if err != nil {
+		return Provider{}, false, err
+	}
+	s.log.InfoContext(ctx, "oauth provider changed", "app_id", appID, "slug", out.Slug, "provider_type", out.Type,
+		"enabled", out.Enabled, "created", created, "changed", changed, "by", string(p.Kind), "credential_id", p.CredentialID)
+	return out, created, nil
+}
+
+// merge is the settings a change makes of the stored ones: the plain ones
+// as sent, each secret as sent or, when left out or sent back as its hint,
+// as stored, as long as the provider still sends it to the same place.
+func (s *Service) merge(ctx context.Context, k Kind, oldType string, stored map[string]string, in Change) (map[string]string, error) {
+	out := map[string]string{}
+	for name, v := range in.Settings {
+		if _, ok := k.field(name); !ok {
+			return nil, errs.Invalidf(name, "is not a setting of %s providers", k.Type)
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			out[name] = v
+		}
+	}
+	if id := strings.TrimSpace(in.ClientID); id != "" {
+		out["client_id"] = id
+	}
+	if k.Type == TypeOIDC && out["issuer"] != "" {
+		iss, err := s.checkIssuer(ctx, out["issuer"])
+		if err != nil {
+			return nil, err
+		}
+		out["issuer"] = iss
+	}
+	moved := oldType != "" && oldType != k.Type
+	for _, f := range k.Destination {
+		if !moved && stored[f] != out[f] && oldType != "" {
+			moved = true
+		}
+	}
+	for _, f := range k.Fields {
+		if !f.Secret {
+			continue
+		}
+		old, had := stored[f.Name]
+		v, sent := out[f.Name]
+		if sent && (!had || v != SecretHint(old)) {
+			continue // a new secret
+		}
+		switch {
+		case had && moved:
+			return nil, errs.Invalidf(f.Name, "must be sent again: a stored secret never follows a provider to a new %s", movedWhat(k, oldType))
+		case had:
+			out[f.Name] = old
+		}
+	}
+	scopes, err := k.parseScopes(in.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Scopes) != "" {
+		out["scopes"] = strings.Join(scopes, " ")
+	}
+	if c := strings.TrimSpace(in.Color); c != "" {
+		if !colorPattern.MatchString(c) {
+			return nil, errs.Invalidf("color", "must be a colour as #rrggbb")
+		}
+		out["color"] = strings.ToLower(c)
+	}
+	settings := maps.Clone(out)
+	delete(settings, "scopes")
+	delete(settings, "color")
+	if err := k.checkSettings(settings); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func movedWhat(k Kind, oldType string) string {
+	if oldType != k.Type {
+		return "type"
+	}
+	return strings.Join(k.Destination, " or ")
+}
+
+// checkIssuer refuses an issuer that is not an absolute https URL (http in
+// development) on a public address, without query or fragment; it returns
+// it without a trailing slash, as discovery documents name it.
+func (s *Service) checkIssuer(ctx context.Context, raw string) (string, error) {
+	if strings.ContainsAny(raw, "?#") {
+		return "", errs.Invalidf("issuer", "must have no query or fragment")
+	}
+	if s.d.CheckURL != nil {
+		u, err := s.d.CheckURL(ctx, raw)
+		if err != nil {
+			var inv *errs.Invalid
+			if errors.As(err, &inv) {
+				return "", errs.Invalidf("issuer", "%s", inv.Reason)
+			}
+			return "", errs.Invalidf("issuer", "is not allowed")
+		}
+		raw = u
+	} else if !strings.HasPrefix(raw, "https://") {
+		return "", errs.Invalidf("issuer", "must use https")
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+// diff names what a change changes, secrets by name only.
+func diff(k Kind, row store.OAuthProvider, stored map[string]string, typ, name string, enabled bool, merged map[string]string) []string {
+	var out []string
+	if row.Type != typ {
+		out = append(out, "type")
+	}
+	if row.Name != name {
+		out = append(out, "name")
+	}
+	if row.Enabled != enabled {
+		out = append(out, "enabled")
+	}
+	keys := slices.Sorted(maps.Keys(merged))
+	for name := range stored {
+		if _, ok := merged[name]; !ok {
+			keys = append(keys, name)
+		}
+	}
+	slices.Sort(keys)
+	for _, name := range slices.Compact(keys) {
+		if stored[name] != merged[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// seal stores settings into row: the plain ones as JSON, the secret ones sealed.
+func (s *Service) seal(row *store.OAuthProvider, k Kind, settings map[string]string) error {
+	plain, secret := map[string]string{}, map[string]string{}
+	for name, v := range settings {
+		if k.secret(name) {
+			secret[name] = v
+		} else {
+			plain[name] = v
+		}
+	}
+	b, err := json.Marshal(plain)
+	if err != nil {
+		return err
+	}
+	row.Config, row.SecretsSealed = b, nil
+	if len(secret) > 0 {
+		b, err := json.Marshal(secret)
+		if err != nil {
+			return err
+		}
+		if row.SecretsSealed, err = s.d.Sealer.Seal(b, secretsAD(row.AppID, row.Slug)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete deletes one of the app's providers. Who may manage the app may.
+func (s *Service) Delete(ctx context.Context, p access.Principal, appID, slug string) (err error) {
+	defer errs.Wrap(&err, "delete oauth provider")
+	err = s.d.DB.Tx(ctx, func(tx *store.Tx) error {
+		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
+			return err
+		}
+		return notFound(tx.DeleteOAuthProvider(ctx, appID, slug), ErrProviderNotFound)
+	})
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "oauth provider deleted", "app_id", appID, "slug", slug, "by", string(p.Kind), "credential_id", p.CredentialID)
+	return nil
+}
+
+// defaultName is a provider's name when none is set: its type's label, or
+// for an OpenID provider its issuer's host.
+func defaultName(k Kind, settings map[string]string) string {
+	if k.Type == TypeOIDC {
+		host := strings.TrimPrefix(strings.TrimPrefix(settings["issuer"], "https://"), "http://")
+		if i := strings.IndexByte(host, '/'); i >= 0 {
+			host = host[:i]
+		}
+		if host != "" {
+			return host
+		}
+	}
+	return k.Label
+}
+
+func typeNames() []string {
+	out := make([]string, 0, len(Kinds))
+	for _, k := range Kinds {
+		out = append(out, k.Type)
+	}
+	return out
+}
+
+// notFound maps store.ErrNotFound to the domain error e.
+func notFound(err, e error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return e
+	}
+	return err
+}
