@@ -131,13 +131,13 @@ func TestOAuthProviders(t *testing.T) {
 				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret}, wantStatus: 400,
 				wantCode: "invalid_request", check: names("issuer")},
 			{name: "an issuer that is not https", method: "PUT", path: path + "/corp", headers: owner,
-				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret, "issuer": "ftp://idp.example.com"},
+				body:       map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret, "issuer": "ftp://idp.example.com"},
 				wantStatus: 400, wantCode: "invalid_request", check: names("issuer")},
 			{name: "an issuer on a private address", method: "PUT", path: path + "/corp", headers: owner,
-				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret, "issuer": "https://10.1.2.3/realms/acme"},
+				body:       map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret, "issuer": "https://10.1.2.3/realms/acme"},
 				wantStatus: 400, wantCode: "invalid_request", check: names("issuer")},
 			{name: "an issuer with a query", method: "PUT", path: path + "/corp", headers: owner,
-				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret, "issuer": "https://idp.example.com/?a=b"},
+				body:       map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret, "issuer": "https://idp.example.com/?a=b"},
 				wantStatus: 400, wantCode: "invalid_request", check: names("issuer")},
 			{name: "oidc is added, named by its issuer's host, openid always asked", method: "PUT", path: path + "/corp", headers: owner,
 				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "client_secret": oidcSecret,
@@ -155,14 +155,14 @@ func TestOAuthProviders(t *testing.T) {
 				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "issuer": "https://93.184.216.66",
 					"client_secret": "****" + oidcSecret[len(oidcSecret)-4:]}, wantStatus: 400, wantCode: "invalid_request", check: names("client_secret")},
 			{name: "a new issuer with its secret", method: "PUT", path: path + "/corp", headers: owner,
-				body: map[string]any{"type": "oidc", "client_id": "gatehouse", "issuer": "https://93.184.216.35", "client_secret": oidcSecret2},
+				body:       map[string]any{"type": "oidc", "client_id": "gatehouse", "issuer": "https://93.184.216.35", "client_secret": oidcSecret2},
 				wantStatus: 200, check: provider(func(t *testing.T, p map[string]any) {
 					if p["client_secret"] != "****"+oidcSecret2[len(oidcSecret2)-4:] {
 						t.Errorf("client_secret = %v; want the new one's hint", p["client_secret"])
 					}
 				})},
 			{name: "a second oidc provider under another slug", method: "PUT", path: path + "/partners", headers: owner,
-				body: map[string]any{"type": "oidc", "client_id": "gh", "client_secret": oidcSecret, "issuer": "https://93.184.216.36"},
+				body:       map[string]any{"type": "oidc", "client_id": "gh", "client_secret": oidcSecret, "issuer": "https://93.184.216.36"},
 				wantStatus: 201},
 			{name: "a new type needs the secret again", method: "PUT", path: path + "/partners", headers: owner,
 				body: map[string]any{"type": "github", "client_id": "Iv1.abc"}, wantStatus: 400, wantCode: "invalid_request", check: names("client_secret")},

@@ -108,7 +108,7 @@ var putOauthProviderOp = operation{id: "putOauthProvider", method: "PUT", path: 
 		"Secrets are sealed and never shown again: a secret left out or sent back as its hint keeps its value, but a change of type, issuer or tenant needs the secrets sent again (a stored secret never follows a provider to a new destination). " +
 		"Register `redirect_uri` from the answer with the provider. Every change is logged with the names of the settings it changed. " +
 		"Who may manage the app may: its API secret, or a workspace secret of an owner or admin; not an API key.",
-	req: `{"type":"google","client_id":"1234567890-abc.apps.googleusercontent.com","client_secret":"GOCSPX-example-secret-XMPL"}`,
+	req:  `{"type":"google","client_id":"1234567890-abc.apps.googleusercontent.com","client_secret":"GOCSPX-example-secret-XMPL"}`,
 	resp: body(func(o *oauthProviderOutput) { o.Body.Provider = exOAuthProvider })}
 
 func (s *Server) putOAuthProvider(ctx context.Context, in *putOAuthProviderInput) (*oauthProviderOutput, error) {
