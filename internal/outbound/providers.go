@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/metrics"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
+	"github.com/gatehouse-auth/gatehouse/internal/secretset"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
@@ -125,8 +126,6 @@ var DefaultProviderTestRule = ratelimit.Rule{Limit: 10, Period: time.Hour}
 const (
 	maxProviderSettings   = 30
 	maxProviderSettingLen = 4096
-	// secretHintMin is the shortest secret whose hint shows its last 4 characters.
-	secretHintMin = 16
 )
 
 // ProviderTestTimeout bounds a test message: the provider's answer is
@@ -199,37 +198,15 @@ func secretsAD(appID, slug string) []byte { return []byte("message-provider:" + 
 
 // settings returns a stored provider's settings in clear.
 func (s *Providers) settings(r store.MessageProvider) (map[string]string, error) {
-	out := map[string]string{}
-	if len(r.Config) > 0 {
-		if err := json.Unmarshal(r.Config, &out); err != nil {
-			return nil, fmt.Errorf("provider %s config: %w", r.Slug, err)
-		}
-	}
-	if len(r.SecretsSealed) > 0 {
-		b, err := s.sealer.Open(r.SecretsSealed, secretsAD(r.AppID, r.Slug))
-		if err != nil {
-			return nil, fmt.Errorf("provider %s secrets: %w", r.Slug, err)
-		}
-		secrets := map[string]string{}
-		if err := json.Unmarshal(b, &secrets); err != nil {
-			return nil, fmt.Errorf("provider %s secrets: %w", r.Slug, err)
-		}
-		for k, v := range secrets {
-			out[k] = v
-		}
+	out, err := secretset.Open(s.sealer, r.Config, r.SecretsSealed, secretsAD(r.AppID, r.Slug))
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", r.Slug, err)
 	}
 	return out, nil
 }
 
-// SecretHint is how a secret setting is shown: its last 4 characters when it
-// is long enough for them to say little, else a mask alone.
-func SecretHint(secret string) string {
-	r := []rune(secret)
-	if len(r) >= secretHintMin {
-		return "****" + string(r[len(r)-4:])
-	}
-	return "********"
-}
+// SecretHint is how a secret setting is shown (secretset.Hint).
+func SecretHint(secret string) string { return secretset.Hint(secret) }
 
 func isSecret(k courier.Kind, name string) bool {
 	return slices.ContainsFunc(k.Fields, func(f courier.Field) bool { return f.Name == name && f.Secret })
@@ -515,30 +492,10 @@ func specError(err error) error {
 }
 
 // seal stores settings into row: the plain ones as JSON, the secret ones sealed.
-func (s *Providers) seal(row *store.MessageProvider, k courier.Kind, settings map[string]string) error {
-	plain, secret := map[string]string{}, map[string]string{}
-	for name, v := range settings {
-		if isSecret(k, name) {
-			secret[name] = v
-		} else {
-			plain[name] = v
-		}
-	}
-	b, err := json.Marshal(plain)
-	if err != nil {
-		return err
-	}
-	row.Config, row.SecretsSealed = b, nil
-	if len(secret) > 0 {
-		b, err := json.Marshal(secret)
-		if err != nil {
-			return err
-		}
-		if row.SecretsSealed, err = s.sealer.Seal(b, secretsAD(row.AppID, row.Slug)); err != nil {
-			return err
-		}
-	}
-	return nil
+func (s *Providers) seal(row *store.MessageProvider, k courier.Kind, settings map[string]string) (err error) {
+	row.Config, row.SecretsSealed, err = secretset.Seal(s.sealer, settings, func(name string) bool { return isSecret(k, name) },
+		secretsAD(row.AppID, row.Slug))
+	return err
 }
 
 // Test sends one short message through one of the app's

@@ -2,7 +2,6 @@ package social
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/secretset"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -24,9 +24,6 @@ var (
 	// ErrAppNotFound: the app is gone (deleted meanwhile).
 	ErrAppNotFound = errors.New("app not found")
 )
-
-// secretHintMin is the shortest secret whose hint shows its last 4 characters.
-const secretHintMin = 16
 
 // Deps are the Service's collaborators.
 type Deps struct {
@@ -100,34 +97,14 @@ func (s *Service) RedirectURI(appID string) string {
 
 func secretsAD(appID, slug string) []byte { return []byte("oauth-provider:" + appID + ":" + slug) }
 
-// SecretHint is how a secret setting is shown: its last 4 characters when it
-// is long enough for them to say little, else a mask alone.
-func SecretHint(secret string) string {
-	r := []rune(secret)
-	if len(r) >= secretHintMin {
-		return "****" + string(r[len(r)-4:])
-	}
-	return "********"
-}
+// SecretHint is how a secret setting is shown (secretset.Hint).
+func SecretHint(secret string) string { return secretset.Hint(secret) }
 
 // settings returns a stored provider's settings in clear.
 func (s *Service) settings(r store.OAuthProvider) (map[string]string, error) {
-	out := map[string]string{}
-	if len(r.Config) > 0 {
-		if err := json.Unmarshal(r.Config, &out); err != nil {
-			return nil, fmt.Errorf("oauth provider %s config: %w", r.Slug, err)
-		}
-	}
-	if len(r.SecretsSealed) > 0 {
-		b, err := s.d.Sealer.Open(r.SecretsSealed, secretsAD(r.AppID, r.Slug))
-		if err != nil {
-			return nil, fmt.Errorf("oauth provider %s secrets: %w", r.Slug, err)
-		}
-		secrets := map[string]string{}
-		if err := json.Unmarshal(b, &secrets); err != nil {
-			return nil, fmt.Errorf("oauth provider %s secrets: %w", r.Slug, err)
-		}
-		maps.Copy(out, secrets)
+	out, err := secretset.Open(s.d.Sealer, r.Config, r.SecretsSealed, secretsAD(r.AppID, r.Slug))
+	if err != nil {
+		return nil, fmt.Errorf("oauth provider %s: %w", r.Slug, err)
 	}
 	return out, nil
 }
@@ -364,30 +341,9 @@ func diff(k Kind, row store.OAuthProvider, stored map[string]string, typ, name s
 }
 
 // seal stores settings into row: the plain ones as JSON, the secret ones sealed.
-func (s *Service) seal(row *store.OAuthProvider, k Kind, settings map[string]string) error {
-	plain, secret := map[string]string{}, map[string]string{}
-	for name, v := range settings {
-		if k.secret(name) {
-			secret[name] = v
-		} else {
-			plain[name] = v
-		}
-	}
-	b, err := json.Marshal(plain)
-	if err != nil {
-		return err
-	}
-	row.Config, row.SecretsSealed = b, nil
-	if len(secret) > 0 {
-		b, err := json.Marshal(secret)
-		if err != nil {
-			return err
-		}
-		if row.SecretsSealed, err = s.d.Sealer.Seal(b, secretsAD(row.AppID, row.Slug)); err != nil {
-			return err
-		}
-	}
-	return nil
+func (s *Service) seal(row *store.OAuthProvider, k Kind, settings map[string]string) (err error) {
+	row.Config, row.SecretsSealed, err = secretset.Seal(s.d.Sealer, settings, k.secret, secretsAD(row.AppID, row.Slug))
+	return err
 }
 
 // Delete deletes one of the app's providers. Who may manage the app may.
