@@ -25,13 +25,7 @@ func (q Queries) GetOAuthProvider(ctx context.Context, appID, slug string) (OAut
 // PutOAuthProvider inserts p, or replaces every field but created_at of
 // the app's provider with p's slug.
 func (q Queries) PutOAuthProvider(ctx context.Context, p OAuthProvider) error {
-	_, err := q.w.exec(ctx, `INSERT INTO oauth_providers (`+messageProviderColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (app_id, slug) DO UPDATE SET provider_type = excluded.provider_type, name = excluded.name,
-			enabled = excluded.enabled, config = excluded.config, secrets_sealed = excluded.secrets_sealed,
-			updated_at = excluded.updated_at`,
-		p.AppID, p.Slug, p.Type, p.Name, p.Enabled, string(jsonOr(p.Config, "{}")), p.SecretsSealed, ts(p.CreatedAt), ts(p.UpdatedAt))
-	return err
+	return q.putProvider(ctx, "oauth_providers", p)
 }
 
 // DeleteOAuthProvider deletes one of an app's social sign-in providers;

@@ -43,7 +43,13 @@ func (q Queries) ListMessageProviders(ctx context.Context, appID string) ([]Mess
 // PutMessageProvider inserts p, or replaces every field but created_at of
 // the app's provider with p's slug.
 func (q Queries) PutMessageProvider(ctx context.Context, p MessageProvider) error {
-	_, err := q.w.exec(ctx, `INSERT INTO message_providers (`+messageProviderColumns+`)
+	return q.putProvider(ctx, "message_providers", p)
+}
+
+// putProvider is PutMessageProvider on table, which has its columns
+// (message_providers, oauth_providers).
+func (q Queries) putProvider(ctx context.Context, table string, p MessageProvider) error {
+	_, err := q.w.exec(ctx, `INSERT INTO `+table+` (`+messageProviderColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (app_id, slug) DO UPDATE SET provider_type = excluded.provider_type, name = excluded.name,
 			enabled = excluded.enabled, config = excluded.config, secrets_sealed = excluded.secrets_sealed,
