@@ -202,14 +202,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 	// Background work polls the database: while it does not answer, one
 	// line says so, not one per poll.
-	// The probe must reach the database: on PostgreSQL an empty
-	// transaction sends nothing (store.Tx pipelines BEGIN with the first
-	// statement), so it pings; SQLite's takes the writer.
+	// The probe is a transaction with a statement, as the work it stands
+	// for: on PostgreSQL an empty one would send nothing (store.Tx sends
+	// BEGIN with the first statement), and a lone ping is quick enough to
+	// slip through on a connection an outage is just closing.
 	s.watch = newDBWatch(func(ctx context.Context) error {
-		if s.DB.Kind() == store.Postgres {
-			return s.DB.Ping(ctx)
-		}
-		return s.DB.Tx(ctx, func(*store.Tx) error { return nil })
+		return s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.Probe(ctx) })
 	}, s.log)
 	s.background = slog.New(s.watch.filter(s.log.Handler()))
 

@@ -329,6 +329,13 @@ func (db *DB) listen(ctx context.Context, channel string, onNotify func(string),
 	}
 }
 
+// Probe runs a statement that reads nothing, to see that the database
+// answers (inside a transaction: that it can begin and commit one).
+func (q Queries) Probe(ctx context.Context) error {
+	var one int
+	return q.w.queryRow(ctx, "SELECT 1").Scan(&one)
+}
+
 // Pool returns the PostgreSQL pool (nil on SQLite), for the job queue.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
