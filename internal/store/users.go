@@ -118,6 +118,13 @@ func (q Queries) GetAppUser(ctx context.Context, appID, id string) (AppUser, err
 	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND id = $2`, appID, id))
 }
 
+// LockAppUser reads an app's user and, on PostgreSQL, locks its row until
+// the transaction ends (SQLite's writer holds the database): changes that
+// must see the user's other ways in apply one after the other.
+func (q Queries) LockAppUser(ctx context.Context, appID, id string) (AppUser, error) {
+	return scanAppUser(q.w.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND id = $2`+q.d.forUpdate, appID, id))
+}
+
 // FindAppUser returns an app's user by normalised e-mail or phone (whichever is set).
 func (q Queries) FindAppUser(ctx context.Context, appID, email, phone string) (AppUser, error) {
 	if email != "" {
