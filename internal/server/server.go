@@ -88,6 +88,9 @@ type Options struct {
 	SendAlone bool
 	// WrapAPI wraps the API's handler (httpapi.Deps.Wrap), for tests.
 	WrapAPI func(*httpapi.Server, http.Handler) http.Handler
+	// SocialEndpoints point the fixed social sign-in providers (Google,
+	// Apple, Microsoft, GitHub) elsewhere: tests' local fakes.
+	SocialEndpoints social.Endpoints
 }
 
 // Server is the assembled system.
@@ -266,8 +269,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 
 	// Social sign-in providers: an OpenID issuer is vetted as a webhook
 	// URL is (https, no private address outside development).
+	// Calls to providers go through the same egress client as webhooks
+	// (SSRF-safe; private addresses only in development).
 	s.Social = social.New(social.Deps{DB: s.DB, Sealer: sealer, CheckURL: policy.CheckURL, BaseURL: cfg.BaseURL,
-		Now: s.now, Log: s.log})
+		HTTP: policy.Client(socialTimeout), AllowHTTP: policy.AllowPrivate, Hasher: hasher, Limiter: limiter,
+		Endpoints: opts.SocialEndpoints, Now: s.now, Log: s.log})
 
 	m2mLimits, err := machineLimits(cfg)
 	if err != nil {
@@ -747,3 +753,7 @@ func trustedProxies(list []string) []netip.Prefix {
 	}
 	return out
 }
+
+// socialTimeout bounds each call to a social sign-in provider (discovery,
+// keys, token, userinfo): the browser waits on the callback meanwhile.
+const socialTimeout = 10 * time.Second

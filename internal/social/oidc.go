@@ -113,17 +113,39 @@ func NewOIDC(client *http.Client, now func() time.Time, allowHTTP bool) *OIDC {
 // hour. The document must name issuer exactly (Discovery §4.3) and its
 // endpoints must be https (http only when allowed).
 func (o *OIDC) Discover(ctx context.Context, issuer string) (Discovery, error) {
+	// Stored issuers have no trailing slash; some providers' (Auth0's) have one.
+	return o.discover(ctx, issuer, func(named string) bool { return strings.TrimRight(named, "/") == strings.TrimRight(issuer, "/") })
+}
+
+// discoverMicrosoft returns the discovery document of Entra ID's tenant
+// at host. A multi-tenant one (common, organizations, consumers) names its
+// issuer with a {tenantid} placeholder; a domain's names its directory id.
+func (o *OIDC) discoverMicrosoft(ctx context.Context, host, tenant string) (Discovery, error) {
+	base := host + "/" + url.PathEscape(tenant) + "/v2.0"
+	return o.discover(ctx, base, func(named string) bool {
+		if named == base {
+			return true
+		}
+		mid, ok := strings.CutPrefix(named, host+"/")
+		mid, ok2 := strings.CutSuffix(mid, "/v2.0")
+		return ok && ok2 && (mid == "{tenantid}" || tenantID.MatchString(mid))
+	})
+}
+
+// discover fetches (or reads from the cache) the discovery document under
+// base, whose issuer must be one accept takes.
+func (o *OIDC) discover(ctx context.Context, base string, accept func(string) bool) (Discovery, error) {
 	o.mu.Lock()
-	c, ok := o.discovery[issuer]
+	c, ok := o.discovery[base]
 	o.mu.Unlock()
 	if ok && o.now().Sub(c.at) < discoveryTTL {
 		return c.v, nil
 	}
 	var d Discovery
-	if err := o.getJSON(ctx, strings.TrimRight(issuer, "/")+"/.well-known/openid-configuration", "", &d); err != nil {
+	if err := o.getJSON(ctx, strings.TrimRight(base, "/")+"/.well-known/openid-configuration", "", &d); err != nil {
 		return Discovery{}, err
 	}
-	if d.Issuer != issuer {
+	if d.Issuer == "" || !accept(d.Issuer) {
 		return Discovery{}, providerError("the discovery document names another issuer")
 	}
 	for _, e := range []string{d.AuthorizationEndpoint, d.TokenEndpoint, d.JWKSURI} {
@@ -138,7 +160,7 @@ func (o *OIDC) Discover(ctx context.Context, issuer string) (Discovery, error) {
 		return Discovery{}, providerError("the provider does not offer PKCE with S256")
 	}
 	o.mu.Lock()
-	o.discovery[issuer] = cached[Discovery]{v: d, at: o.now()}
+	o.discovery[base] = cached[Discovery]{v: d, at: o.now()}
 	o.mu.Unlock()
 	return d, nil
 }
@@ -202,6 +224,10 @@ type IDClaims struct {
 	EmailVerified flexBool         `json:"email_verified"`
 	Name          string           `json:"name"`
 	Locale        string           `json:"locale"`
+	// Microsoft: the user's tenant, and whether the domain's owner vouches
+	// for the e-mail address (the optional claim xms_edov).
+	TenantID            string   `json:"tid"`
+	DomainOwnerVerified flexBool `json:"xms_edov"`
 }
 
 // flexBool reads a boolean claim some providers send as a string ("true").
@@ -245,7 +271,7 @@ func (o *OIDC) VerifyIDToken(ctx context.Context, d Discovery, clientID, nonce, 
 	}
 	now := o.now()
 	switch {
-	case c.Issuer != d.Issuer:
+	case !d.issuerMatches(c.Issuer, c.TenantID):
 		return IDClaims{}, idTokenError("wrong issuer")
 	case c.Subject == "" || len(c.Subject) > 255:
 		return IDClaims{}, idTokenError("no subject")

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/secretset"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
 // Errors of the providers.
@@ -35,15 +38,30 @@ type Deps struct {
 	CheckURL func(ctx context.Context, raw string) (string, error)
 	// BaseURL is the server's public URL, for the redirect URI to register.
 	BaseURL string
-	Now     func() time.Time
-	Log     *slog.Logger
+	// HTTP calls the providers: the SSRF-safe egress client (no private
+	// address outside development), bounded in time.
+	HTTP *http.Client
+	// AllowHTTP lets providers' endpoints be http (development only).
+	AllowHTTP bool
+	// Hasher keys the stored hashes of states and browser bindings, and
+	// derives each state's PKCE verifier and nonce.
+	Hasher *token.Hasher
+	// Limiter bounds the sign-ins an address starts (nil: no limit).
+	Limiter ratelimit.Limiter
+	// Endpoints are the fixed providers' addresses; zero: their own.
+	Endpoints Endpoints
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 // Service keeps the apps' social sign-in providers.
 type Service struct {
-	d   Deps
-	now store.Clock
-	log *slog.Logger
+	d    Deps
+	now  store.Clock
+	log  *slog.Logger
+	oidc *OIDC
+	// public caches each app's enabled providers for its public data.
+	public *ttlcache.Cache[[]PublicProvider]
 }
 
 // New returns the Service.
@@ -51,7 +69,16 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{d: d, now: store.Clock(d.Now), log: d.Log}
+	if d.Endpoints == (Endpoints{}) {
+		d.Endpoints = DefaultEndpoints
+	}
+	if d.HTTP == nil {
+		d.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	s := &Service{d: d, now: store.Clock(d.Now), log: d.Log}
+	s.public = ttlcache.New[[]PublicProvider](publicTTL, s.now.Now)
+	s.oidc = NewOIDC(d.HTTP, s.now.Now, d.AllowHTTP)
+	return s
 }
 
 // Provider is one of an app's social sign-in providers as shown: secret
@@ -68,6 +95,9 @@ type Provider struct {
 	Settings map[string]string
 	Scopes   []string
 	Color    string
+	// LinkExisting: a first sign-in with this provider may join an existing
+	// user with the same e-mail address, when the provider says it verified it.
+	LinkExisting bool
 	// RedirectURI is the address to register with the provider.
 	RedirectURI          string
 	CreatedAt, UpdatedAt time.Time
@@ -87,6 +117,8 @@ type Change struct {
 	Settings map[string]string
 	Scopes   string // space-separated; empty: the type's defaults
 	Color    string
+	// LinkExisting: nil keeps the default, true.
+	LinkExisting *bool
 }
 
 // RedirectURI is the callback address of app's providers, to register with
@@ -114,7 +146,8 @@ func (s *Service) shown(r store.OAuthProvider, settings map[string]string) Provi
 	k, _ := KindOf(r.Type)
 	p := Provider{Slug: r.Slug, Type: r.Type, Name: r.Name, Enabled: r.Enabled, ClientID: settings["client_id"],
 		Settings: map[string]string{}, Color: settings["color"], RedirectURI: s.RedirectURI(r.AppID),
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		LinkExisting: settings["link_existing"] != "false",
+		CreatedAt:    r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	p.Scopes, _ = k.parseScopes(settings["scopes"])
 	for _, f := range k.Fields {
 		v, ok := settings[f.Name]
@@ -211,6 +244,7 @@ func (s *Service) Put(ctx context.Context, p access.Principal, appID string, in 
 	if err != nil {
 		return Provider{}, false, err
 	}
+	s.public.Forget(appID)
 	s.log.InfoContext(ctx, "oauth provider changed", "app_id", appID, "slug", out.Slug, "provider_type", out.Type,
 		"enabled", out.Enabled, "created", created, "changed", changed, "by", string(p.Kind), "credential_id", p.CredentialID)
 	return out, created, nil
@@ -274,9 +308,13 @@ func (s *Service) merge(ctx context.Context, k Kind, oldType string, stored map[
 		}
 		out["color"] = strings.ToLower(c)
 	}
+	if in.LinkExisting != nil && !*in.LinkExisting {
+		out["link_existing"] = "false"
+	}
 	settings := maps.Clone(out)
 	delete(settings, "scopes")
 	delete(settings, "color")
+	delete(settings, "link_existing")
 	if err := k.checkSettings(settings); err != nil {
 		return nil, err
 	}
@@ -358,6 +396,7 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, appID, slug st
 	if err != nil {
 		return err
 	}
+	s.public.Forget(appID)
 	s.log.InfoContext(ctx, "oauth provider deleted", "app_id", appID, "slug", slug, "by", string(p.Kind), "credential_id", p.CredentialID)
 	return nil
 }
@@ -391,4 +430,40 @@ func notFound(err, e error) error {
 		return e
 	}
 	return err
+}
+
+// PublicProvider is an enabled provider as the app's public data lists it
+// for the sign-in buttons (client-compat §3): nothing secret.
+type PublicProvider struct {
+	Slug, Type, Name, Color string
+}
+
+// publicTTL is how long another replica's change takes to show in the
+// public listing (this process's own changes show at once).
+const publicTTL = 30 * time.Second
+
+// Public lists the app's enabled providers, as the app's public data
+// shows them; read at most every publicTTL per app.
+func (s *Service) Public(ctx context.Context, appID string) ([]PublicProvider, error) {
+	v, _, fresh, gen := s.public.Get(appID)
+	if fresh {
+		return v, nil
+	}
+	rows, err := s.d.DB.ListOAuthProviders(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	out := []PublicProvider{}
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		color := ""
+		if settings, err := s.settings(r); err == nil {
+			color = settings["color"]
+		}
+		out = append(out, PublicProvider{Slug: r.Slug, Type: r.Type, Name: r.Name, Color: color})
+	}
+	s.public.Put(appID, out, gen)
+	return out, nil
 }

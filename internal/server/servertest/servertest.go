@@ -26,6 +26,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/social"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -67,6 +68,8 @@ type Options struct {
 	WrapAPI func(*httpapi.Server, http.Handler) http.Handler
 	// OnStatement sees every PostgreSQL statement (server.Options.OnStatement).
 	OnStatement func(ctx context.Context, sql string, pipelined bool)
+	// SocialEndpoints point the fixed social sign-in providers at local fakes.
+	SocialEndpoints social.Endpoints
 }
 
 // System is a built test system.
@@ -171,7 +174,8 @@ func New(t testing.TB, kind string, opts Options) *System {
 		Courier: sys.Mail, Limits: opts.Limits, MasterKey: sys.MasterKey, Version: "test", Commit: "0123456789ab", BuildDate: "2026-11-26T00:00:00Z",
 		// A second connection asked for inside a transaction fails the test;
 		// benchmarks measure what production runs, without the bookkeeping.
-		StrictTx: !isBenchmark(t), WrapAPI: opts.WrapAPI, OnStatement: opts.OnStatement}
+		StrictTx: !isBenchmark(t), WrapAPI: opts.WrapAPI, OnStatement: opts.OnStatement,
+		SocialEndpoints: opts.SocialEndpoints}
 	switch {
 	case opts.SettingsCourier:
 		o.Courier = nil
