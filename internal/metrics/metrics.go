@@ -36,6 +36,7 @@ const (
 	MethodBackupCode = "backup_code"
 	MethodPush       = "push"
 	MethodInvite     = "invite"
+	MethodOAuth      = "oauth"
 	// MethodUnknown is a code answered when no challenge was found for it,
 	// so its channel is not known.
 	MethodUnknown = "unknown"
@@ -43,7 +44,7 @@ const (
 
 // Methods lists every sign-in method label.
 var Methods = []string{MethodEmailCode, MethodSMSCode, MethodMagicLink, MethodPasskey, MethodTOTP, MethodBackupCode,
-	MethodPush, MethodInvite, MethodUnknown}
+	MethodPush, MethodInvite, MethodOAuth, MethodUnknown}
 
 // Sign-in and refresh results (the result labels).
 const (

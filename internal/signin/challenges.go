@@ -193,6 +193,8 @@ type challengeData struct {
 	Test bool `json:"test,omitempty"`
 	// Languages: the languages of the code's message (a resend uses them too).
 	Languages []string `json:"languages,omitempty"`
+	// oauth: the social sign-in provider's slug.
+	Provider string `json:"provider,omitempty"`
 }
 
 func decodeData(ch store.Challenge) challengeData {

@@ -107,7 +107,7 @@ func challengeBase(ch store.Challenge, status string) webhook.ChallengeData {
 	cd := decodeData(ch)
 	return webhook.ChallengeData{ChallengeID: ch.ID, Purpose: ch.Purpose, Method: ch.Method, UserID: ch.AppUserID,
 		Intent: ch.Intent, Status: status, IPAddress: ch.IP, Device: webhook.EventDevice{OS: os, Browser: browser},
-		CreatedAt: ch.CreatedAt, ExpiresAt: ch.ExpiresAt, Data: cd.Custom, Test: cd.Test}
+		CreatedAt: ch.CreatedAt, ExpiresAt: ch.ExpiresAt, Data: cd.Custom, Test: cd.Test, Provider: cd.Provider}
 }
 
 // challengeCreated, challengeCompleted and challengeFailed are the
@@ -223,6 +223,10 @@ func (s *Service) ExpireChallenges(ctx context.Context) (err error) {
 	}
 	// Passkey ceremonies nobody finished in time are only clutter.
 	if err := s.prunePasskeyCeremonies(ctx); err != nil {
+		return err
+	}
+	// And social sign-ins that never came back from their provider.
+	if err := s.db.PruneOAuthStates(ctx, s.clock()); err != nil {
 		return err
 	}
 	// So are the SMS guard's waits of quiet numbers and its ended windows.

@@ -169,11 +169,15 @@ func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 // handle dies (consent, on the page, is what releases a poller elsewhere).
 func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "authenticate magic link")
-	defer func() { s.countSignIn(MethodMagicLink, set.MFA != nil, err) }()
-	ch, err := s.openLink(ctx, app, tok)
+	method := MethodMagicLink
+	defer func() { s.countSignIn(method, set.MFA != nil, err) }()
+	// A social sign-in's token (sct_magic on the app's callback) comes
+	// here too, as the client SDK treats it as a magic link's.
+	ch, err := s.openToken(ctx, app, tok, MethodMagicLink, MethodOAuth)
 	if err != nil {
 		return TokenSet{}, err
 	}
+	method = ch.Method
 	consent := store.ConsentOpenerOnly
 	if sameDevice(ch, c) {
 		consent = store.ConsentSameDevice
@@ -192,6 +196,10 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 			spent = true
 			return s.emitLoginFailed(ctx, tx, ch, "link_used_or_superseded")
 		}
+		if ch.Method == MethodOAuth {
+			out, err = s.signInExternalChallenge(ctx, tx, app, ch, now, c)
+			return err
+		}
 		out, err = s.signInVerified(ctx, tx, app, ch, linkFactor(ch), now, c, ErrMagicLinkNotFound)
 		return err
 	})
@@ -203,11 +211,17 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 
 // openLink finds the challenge behind a genuine magic-link token of app.
 func (s *Service) openLink(ctx context.Context, app store.App, tok string) (store.Challenge, error) {
+	return s.openToken(ctx, app, tok, MethodMagicLink)
+}
+
+// openToken finds the challenge behind a genuine magic-link style token of
+// app whose method is one of methods.
+func (s *Service) openToken(ctx context.Context, app store.App, tok string, methods ...string) (store.Challenge, error) {
 	if _, err := s.parseMagic(app, tok); err != nil {
 		return store.Challenge{}, err
 	}
 	ch, err := s.db.GetChallengeBySecret(ctx, s.hasher.Hash("magic", tok))
-	if err != nil || ch.AppID != app.ID || ch.Method != MethodMagicLink {
+	if err != nil || ch.AppID != app.ID || !slices.Contains(methods, ch.Method) {
 		return store.Challenge{}, notFound(err)
 	}
 	return ch, nil

@@ -27,6 +27,8 @@ func metricMethod(method string) string {
 		return metrics.MethodPush
 	case methodInvite:
 		return metrics.MethodInvite
+	case MethodOAuth:
+		return metrics.MethodOAuth
 	}
 	return metrics.MethodUnknown
 }

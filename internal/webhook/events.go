@@ -13,6 +13,8 @@ const (
 	UserCreated           = "user.created"
 	UserUpdated           = "user.updated"
 	UserIdentifierChanged = "user.identifier_changed"
+	UserIdentityLinked    = "user.identity_linked"
+	UserIdentityUnlinked  = "user.identity_unlinked"
 	AuthLoginFailed       = "auth.login.failed"
 	// ChallengeCreated, ChallengeCompleted and ChallengeFailed follow every
 	// challenge: a code, a link, a passkey ceremony, a second factor, a

@@ -38,6 +38,8 @@ func Events() []EventSpec {
 		{UserCreated, "A user was created (by the API, an invitation, an import or a first sign-in).", []Payload{UserData{}}},
 		{UserUpdated, "A user's metadata, identifiers, status, second factors or passkeys changed.", []Payload{UserUpdatedData{}}},
 		{UserIdentifierChanged, "A user's e-mail address or phone number changed.", []Payload{UserIdentifierChangedData{}}},
+		{UserIdentityLinked, "A social sign-in provider's account was linked to a user (at its first sign-in).", []Payload{UserIdentityData{}}},
+		{UserIdentityUnlinked, "A user's social sign-in identity was unlinked.", []Payload{UserIdentityData{}}},
 		{AuthLoginFailed, "A wrong answer to a sign-in, a used magic link opened again, or a refused passkey sign-in.", []Payload{LoginFailedData{}, PasskeyLoginFailedData{}}},
 		{ChallengeCreated, "A challenge was created.", []Payload{ChallengeCreatedData{}}},
 		{ChallengeCompleted, "A challenge was passed.", []Payload{ChallengeCompletedData{}, PasskeySignInData{}}},
@@ -94,6 +96,22 @@ type UserUpdatedData struct {
 	MFAMethod   string        `json:"mfa_method,omitempty" enum:"totp,backup_code" doc:"The second factor that changed."`
 	MFAMethodID string        `json:"mfa_method_id,omitempty" doc:"The authenticator app's id."`
 	Passkey     *EventPasskey `json:"passkey,omitempty" doc:"The passkey that changed."`
+}
+
+// UserIdentityData is user.identity_linked's and user.identity_unlinked's
+// data: the user and the identity.
+type UserIdentityData struct {
+	UserData
+	Identity EventIdentity `json:"identity" doc:"The identity linked or unlinked."`
+}
+
+// EventIdentity is a user's account at a social sign-in provider (never a
+// provider token).
+type EventIdentity struct {
+	ID        string    `json:"id" doc:"The identity's id."`
+	Provider  string    `json:"provider" doc:"The provider's slug in the app."`
+	Email     string    `json:"email" doc:"The verified e-mail address the provider gave, empty when none."`
+	CreatedAt time.Time `json:"created_at" doc:"When it was linked."`
 }
 
 // EventPasskey is a passkey as events name it (never its key).
@@ -274,6 +292,7 @@ type ChallengeData struct {
 	ExpiresAt   time.Time      `json:"expires_at" doc:"When it expires."`
 	Data        map[string]any `json:"data,omitempty" doc:"The app's data as given at creation (custom and verify_identity)."`
 	Test        bool           `json:"test,omitempty" doc:"true when the user was a test user when the challenge was made; absent otherwise."`
+	Provider    string         `json:"provider,omitempty" doc:"For a social sign-in (method oauth), the provider's slug; absent otherwise."`
 }
 
 // ChallengeCreatedData is challenge.created's data.
@@ -305,6 +324,7 @@ type WebhookTestData struct {
 
 func (UserData) payload()                       {}
 func (UserUpdatedData) payload()                {}
+func (UserIdentityData) payload()               {}
 func (UserIdentifierChangedData) payload()      {}
 func (VerificationRequestedData) payload()      {}
 func (VerificationVerifiedData) payload()       {}

@@ -132,10 +132,10 @@ func TestEventsCoverEveryType(t *testing.T) {
 		}
 	}
 	slices.Sort(types)
-	if !slices.Equal(types, webhook.EventTypes()) || len(types) != 20 {
+	if !slices.Equal(types, webhook.EventTypes()) || len(types) != 22 {
 		t.Errorf("Events() = %v; want the %d event types %v", types, len(webhook.EventTypes()), webhook.EventTypes())
 	}
-	if len(shapes) != 17 {
-		t.Errorf("Events() names %d payload types; want all 17 in payloads.go", len(shapes))
+	if len(shapes) != 18 {
+		t.Errorf("Events() names %d payload types; want all 18 in payloads.go", len(shapes))
 	}
 }
