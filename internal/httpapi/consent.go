@@ -117,11 +117,12 @@ func pageOp(o huma.Operation, answers map[int]string) huma.Operation {
 	return o
 }
 
-// consentForm reports whether r is the consent page's form post, the one
-// body that is not JSON (magicLinkDecide checks its own content type).
+// consentForm reports whether r is the consent page's form post or a
+// provider's form post to the social sign-in callback, the bodies that are
+// not JSON (the handlers check their own).
 func consentForm(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/auth/") &&
-		strings.HasSuffix(r.URL.Path, "/magic_links/open")
+		(strings.HasSuffix(r.URL.Path, "/magic_links/open") || strings.HasSuffix(r.URL.Path, "/oauth/callback"))
 }
 
 // pageApp resolves the path's app; an unknown one answers a bare 404 page.

@@ -58,7 +58,7 @@ var (
 		RefreshExpiration: 2592000, MagicLinkExpiration: 300, RefreshPayload: true, AllowedIdentifiers: []string{"email", "phone"},
 		RequiredIdentifiers: []string{"email"}, UserMetaDataSchema: []MetaField{{ID: "first_name", Name: "First name",
 			FieldName: "first_name", FieldType: "string", VisibleProfile: true, VisibleRegistration: true}},
-		OAuthProviders: []OAuthProvider{}, MFAPolicy: "optional", MFAMethodsAllowed: []string{"totp", "backup_code", "webauthn"},
+		OAuthProviders: []OAuthProvider{{Provider: "google", ID: "google", Type: "google", Name: "Google", Icon: "/v1/assets/oauth/google.svg"}}, MFAPolicy: "optional", MFAMethodsAllowed: []string{"totp", "backup_code", "webauthn"},
 		CreatedAt: exT0, UpdatedAt: exT1},
 		WorkspaceID: exWSID, AllowedOrigins: []string{}, WebauthnUserVerification: "required", WebauthnAttestation: "none",
 		MFAReverifyMinutes: 10, AccessTokenAlg: "ES256", AccessTokenAlgDefault: true, SMSAllowedCountries: []string{"US", "CA"},

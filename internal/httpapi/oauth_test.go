@@ -210,10 +210,20 @@ func TestOAuthProviders(t *testing.T) {
 			{name: "delete", method: "DELETE", path: path + "/partners", headers: owner, wantStatus: 200},
 			{name: "delete again", method: "DELETE", path: path + "/partners", headers: owner, wantStatus: 404, wantCode: "oauth_provider_not_found"},
 			{name: "a member may not delete", method: "DELETE", path: path + "/google", headers: bearer(memberSecret), wantStatus: 403},
-			{name: "not listed in the public app data yet", method: "GET", path: "/v1/apps/" + e.app.ID, wantStatus: 200,
+			{name: "the public app data lists the enabled ones only, nothing secret", method: "GET", path: "/v1/apps/" + e.app.ID, wantStatus: 200,
 				check: func(t *testing.T, r response) {
-					if !jsonEqual(r.body["oauth_providers"], []any{}) {
-						t.Errorf("oauth_providers = %v; want [] until sign-in through them is served", r.body["oauth_providers"])
+					noSecret(t, r)
+					list, _ := r.body["oauth_providers"].([]any)
+					var slugs []string
+					for _, v := range list {
+						p := v.(map[string]any)
+						slugs = append(slugs, p["provider"].(string))
+						if p["icon"] != "/v1/assets/oauth/"+p["type"].(string)+".svg" || p["name"] == "" || p["client_id"] != nil {
+							t.Errorf("listed as %v", p)
+						}
+					}
+					if strings.Join(slugs, ",") != "apple,corp,ms" {
+						t.Errorf("listed %v; want apple,corp,ms (google is disabled, partners deleted)", slugs)
 					}
 				}},
 		})

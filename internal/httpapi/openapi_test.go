@@ -95,8 +95,11 @@ func TestRoutesAreServed(t *testing.T) {
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	for _, rt := range e.API().Routes() {
 		path := param.ReplaceAllStringFunc(rt.Path, func(p string) string {
-			if p == "{asset}" {
+			switch p {
+			case "{asset}":
 				return "style.css" // a docs asset that exists
+			case "{icon}":
+				return "google.svg"
 			}
 			return "x0"
 		})
@@ -112,17 +115,25 @@ func TestRoutesAreServed(t *testing.T) {
 			t.Errorf("%s %s (as %s) = %d %s; want no server error for a made-up request", rt.Method, rt.Path, path, r.status, r.raw)
 		}
 		t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {
-			// The magic-link consent page answers people, not programs:
-			// its errors are pages too (consent_test.go).
-			if strings.HasSuffix(rt.Path, "/magic_links/open") || rt.Path == "/m/{code}" {
+			// The magic-link consent page and the social sign-in's
+			// navigations answer people, not programs: their errors are
+			// pages too (consent_test.go, oauth_signin_test.go).
+			if pageRoute(rt.Path) {
 				if r.status != http.StatusNotFound {
-					t.Errorf("consent page for an unknown app = %d; want 404", r.status)
+					t.Errorf("page for an unknown app = %d; want 404", r.status)
 				}
 				return
 			}
-			checkInvariants(t, rt.Method, !strings.HasPrefix(rt.Path, "/v1/") || strings.HasPrefix(rt.Path, "/v1/docs"), r)
+			checkInvariants(t, rt.Method, !strings.HasPrefix(rt.Path, "/v1/") || strings.HasPrefix(rt.Path, "/v1/docs") ||
+				strings.HasPrefix(rt.Path, "/v1/assets/"), r)
 		})
 	}
+}
+
+// pageRoute reports whether path answers browsers with pages, errors too.
+func pageRoute(path string) bool {
+	return strings.HasSuffix(path, "/magic_links/open") || path == "/m/{code}" ||
+		strings.HasSuffix(path, "/oauth/authorize") || strings.HasSuffix(path, "/oauth/callback")
 }
 
 // TestOpenAPISecuredOperationsDocumentErrors: an operation that needs a
@@ -236,7 +247,7 @@ func TestOpenAPIErrorResponses(t *testing.T) {
 				}
 				mt, ok := r.Content["application/json"]
 				if !ok {
-					if op.OperationID != "openMagicLink" && op.OperationID != "decideMagicLink" && op.OperationID != "openShortLink" {
+					if !slices.Contains([]string{"openMagicLink", "decideMagicLink", "openShortLink", "oauthAuthorize", "oauthCallback", "oauthCallbackPost"}, op.OperationID) {
 						t.Errorf("%s: %s has no JSON body", where, status)
 					}
 					continue

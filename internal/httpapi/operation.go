@@ -159,6 +159,7 @@ var pathParamDocs = map[string]string{
 	"app_id": "The app id.",
 	"code":   "The short code from the SMS.",
 	"asset":  "A file of the page: its script or its stylesheet.",
+	"icon":   "The icon's file: the provider type and .svg (google.svg, apple.svg, microsoft.svg, github.svg, oidc.svg).",
 }
 
 // pathParams lists the {name} variables of a path template, in order.

@@ -25,7 +25,8 @@ var getAppOp = operation{id: "getApp", method: "GET", path: "/v1/apps/{id}", sum
 	resp: exApp.AppPublic}
 
 func (s *Server) getApp(ctx context.Context, _ *getAppInput) (*appPublicOutput, error) {
-	return &appPublicOutput{Body: appPublic(appFrom(ctx))}, nil
+	a := appFrom(ctx)
+	return &appPublicOutput{Body: appPublic(a, s.oauthProvidersPublic(ctx, a))}, nil
 }
 
 // createAPIKeyInput's body is a pointer: huma requires every non-pointer

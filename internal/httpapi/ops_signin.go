@@ -302,14 +302,19 @@ var currentUserOp = operation{id: "currentUser", method: "GET", path: "/v1/auth/
 func (s *Server) currentUser(ctx context.Context, in *currentUserInput) (*userOutput, error) {
 	app, caller := appFrom(ctx), callerFrom(ctx)
 	out := userResult(app, s.Users.Decode(app, caller.User))
-	// Like the hosted service, list sessions only for browsers: it costs a
-	// second query on the hottest route.
+	// Like the hosted service, list sessions (and identities) only for
+	// browsers: they cost queries on the hottest route.
 	if strings.Contains(in.UserAgent, "Mozilla/") {
 		sessions, err := s.SignIn.ListSessions(ctx, app, caller)
 		if err != nil {
 			return nil, err
 		}
 		out.Body.User.Sessions = sessionList(sessions, caller.Session.ID)
+		ids, err := s.SignIn.UserIdentities(ctx, caller.User.ID)
+		if err != nil {
+			return nil, err
+		}
+		out.Body.User.Identities = identitiesOut(ids)
 	}
 	return out, nil
 }

@@ -248,8 +248,13 @@ func (s *Server) getUser(ctx context.Context, in *userIDInput) (*userOutput, err
 	if err != nil {
 		return nil, err
 	}
+	ids, err := s.SignIn.UserIdentities(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
 	out := userResult(app, u)
 	out.Body.User.Sessions = sessionList(sessions, "")
+	out.Body.User.Identities = identitiesOut(ids)
 	return out, nil
 }
 

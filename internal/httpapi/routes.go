@@ -109,6 +109,13 @@ func (s *Server) registerRoutes() {
 	register(s, magicLinkStatusOp, s.magicLinkStatus)
 	s.plain(openMagicLinkOp, s.magicLinkOpen)
 	s.plain(decideMagicLinkOp, s.magicLinkDecide)
+	// Social sign-in (client-compat C25, §6.4): browser navigations.
+	s.plain(oauthAuthorizeOp, s.oauthAuthorize)
+	s.plain(oauthCallbackOp, s.oauthCallback)
+	s.plain(oauthCallbackPostOp, s.oauthCallback)
+	s.plain(oauthIconOp, s.oauthIcon)
+	register(s, unlinkIdentityOp, s.unlinkIdentity)
+	register(s, unlinkUserIdentityOp, s.unlinkUserIdentity)
 	register(s, confirmInviteOp, s.confirmInvite)
 	register(s, refreshTokensOp, s.refreshTokens)
 	register(s, forceRefreshTokensOp, s.refreshTokens)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -34,18 +35,37 @@ type AppPublic struct {
 	AllowedIdentifiers  []string        `json:"allowed_identifiers" doc:"Identifiers users may sign in with: email, phone."`
 	RequiredIdentifiers []string        `json:"required_identifiers" doc:"Identifiers every user must have."`
 	UserMetaDataSchema  []MetaField     `json:"user_meta_data_schema" doc:"The user_meta fields the app declares."`
-	OAuthProviders      []OAuthProvider `json:"oauth_providers" doc:"Social sign-in providers: always empty for now."`
+	OAuthProviders      []OAuthProvider `json:"oauth_providers" doc:"The app's enabled social sign-in providers, for the sign-in buttons: sign in with GET /v1/auth/{app_id}/oauth/authorize?provider={provider}."`
 	MFAPolicy           string          `json:"mfa_policy" enum:"off,optional,required" doc:"off: one factor; optional: users who enrolled an authenticator app or a passkey are asked for a second factor; required: every user is."`
 	MFAMethodsAllowed   []string        `json:"mfa_methods_allowed" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"The second factors this app accepts."`
 	CreatedAt           time.Time       `json:"created_at" doc:"When it was created (RFC 3339)."`
 	UpdatedAt           time.Time       `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 }
 
-// OAuthProvider is reserved for social sign-in; the list is empty for now.
+// OAuthProvider is an enabled social sign-in provider as the app's public
+// data lists it (client-compat §3).
 type OAuthProvider struct {
-	Provider string `json:"provider" doc:"The provider key."`
-	Name     string `json:"name" doc:"Its display name."`
-	Icon     string `json:"icon" doc:"URL of its icon."`
+	Provider string `json:"provider" example:"google" doc:"The provider's slug: what signInWithOAuthProvider takes."`
+	ID       string `json:"id" example:"google" doc:"The same as provider (some client SDK docs read id)."`
+	Type     string `json:"type" enum:"google,apple,microsoft,github,oidc" doc:"The provider type."`
+	Name     string `json:"name" example:"Google" doc:"The button's label."`
+	Icon     string `json:"icon" example:"/v1/assets/oauth/google.svg" doc:"The button's icon, a path on this server (relative to its base URL)."`
+	Color    string `json:"color,omitempty" example:"#4285f4" doc:"The button's colour, when set."`
+}
+
+// oauthProvidersPublic is the app's public listing of its providers; a
+// failed read lists none (the sign-in form still works by other means).
+func (s *Server) oauthProvidersPublic(ctx context.Context, a tenant.App) []OAuthProvider {
+	ps, err := s.Social.Public(ctx, a.ID)
+	if err != nil {
+		s.Log.WarnContext(ctx, "list social sign-in providers", "app_id", a.ID, "err", err)
+		return []OAuthProvider{}
+	}
+	out := make([]OAuthProvider, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, OAuthProvider{Provider: p.Slug, ID: p.Slug, Type: p.Type, Name: p.Name, Icon: "/v1/assets/oauth/" + p.Type + ".svg", Color: p.Color})
+	}
+	return out
 }
 
 // AppFull is an app as its workspace sees it.
@@ -115,20 +135,20 @@ func requiredOut(app tenant.App, meta map[string]any) []RequiredField {
 	return out
 }
 
-func appPublic(a tenant.App) AppPublic {
+func appPublic(a tenant.App, providers []OAuthProvider) AppPublic {
 	schema := metaFieldsOut(appuser.SchemaOf(a))
 	return AppPublic{ID: a.ID, Name: a.Name, Slug: a.Slug, Origin: a.Origin, Logo: a.Logo, LogoDark: a.LogoDark,
 		LoginURL: a.LoginURL, CallbackURL: a.CallbackURL, PublicSignup: a.PublicSignup, ServiceBranding: a.ServiceBranding,
 		ScuteBranding: a.ServiceBranding, ProfileManagement: a.ProfileManagement, EmailAuthType: a.EmailAuthType,
 		AutoRefresh: a.AutoRefresh, AccessExpiration: a.AccessExpiration, RefreshExpiration: a.RefreshExpiration,
 		MagicLinkExpiration: a.MagicLinkExpiration, RefreshPayload: true, AllowedIdentifiers: nonNil(a.AllowedIdentifiers),
-		RequiredIdentifiers: nonNil(a.RequiredIdentifiers), UserMetaDataSchema: schema, OAuthProviders: []OAuthProvider{},
+		RequiredIdentifiers: nonNil(a.RequiredIdentifiers), UserMetaDataSchema: schema, OAuthProviders: providers,
 		MFAPolicy: string(a.MFAPolicy), MFAMethodsAllowed: nonNil(a.MFAMethodsAllowed),
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
 func (s *Server) appFull(ctx context.Context, a tenant.App) AppFull {
-	out := AppFull{AppPublic: appPublic(a), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
+	out := AppFull{AppPublic: appPublic(a, s.oauthProvidersPublic(ctx, a)), WorkspaceID: a.WorkspaceID, AllowedOrigins: nonNil(a.AllowedOrigins),
 		WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification, WebauthnAttestation: a.WebauthnAttestation,
 		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection,
 		AccessTokenAlg: s.Tenants.AccessTokenAlg(a), AccessTokenAlgDefault: a.AccessTokenAlg == "",
@@ -160,11 +180,30 @@ type User struct {
 	UserMeta        map[string]any  `json:"user_meta" doc:"The app's metadata about the user, by the keys of the app's schema."`
 	RequiredFields  []RequiredField `json:"required_fields" doc:"Required metadata fields the user has not filled in yet."`
 	Sessions        []Session       `json:"sessions" doc:"The user's live sessions (not expired, not revoked), newest first, as GET /v1/{app_id}/users/{id}/sessions lists them: their ids end a session with DELETE /v1/{app_id}/users/{id}/sessions/{session_id}. Filled by GET /v1/{app_id}/users/{id} (API secret, API key or workspace secret) and by GET /v1/auth/{app_id}/current_user for browser user agents (User-Agent with Mozilla/); an empty array everywhere else (lists, updates, other current_user callers)."`
+	Identities      []Identity      `json:"identities" doc:"The user's social sign-in identities, oldest first. Filled where sessions are (GET /v1/{app_id}/users/{id}, and GET /v1/auth/{app_id}/current_user for browser user agents); an empty array everywhere else."`
 	SignupDate      time.Time       `json:"signup_date" doc:"When the user was created (RFC 3339)."`
 	LastUsedAt      *time.Time      `json:"last_used_at" doc:"When the user last signed in or refreshed a session; null if never."`
 	CreatedAt       time.Time       `json:"created_at" doc:"When it was created (RFC 3339)."`
 	UpdatedAt       time.Time       `json:"updated_at" doc:"When it last changed (RFC 3339)."`
 	Test            bool            `json:"test,omitempty" doc:"Present (true) only for a test identity of an app that accepts them: never sent anything, signed in with the server's fixed code."`
+}
+
+// Identity is a user's account at one of the app's social sign-in
+// providers (never a provider token: none is kept).
+type Identity struct {
+	ID         string    `json:"id" doc:"The identity's id: what DELETE …/identities/{id} takes."`
+	Provider   string    `json:"provider" example:"google" doc:"The provider's slug in the app."`
+	Email      string    `json:"email" doc:"The verified e-mail address the provider last gave, empty when none."`
+	CreatedAt  time.Time `json:"created_at" doc:"When it was linked (RFC 3339)."`
+	LastUsedAt time.Time `json:"last_used_at" doc:"When it last signed in (RFC 3339)."`
+}
+
+func identitiesOut(ids []signin.Identity) []Identity {
+	out := make([]Identity, 0, len(ids))
+	for _, i := range ids {
+		out = append(out, Identity{ID: i.ID, Provider: i.Provider, Email: i.Email, CreatedAt: i.CreatedAt, LastUsedAt: i.LastUsedAt})
+	}
+	return out
 }
 
 func optional(s string) *string {
@@ -182,7 +221,7 @@ func userOut(app tenant.App, u appuser.User) User {
 	return User{ID: u.ID, AppID: u.AppID, UserID: u.UserID, Status: u.Status, Email: optional(u.Email),
 		EmailVerified: u.EmailVerified, Phone: optional(u.Phone), PhoneVerified: u.PhoneVerified,
 		WebauthnEnabled: u.WebauthnEnabled, WebauthnTypes: nonNil(u.WebauthnTypes), Meta: meta, UserMeta: meta,
-		RequiredFields: requiredOut(app, meta), Sessions: []Session{}, SignupDate: u.CreatedAt,
+		RequiredFields: requiredOut(app, meta), Sessions: []Session{}, Identities: []Identity{}, SignupDate: u.CreatedAt,
 		LastUsedAt: u.LastUsedAt, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Test: u.Test}
 }
 
