@@ -6,11 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -520,4 +522,159 @@ func TestOAuthProviderTypes(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestOAuthBursts: social sign-in's single-use rules and its limit under
+// 50 parallel requests on both engines, with a pool smaller than the
+// burst (concurrencyOptions): a state proceeds once, a token signs in once,
+// 30 sign-ins a minute start from one address, and 50 first sign-ins of one
+// new person at once make one user and one identity.
+func TestOAuthBursts(t *testing.T) {
+	opts := concurrencyOptions()
+	opts.RealClock = true
+	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "Acme")
+		app := socialApp(t, e, "Social", true)
+		callback := e.Config.BaseURL + "/v1/auth/" + app.ID + "/oauth/callback"
+		op := socialtest.Start(t, []socialtest.User{{ID: "ada", Email: "ada@example.com", EmailVerified: true},
+			{ID: "zoe", Email: "zoe@example.com", EmailVerified: true}},
+			[]socialtest.Client{{ID: "gatehouse", Secret: "op-secret-0123456789", Redirects: []string{callback}}})
+		if r := e.do(t, "PUT", "/v1/apps/"+app.ID+"/oauth_providers/corp", bearer(e.appSecretFor(t, app.ID)),
+			map[string]any{"type": "oidc", "issuer": op.Issuer, "client_id": "gatehouse", "client_secret": "op-secret-0123456789"}); r.status != 201 {
+			t.Fatalf("PUT provider = %d %s", r.status, r.raw)
+		}
+		authorize := e.Config.BaseURL + "/v1/auth/" + app.ID + "/oauth/authorize?provider=corp"
+		// burst sends n requests at once with their clients and returns
+		// each answer's status and Location.
+		burst := func(n int, send func(i int) (*http.Response, error)) ([]int, []string) {
+			statuses, locs := make([]int, n), make([]string, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					resp, err := send(i)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					statuses[i], locs[i] = resp.StatusCode, resp.Header.Get("Location")
+				})
+			}
+			close(start)
+			wg.Wait()
+			return statuses, locs
+		}
+		count := func(locs []string, param string) (n int) {
+			for _, l := range locs {
+				if u, err := url.Parse(l); err == nil && u.Query().Get(param) != "" {
+					n++
+				}
+			}
+			return n
+		}
+
+		t.Run("a state proceeds once", func(t *testing.T) {
+			b := socialtest.NewBrowser()
+			end, status, body := op.Follow(t, b, authorize, "ada", callback)
+			if end == nil {
+				t.Fatalf("no callback: %d %s", status, body)
+			}
+			statuses, locs := burst(50, func(int) (*http.Response, error) { return b.Get(end.String()) })
+			if n := count(locs, "sct_magic"); n != 1 {
+				t.Errorf("%d of 50 callbacks with one state signed in; want exactly 1", n)
+			}
+			for _, s := range statuses {
+				if s != http.StatusFound && s != http.StatusBadRequest {
+					t.Errorf("a callback answered %d; want 302 or the 400 page", s)
+				}
+			}
+			// The winner's token, sent 50 times at once, signs in once.
+			var tok string
+			for _, l := range locs {
+				if u, _ := url.Parse(l); u != nil && u.Query().Get("sct_magic") != "" {
+					tok = u.Query().Get("sct_magic")
+				}
+			}
+			shots := make([]shot, 50)
+			for i := range shots {
+				shots[i] = shot{method: "PATCH", path: "/v1/auth/" + app.ID + "/magic_links/authenticate", body: map[string]any{"token": tok}}
+			}
+			ok := 0
+			for _, a := range e.burst(t, shots) {
+				switch a.status {
+				case 200:
+					ok++
+				case 404:
+				default:
+					t.Errorf("C5 answered %s", a)
+				}
+			}
+			if ok != 1 {
+				t.Errorf("%d of 50 C5 with one token signed in; want exactly 1", ok)
+			}
+		})
+		t.Run("30 sign-ins a minute start from one address", func(t *testing.T) {
+			other := socialApp(t, e, "Limited", true)
+			if r := e.do(t, "PUT", "/v1/apps/"+other.ID+"/oauth_providers/corp", bearer(e.appSecretFor(t, other.ID)),
+				map[string]any{"type": "oidc", "issuer": op.Issuer, "client_id": "gatehouse", "client_secret": "op-secret-0123456789"}); r.status != 201 {
+				t.Fatalf("PUT provider = %d %s", r.status, r.raw)
+			}
+			b := socialtest.NewBrowser()
+			statuses, locs := burst(50, func(int) (*http.Response, error) {
+				return b.Get(e.Config.BaseURL + "/v1/auth/" + other.ID + "/oauth/authorize?provider=corp")
+			})
+			started, limited := 0, 0
+			for i, l := range locs {
+				switch {
+				case strings.HasPrefix(l, op.Issuer):
+					started++
+				case strings.Contains(l, "sct_error=rate_limited"):
+					limited++
+				default:
+					t.Errorf("authorize answered %d %s", statuses[i], l)
+				}
+			}
+			if started != 30 || limited != 20 {
+				t.Errorf("%d started and %d limited of 50; want 30 and 20", started, limited)
+			}
+		})
+		t.Run("50 first sign-ins of one person make one user", func(t *testing.T) {
+			// Each from an address of its own (the server trusts the
+			// loopback proxy), as 50 people's browsers would be.
+			browsers, cbs := make([]*http.Client, 50), make([]string, 50)
+			for i := range browsers {
+				browsers[i] = socialtest.NewBrowser()
+				browsers[i].Transport = forwardedFor{ip: fmt.Sprintf("203.0.113.%d", i+1)}
+				end, status, body := op.Follow(t, browsers[i], authorize, "zoe", callback)
+				if end == nil {
+					t.Fatalf("no callback: %d %s", status, body)
+				}
+				cbs[i] = end.String()
+			}
+			_, locs := burst(50, func(i int) (*http.Response, error) { return browsers[i].Get(cbs[i]) })
+			if n := count(locs, "sct_magic"); n != 50 {
+				t.Errorf("%d of 50 first sign-ins came back with a token; want all: %v", n, locs)
+			}
+			zoe, err := e.Users.Lookup(t.Context(), app, "zoe@example.com")
+			if err != nil || zoe == nil {
+				t.Fatal(zoe, err)
+			}
+			ids, err := e.SignIn.UserIdentities(t.Context(), zoe.ID)
+			if err != nil || len(ids) != 1 {
+				t.Errorf("zoe's identities = %v, %v; want one", ids, err)
+			}
+		})
+	})
+}
+
+// forwardedFor sends requests as a proxy would for ip.
+type forwardedFor struct{ ip string }
+
+func (f forwardedFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Forwarded-For", f.ip)
+	return http.DefaultTransport.RoundTrip(r)
 }
