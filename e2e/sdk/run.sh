@@ -19,8 +19,10 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== e2e/sdk: building gatehouse"
-(cd "$repo" && go build -o "$tmp/gatehouse" ./cmd/gatehouse)
+(cd "$repo" && go build -o "$tmp/gatehouse" ./cmd/gatehouse && go build -o "$tmp/testop" ./e2e/testop)
 export GATEHOUSE_BIN="$tmp/gatehouse"
+# The OpenID provider of the social sign-in test (oauth.browser.test.mjs).
+export GATEHOUSE_TESTOP_BIN="$tmp/testop"
 
 echo "== e2e/sdk: npm ci"
 (cd "$here" && npm ci --no-audit --no-fund)

@@ -9,9 +9,16 @@ import { spawn, execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
+
+import * as esbuild from "esbuild";
 
 const START_TIMEOUT_MS = 30_000;
+const SUITE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SDK_VERSION = "1.2.2";
 const STOP_GRACE_MS = 5_000;
 
 /**
@@ -487,4 +494,53 @@ export class Gatehouse {
     if (status !== 200) throw new Error(`update app = ${status} ${JSON.stringify(body)}`);
     return body.app ?? body;
   }
+}
+
+/**
+ * bundleSdk bundles the installed, unmodified @scute/core (its "import" entry,
+ * dist/index.mjs, with its dependencies) into one browser script that puts
+ * the module's exports on window.Scute (and ScuteClient etc. on window).
+ */
+export async function bundleSdk() {
+  const pkg = JSON.parse(fs.readFileSync(path.join(SUITE_DIR, "node_modules/@scute/core/package.json"), "utf8"));
+  assert.equal(pkg.version, SDK_VERSION, "the installed @scute/core is not the pinned version (run npm ci)");
+  const result = await esbuild.build({
+    stdin: {
+      contents: 'import * as Scute from "@scute/core";\nwindow.Scute = Scute;\nObject.assign(window, Scute);\n',
+      resolveDir: SUITE_DIR,
+      sourcefile: "scute-entry.mjs",
+      loader: "js",
+    },
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    write: false,
+    logLevel: "silent",
+    metafile: true,
+  });
+  const inputs = Object.keys(result.metafile.inputs);
+  assert.ok(inputs.includes("node_modules/@scute/core/dist/index.mjs"), `the bundle's inputs: ${inputs.join(", ")}`);
+  return result.outputFiles[0].text;
+}
+
+/**
+ * serveApp serves a test app's own pages with handler on http://localhost:<port>
+ * (a secure context). Chromium may try either loopback address for "localhost",
+ * so the same port answers on both when there is an IPv6 loopback.
+ */
+export async function serveApp(handler) {
+  const v4 = http.createServer(handler);
+  await new Promise((resolve, reject) => v4.once("error", reject).listen(0, "127.0.0.1", resolve));
+  const port = v4.address().port;
+  const servers = [v4];
+  const v6 = http.createServer(handler);
+  await new Promise((resolve) => {
+    v6.once("error", () => resolve()); // no IPv6 loopback here: 127.0.0.1 alone will do
+    v6.listen(port, "::1", () => {
+      servers.push(v6);
+      resolve();
+    });
+  });
+  return { origin: `http://localhost:${port}`, servers };
 }

@@ -13,50 +13,14 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import http from "node:http";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-import * as esbuild from "esbuild";
-
-import { startGatehouse, gatehouseBin, decodeJwt, isBase64url, waitFor, chromiumPath, launchChromium } from "./harness.mjs";
+import { startGatehouse, gatehouseBin, decodeJwt, isBase64url, waitFor, chromiumPath, launchChromium, bundleSdk, serveApp } from "./harness.mjs";
 
 gatehouseBin();
 chromiumPath(); // fail at once, with how to get it, when Chromium is missing
 
-const SUITE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const SDK_VERSION = "1.2.2";
 const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const EMAIL = `passkey-${tag}@example.com`;
-
-/**
- * bundleSdk bundles the installed, unmodified @scute/core (its "import" entry,
- * dist/index.mjs, with its dependencies) into one browser script that puts
- * the module's exports on window.Scute (and ScuteClient etc. on window).
- */
-async function bundleSdk() {
-  const pkg = JSON.parse(fs.readFileSync(path.join(SUITE_DIR, "node_modules/@scute/core/package.json"), "utf8"));
-  assert.equal(pkg.version, SDK_VERSION, "the installed @scute/core is not the pinned version (run npm ci)");
-  const result = await esbuild.build({
-    stdin: {
-      contents: 'import * as Scute from "@scute/core";\nwindow.Scute = Scute;\nObject.assign(window, Scute);\n',
-      resolveDir: SUITE_DIR,
-      sourcefile: "scute-entry.mjs",
-      loader: "js",
-    },
-    bundle: true,
-    format: "iife",
-    platform: "browser",
-    target: "es2020",
-    write: false,
-    logLevel: "silent",
-    metafile: true,
-  });
-  const inputs = Object.keys(result.metafile.inputs);
-  assert.ok(inputs.includes("node_modules/@scute/core/dist/index.mjs"), `the bundle's inputs: ${inputs.join(", ")}`);
-  return result.outputFiles[0].text;
-}
 
 /** The test page: records unhandled rejections and SDK events, then starts one ScuteClient. */
 function pageHtml(config) {
@@ -171,9 +135,7 @@ before(async () => {
   sdkBundle = await bundleSdk();
   gh = await startGatehouse();
 
-  // The app's own origin: http://localhost:<port>. Chromium may try either
-  // loopback address for "localhost", so the same port answers on both.
-  const handler = (req, res) => {
+  const served = await serveApp((req, res) => {
     const url = new URL(req.url, "http://localhost");
     if (url.pathname === "/scute.js") {
       res.writeHead(200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-store" });
@@ -185,20 +147,9 @@ before(async () => {
       res.writeHead(404, { "Content-Type": "text/plain" });
       res.end("not found");
     }
-  };
-  const v4 = http.createServer(handler);
-  await new Promise((resolve, reject) => v4.once("error", reject).listen(0, "127.0.0.1", resolve));
-  const port = v4.address().port;
-  appServers = [v4];
-  const v6 = http.createServer(handler);
-  await new Promise((resolve) => {
-    v6.once("error", () => resolve()); // no IPv6 loopback here: 127.0.0.1 alone will do
-    v6.listen(port, "::1", () => {
-      appServers.push(v6);
-      resolve();
-    });
   });
-  origin = `http://localhost:${port}`;
+  appServers = served.servers;
+  origin = served.origin;
 
   app = await gh.createApp({ name: "Passkeys test app", origin, login_url: `${origin}/login` });
   assert.ok(app.id, `created app: ${JSON.stringify(app)}`);

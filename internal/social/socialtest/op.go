@@ -38,7 +38,9 @@ func (u users) ExampleClientID() string                  { return storage.Servic
 type OP struct {
 	// Issuer is its http://127.0.0.1 URL.
 	Issuer string
-	st     *opStorage
+	// Handler serves it.
+	Handler http.Handler
+	st      *opStorage
 }
 
 // opStorage is the example storage with the e-mail claims in the ID token
@@ -100,6 +102,17 @@ type Client struct {
 // Start serves a provider with accounts and clients until the test ends.
 func Start(t testing.TB, accounts []User, clients []Client) *OP {
 	t.Helper()
+	var h http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	op := New(srv.URL, accounts, clients)
+	h = op.Handler
+	return op
+}
+
+// New is a provider at issuer (the address it is served on), for
+// programs that serve it themselves (e2e's testop).
+func New(issuer string, accounts []User, clients []Client) *OP {
 	us := users{}
 	for _, u := range accounts {
 		us[u.ID] = &storage.User{ID: u.ID, Username: u.ID, Password: Password, Email: u.Email, EmailVerified: u.EmailVerified,
@@ -110,11 +123,7 @@ func Start(t testing.TB, accounts []User, clients []Client) *OP {
 		cs[c.ID] = storage.WebClient(c.ID, c.Secret, c.Redirects...)
 	}
 	st := &opStorage{Storage: storage.NewStorageWithClients(us, cs)}
-	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	t.Cleanup(srv.Close)
-	h = exampleop.SetupServer(srv.URL, st, slog.New(slog.DiscardHandler), false)
-	return &OP{Issuer: srv.URL, st: st}
+	return &OP{Issuer: issuer, st: st, Handler: exampleop.SetupServer(issuer, st, slog.New(slog.DiscardHandler), false)}
 }
 
 // ClaimsInIDToken puts the e-mail claims in the ID token (true) or only in
