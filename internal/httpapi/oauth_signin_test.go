@@ -357,6 +357,19 @@ func TestOAuthSignIn(t *testing.T) {
 				t.Errorf("= %d %v; want the 400 page", status, q)
 			}
 		})
+		t.Run("a slug moved to another issuer does not sign in the old identity's user", func(t *testing.T) {
+			other := socialtest.Start(t, []socialtest.User{{ID: "ada", Email: "ada@example.com", EmailVerified: true}},
+				[]socialtest.Client{{ID: "gatehouse", Secret: secret, Redirects: []string{callbackOf(app)}}})
+			if r := e.do(t, "PUT", "/v1/apps/"+app.ID+"/oauth_providers/corp", bearer(e.appSecretFor(t, app.ID)),
+				map[string]any{"type": "oidc", "issuer": other.Issuer, "client_id": "gatehouse", "client_secret": secret}); r.status != 200 {
+				t.Fatalf("PUT = %d %s", r.status, r.raw)
+			}
+			end, status, body := other.Follow(t, socialtest.NewBrowser(), authorize(app, "corp", nil), "ada", appOrigin)
+			if end == nil {
+				t.Fatalf("no end: %d %s", status, body)
+			}
+			refused(t, end.Query(), "identity_conflict")
+		})
 		t.Run("the provider's secret is in no log line", func(t *testing.T) {
 			if strings.Contains(e.Logs.String(), secret) {
 				t.Error("the provider's client secret is in the logs")

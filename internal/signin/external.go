@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -161,7 +162,7 @@ func (s *Service) signInExternal(ctx context.Context, app store.App, x External,
 				return err
 			}
 			events = append(events, s.identityEvent(app, user, ident, webhook.UserIdentityLinked))
-		} else if err := tx.TouchIdentity(ctx, ident.ID, cmpOr(x.Email, ident.Email), now); err != nil {
+		} else if err := tx.TouchIdentity(ctx, ident.ID, cmp.Or(x.Email, ident.Email), now); err != nil {
 			return err
 		}
 		if err := tx.Deferred(nil).SupersedeAndCreateChallenge(ctx, ch, []string{MethodOAuth}); err != nil {
@@ -174,13 +175,6 @@ func (s *Service) signInExternal(ctx context.Context, app store.App, x External,
 		return "", err
 	}
 	return tok, nil
-}
-
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // nameMeta is the provider's name for a new user's metadata, when the app

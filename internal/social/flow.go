@@ -1,6 +1,7 @@
 package social
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -285,17 +286,10 @@ func (s *Service) discover(ctx context.Context, p loaded) (Discovery, error) {
 	case TypeApple:
 		return s.oidc.Discover(ctx, s.d.Endpoints.Apple)
 	case TypeMicrosoft:
-		return s.oidc.discoverMicrosoft(ctx, s.d.Endpoints.Microsoft, cmpOr(p.settings["tenant"], "common"))
+		return s.oidc.discoverMicrosoft(ctx, s.d.Endpoints.Microsoft, cmp.Or(p.settings["tenant"], "common"))
 	default:
 		return s.oidc.Discover(ctx, p.settings["issuer"])
 	}
-}
-
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // finishOpenID exchanges the code at an OpenID provider and checks its ID
