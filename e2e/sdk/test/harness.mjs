@@ -525,11 +525,26 @@ export async function bundleSdk() {
 }
 
 /**
- * serveApp serves a test app's own pages with handler on http://localhost:<port>
- * (a secure context). Chromium may try either loopback address for "localhost",
- * so the same port answers on both when there is an IPv6 loopback.
+ * serveApp serves a test app on http://localhost:<port> (a secure context):
+ * the SDK bundle at /scute.js and, at each of paths, the HTML page() returns
+ * (called per request, so it may read state set after the server starts).
+ * Chromium may try either loopback address for "localhost", so the same port
+ * answers on both when there is an IPv6 loopback.
  */
-export async function serveApp(handler) {
+export async function serveApp({ bundle, paths, page }) {
+  const handler = (req, res) => {
+    const url = new URL(req.url, "http://localhost");
+    if (url.pathname === "/scute.js") {
+      res.writeHead(200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-store" });
+      res.end(bundle);
+    } else if (paths.includes(url.pathname)) {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+      res.end(page());
+    } else {
+      res.writeHead(404, { "Content-Type": "text/plain" });
+      res.end("not found");
+    }
+  };
   const v4 = http.createServer(handler);
   await new Promise((resolve, reject) => v4.once("error", reject).listen(0, "127.0.0.1", resolve));
   const port = v4.address().port;

@@ -63,19 +63,7 @@ let gh, browser, servers, origin, app, appSecret, op;
 before(async () => {
   const sdkBundle = await bundleSdk();
   gh = await startGatehouse();
-  const served = await serveApp((req, res) => {
-    const url = new URL(req.url, "http://localhost");
-    if (url.pathname === "/scute.js") {
-      res.writeHead(200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-store" });
-      res.end(sdkBundle);
-    } else if (url.pathname === "/" || url.pathname === "/callback") {
-      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
-      res.end(pageHtml({ appId: app.id, baseUrl: gh.base }));
-    } else {
-      res.writeHead(404, { "Content-Type": "text/plain" });
-      res.end("not found");
-    }
-  });
+  const served = await serveApp({ bundle: sdkBundle, paths: ["/", "/callback"], page: () => pageHtml({ appId: app.id, baseUrl: gh.base }) });
   servers = served.servers;
   origin = served.origin;
   app = await gh.createApp({ name: "Social sign-in test app", origin, callback_url: `${origin}/callback`, public_signup: true });

@@ -135,19 +135,7 @@ before(async () => {
   sdkBundle = await bundleSdk();
   gh = await startGatehouse();
 
-  const served = await serveApp((req, res) => {
-    const url = new URL(req.url, "http://localhost");
-    if (url.pathname === "/scute.js") {
-      res.writeHead(200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-store" });
-      res.end(sdkBundle);
-    } else if (url.pathname === "/" || url.pathname === "/login") {
-      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
-      res.end(pageHtml({ appId: app.id, baseUrl: gh.base }));
-    } else {
-      res.writeHead(404, { "Content-Type": "text/plain" });
-      res.end("not found");
-    }
-  });
+  const served = await serveApp({ bundle: sdkBundle, paths: ["/", "/login"], page: () => pageHtml({ appId: app.id, baseUrl: gh.base }) });
   appServers = served.servers;
   origin = served.origin;
 
