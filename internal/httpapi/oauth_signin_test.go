@@ -181,6 +181,9 @@ func TestOAuthSignIn(t *testing.T) {
 					t.Errorf("events = %v; want %s among them", got, want)
 				}
 			}
+			if d := e.events.eventData(t, "user.created"); d["method"] != "oauth" || d["provider"] != "corp" {
+				t.Errorf("user.created = %v; want method oauth, provider corp", d)
+			}
 			if d := e.events.eventData(t, "challenge.completed"); d["method"] != "oauth" || d["provider"] != "corp" {
 				t.Errorf("challenge.completed = %v; want method oauth, provider corp", d)
 			}

@@ -154,6 +154,12 @@ func (s *Service) signInExternal(ctx context.Context, app store.App, x External,
 			if err != nil {
 				return err
 			}
+			build := created.Build
+			created.Build = func() webhook.Payload {
+				d, _ := build().(webhook.UserData)
+				d.Method, d.Provider = MethodOAuth, x.Provider
+				return d
+			}
 			events = append(events, created)
 		}
 		if ident.LastUsedAt.IsZero() { // new: linked now

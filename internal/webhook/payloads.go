@@ -86,6 +86,9 @@ type EventUser struct {
 type UserData struct {
 	User EventUser `json:"user" doc:"The user."`
 	Test bool      `json:"test,omitempty" doc:"true when the user is a test user; absent otherwise."`
+	// Method and Provider say how a user.created by a social sign-in came.
+	Method   string `json:"method,omitempty" enum:"oauth" doc:"user.created by a social sign-in: oauth; absent otherwise."`
+	Provider string `json:"provider,omitempty" doc:"user.created by a social sign-in: the provider's slug; absent otherwise."`
 }
 
 // UserUpdatedData is user.updated's data: the user, and for a change of
