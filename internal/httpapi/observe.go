@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 )
 
 type ctxKey int
@@ -102,6 +104,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		if al := r.Header.Get("Accept-Language"); al != "" {
 			ctx = context.WithValue(ctx, keyAcceptLanguage, al)
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+			// Where a change came from, for its audit entry (reads make none).
+			ctx = audit.WithRequest(ctx, audit.Request{IP: ip.String(), UserAgent: r.UserAgent()})
 		}
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -319,4 +322,82 @@ func (s *Server) deleteWorkspaceApp(ctx context.Context, in *workspaceAppInput) 
 		return nil, err
 	}
 	return &okOutput{Body: okBody}, nil
+}
+
+// AuditEntry is one administrative action as the audit log shows it.
+type AuditEntry struct {
+	ID     string `json:"id" doc:"The entry's id; entries are listed newest first, and the last one's id is the next page's cursor."`
+	AppID  string `json:"app_id,omitempty" doc:"The app the action was on, when it was on one."`
+	Action string `json:"action" example:"app.updated" doc:"What was done (docs/audit-log.md lists the actions)."`
+	Target struct {
+		Type string `json:"type" example:"app" doc:"app, api_secret, api_key, member, workspace or oauth_provider."`
+		ID   string `json:"id" doc:"Its id (a provider's slug)."`
+	} `json:"target" doc:"What it was done to."`
+	Actor struct {
+		Kind         string `json:"kind" enum:"app_secret,api_key,workspace_secret,operator" doc:"The credential: an app's API secret or API key, a workspace secret (acting for member_id), or the operator at the command line."`
+		CredentialID string `json:"credential_id,omitempty" doc:"The secret's or key's id."`
+		MemberID     string `json:"member_id,omitempty" doc:"The member a workspace secret acts for."`
+		IP           string `json:"ip,omitempty" doc:"The client's address (empty from the command line)."`
+		UserAgent    string `json:"user_agent,omitempty" doc:"The client's User-Agent."`
+	} `json:"actor" doc:"Who did it, from where."`
+	Before    map[string]any `json:"before" doc:"The fields the action changed, as they were (null for a creation). Never a secret: secrets show as their hint, if at all."`
+	After     map[string]any `json:"after" doc:"The same fields as they became (null for a deletion)."`
+	CreatedAt time.Time      `json:"created_at" doc:"When (RFC 3339)."`
+}
+
+type auditLogInput struct {
+	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
+	AppID       string `query:"app_id" maxLength:"64" doc:"Only actions on this app."`
+	Action      string `query:"action" maxLength:"64" doc:"Only this action, or, ending in a dot, this family (app. for every app action)."`
+	Actor       string `query:"actor" maxLength:"64" doc:"Only actions of this credential id or member id."`
+	TargetID    string `query:"target_id" maxLength:"128" doc:"Only actions on this target id."`
+	Cursor      string `query:"cursor" maxLength:"64" doc:"The next_cursor of the previous page."`
+	Limit       int    `query:"limit" minimum:"1" maximum:"200" doc:"Entries per page; default 50."`
+}
+
+type auditLogOutput struct {
+	Body struct {
+		Entries    []AuditEntry `json:"entries" doc:"Newest first."`
+		NextCursor string       `json:"next_cursor,omitempty" doc:"Pass as cursor for the next (older) page; absent on the last page."`
+	}
+}
+
+var exAuditEntry = func() AuditEntry {
+	e := AuditEntry{ID: "01936f0e-5a1c-7a3b-9c2d-1e2f3a4b5c6d", AppID: "app_123", Action: "app.updated", CreatedAt: exT1,
+		Before: map[string]any{"mfa_policy": "off"}, After: map[string]any{"mfa_policy": "optional"}}
+	e.Target.Type, e.Target.ID = "app", "app_123"
+	e.Actor.Kind, e.Actor.CredentialID, e.Actor.MemberID, e.Actor.IP, e.Actor.UserAgent = "workspace_secret", "sec_123", "mem_123", "203.0.113.7", "curl/8.5.0"
+	return e
+}()
+
+var auditLogOp = operation{id: "auditLog", method: "GET", path: "/v1/workspaces/{workspace_id}/audit_log", summary: "Read the audit log", tag: "Workspaces",
+	auth: authWorkspace, errors: []string{"workspace_not_found", errorsShape},
+	desc: "The workspace's administrative actions, newest first: who (credential, member, address, user agent), what (action and target), the fields it changed before and after (never a secret) and when. " +
+		"Written in the transaction of each change, by the API and the command line alike; append-only (the database refuses to change or delete an entry). " +
+		"Filters: `app_id`, `action` (exact, or a family ending in a dot), `actor` (a credential or member id), `target_id`; pages of `limit` (default 50, at most 200) with `cursor`. " +
+		"Owners and admins may read it.",
+	resp: body(func(o *auditLogOutput) { o.Body.Entries = []AuditEntry{exAuditEntry} })}
+
+func (s *Server) auditLog(ctx context.Context, in *auditLogInput) (*auditLogOutput, error) {
+	limit := in.Limit
+	es, err := s.Tenants.AuditLog(ctx, principalFrom(ctx), in.WorkspaceID, tenant.AuditFilter{AppID: in.AppID, Action: in.Action,
+		ActorID: in.Actor, TargetID: in.TargetID, Before: in.Cursor, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := &auditLogOutput{}
+	out.Body.Entries = make([]AuditEntry, 0, len(es))
+	for _, e := range es {
+		a := AuditEntry{ID: e.ID, AppID: e.AppID, Action: e.Action, CreatedAt: e.CreatedAt}
+		a.Target.Type, a.Target.ID = e.TargetType, e.TargetID
+		a.Actor.Kind, a.Actor.CredentialID, a.Actor.MemberID, a.Actor.IP, a.Actor.UserAgent = e.ActorKind, e.ActorID, e.MemberID, e.IP, e.UserAgent
+		_ = json.Unmarshal(e.Before, &a.Before)
+		_ = json.Unmarshal(e.After, &a.After)
+		out.Body.Entries = append(out.Body.Entries, a)
+	}
+	page := cmp.Or(limit, tenant.DefaultAuditPage)
+	if n := len(es); n > 0 && n == page {
+		out.Body.NextCursor = es[n-1].ID
+	}
+	return out, nil
 }

@@ -53,6 +53,7 @@ func (s *Server) registerRoutes() {
 	register(s, createWorkspaceOp, s.createWorkspace)
 	register(s, getWorkspaceOp, s.getWorkspace)
 	register(s, updateWorkspaceOp, s.updateWorkspace)
+	register(s, auditLogOp, s.auditLog)
 	register(s, listMembersOp, s.listMembers)
 	register(s, addMemberOp, s.addMember)
 	register(s, updateMemberOp, s.updateMember)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/secretset"
@@ -202,7 +203,8 @@ func (s *Service) Put(ctx context.Context, p access.Principal, appID string, in 
 		if !ok {
 			return errs.Invalidf("type", "must be one of %s", strings.Join(typeNames(), ", "))
 		}
-		if _, err := tx.LockApp(ctx, appID); err != nil {
+		app, err := tx.LockApp(ctx, appID)
+		if err != nil {
 			return notFound(err, ErrAppNotFound)
 		}
 		now := s.now.Now()
@@ -239,7 +241,16 @@ func (s *Service) Put(ctx context.Context, p access.Principal, appID string, in 
 			return err
 		}
 		out = s.shown(row, merged)
-		return nil
+		var before any
+		if !created {
+			before = auditProvider(s.shown(old, stored))
+		}
+		action := "oauth_provider.updated"
+		if created {
+			action = "oauth_provider.created"
+		}
+		return audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: appID, Action: action,
+			TargetType: "oauth_provider", TargetID: in.Slug, Before: before, After: auditProvider(out)})
 	})
 	if err != nil {
 		return Provider{}, false, err
@@ -391,7 +402,23 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, appID, slug st
 		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
 			return err
 		}
-		return notFound(tx.DeleteOAuthProvider(ctx, appID, slug), ErrProviderNotFound)
+		row, err := tx.GetOAuthProvider(ctx, appID, slug)
+		if err != nil {
+			return notFound(err, ErrProviderNotFound)
+		}
+		settings, err := s.settings(row)
+		if err != nil {
+			return err
+		}
+		app, err := tx.GetApp(ctx, appID)
+		if err != nil {
+			return notFound(err, ErrAppNotFound)
+		}
+		if err := notFound(tx.DeleteOAuthProvider(ctx, appID, slug), ErrProviderNotFound); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx.Queries, s.now.Now(), p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: appID,
+			Action: "oauth_provider.deleted", TargetType: "oauth_provider", TargetID: slug, Before: auditProvider(s.shown(row, settings))})
 	})
 	if err != nil {
 		return err
@@ -466,4 +493,22 @@ func (s *Service) Public(ctx context.Context, appID string) ([]PublicProvider, e
 	}
 	s.public.Put(appID, out, gen)
 	return out, nil
+}
+
+// providerRecord is a provider as the audit log keeps it: secrets as their
+// hints, as the API shows them.
+type providerRecord struct {
+	Type         string            `json:"type"`
+	Name         string            `json:"name"`
+	Enabled      bool              `json:"enabled"`
+	ClientID     string            `json:"client_id"`
+	Settings     map[string]string `json:"settings"`
+	Scopes       []string          `json:"scopes"`
+	Color        string            `json:"color"`
+	LinkExisting bool              `json:"link_existing"`
+}
+
+func auditProvider(p Provider) providerRecord {
+	return providerRecord{Type: p.Type, Name: p.Name, Enabled: p.Enabled, ClientID: p.ClientID, Settings: p.Settings,
+		Scopes: p.Scopes, Color: p.Color, LinkExisting: p.LinkExisting}
 }

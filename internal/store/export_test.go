@@ -64,3 +64,12 @@ func (db *DB) BusyTimeouts(ctx context.Context) (writer, reader int, err error) 
 	err = db.reader.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&reader)
 	return writer, reader, err
 }
+
+// TamperAuditLog tries to change and to delete every audit entry, as an
+// intruder with the application's database role would; the table's
+// triggers must refuse both.
+func (db *DB) TamperAuditLog(ctx context.Context) (updateErr, deleteErr error) {
+	_, updateErr = db.w.exec(ctx, "UPDATE audit_log SET action = 'nothing.happened'")
+	_, deleteErr = db.w.exec(ctx, "DELETE FROM audit_log")
+	return updateErr, deleteErr
+}

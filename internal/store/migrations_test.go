@@ -50,11 +50,13 @@ var released = map[string]string{
 	"postgres/00016_inline_messages.sql":           "2b9fa980112afadaf2829d7d52b47ba81dc373970589e0d15fbb097cab6a5773",
 	"postgres/00017_oauth_providers.sql":           "e9cdfb36c1b8eb14cf73f08fa0c52ac23626a5ca52c6dfb8b3e19ac05727c672",
 	"postgres/00018_oauth_signin.sql":              "938eaff08067df00ecd1de2adb056a8b357ed8c08f8cf3ec687893b16d301fe9",
+	"postgres/00019_audit_log.sql":                 "9b3c170c5a12681390d9828990ecaa9f5a238fba40d81f24377f818d6fffa648",
 	"sqlite/00013_passkey_ceremony_subjects.sql":   "ce5db8a782fbcdf2d1ed1c4493f187f548b68dfae101a94032315bcafc5a4f91",
 	"sqlite/00014_queued_messages.sql":             "9003806f573a1150a13ea605c02dbd1220c1526ee6f03248be56fc8230bb0b09",
 	"sqlite/00015_pending_indexes.sql":             "904883d582cbb34078a8e5ffde8ad1e1f296725d3c65abe1ff5adf37fa7852f5",
 	"sqlite/00017_oauth_providers.sql":             "979ad920e1f41e4b5075f294e20be87d76e02772afd18693cef87a029e9a69f9",
 	"sqlite/00018_oauth_signin.sql":                "64629928f1177d2d9ca2f1b73e09b935ec0ead63eaac1019af2af757fcb0d3e5",
+	"sqlite/00019_audit_log.sql":                   "a01b9d37d541d4dc3c7cbfa5f9c8fcc54e7e26e18cbd038eb01174e9796609f6",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -122,6 +123,10 @@ func (s *Service) CreateApp(ctx context.Context, p access.Principal, workspaceID
 		if err := conflict(tx.CreateApp(ctx, a), ErrSlugTaken); err != nil {
 			return err
 		}
+		if err := s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, AppID: a.ID, Action: "app.created", TargetType: "app",
+			TargetID: a.ID, After: auditApp(a)}); err != nil {
+			return err
+		}
 		madeKey, err = s.keyForApp(ctx, tx, a, pre)
 		return err
 	})
@@ -200,7 +205,7 @@ func (s *Service) ListApps(ctx context.Context, p access.Principal, workspaceID 
 // a caller demoted while its request was on the way is refused.
 func (s *Service) UpdateApp(ctx context.Context, p access.Principal, workspaceID, id string, in AppSettings) (_ App, err error) {
 	defer errs.Wrap(&err, "update app")
-	return s.updateApp(ctx, id, in, func(tx *store.Tx, a App) error {
+	return s.updateApp(ctx, p, id, in, func(tx *store.Tx, a App) error {
 		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
 			return err
 		}
@@ -216,14 +221,14 @@ func (s *Service) UpdateApp(ctx context.Context, p access.Principal, workspaceID
 // admin, with the same validation as UpdateApp. API keys may not.
 func (s *Service) UpdateOwnApp(ctx context.Context, p access.Principal, id string, in AppSettings) (_ App, err error) {
 	defer errs.Wrap(&err, "update app")
-	return s.updateApp(ctx, id, in, func(tx *store.Tx, _ App) error {
+	return s.updateApp(ctx, p, id, in, func(tx *store.Tx, _ App) error {
 		return access.App(ctx, tx.Queries, p, id, access.Manage)
 	})
 }
 
 // updateApp locks the app, lets allow refuse the change (reading roles in
 // the transaction that writes the app), applies in and stores the app.
-func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allow func(tx *store.Tx, a App) error) (App, error) {
+func (s *Service) updateApp(ctx context.Context, p access.Principal, id string, in AppSettings, allow func(tx *store.Tx, a App) error) (App, error) {
 	var a App
 	var madeKey bool
 	pre, err := s.preparedKey(in)
@@ -242,11 +247,16 @@ func (s *Service) updateApp(ctx context.Context, id string, in AppSettings, allo
 		if a.ID == "" {
 			return ErrAppNotFound
 		}
+		before := auditApp(a)
 		if err := apply(&a, in); err != nil {
 			return err
 		}
 		a.UpdatedAt = s.clock()
 		if err := notFound(conflict(tx.UpdateApp(ctx, a), ErrSlugTaken), ErrAppNotFound); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, p, audit.Change{WorkspaceID: a.WorkspaceID, AppID: a.ID, Action: "app.updated", TargetType: "app",
+			TargetID: a.ID, Before: before, After: auditApp(a)}); err != nil {
 			return err
 		}
 		madeKey, err = s.keyForApp(ctx, tx, a, pre)
@@ -283,7 +293,15 @@ func (s *Service) DeleteApp(ctx context.Context, p access.Principal, workspaceID
 		if _, err := access.Workspace(ctx, tx.Queries, p, workspaceID, access.RoleAdmin); err != nil {
 			return err
 		}
-		return notFound(tx.DeleteApp(ctx, workspaceID, id), ErrAppNotFound)
+		a, err := tx.GetApp(ctx, id)
+		if err != nil || a.WorkspaceID != workspaceID {
+			return notFound(orNotFound(err), ErrAppNotFound)
+		}
+		if err := notFound(tx.DeleteApp(ctx, workspaceID, id), ErrAppNotFound); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, AppID: id, Action: "app.deleted", TargetType: "app",
+			TargetID: id, Before: auditApp(a)})
 	})
 	s.apps.Forget(id)
 	return err

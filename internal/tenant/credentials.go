@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -25,13 +26,18 @@ func (s *Service) CreateAppSecret(ctx context.Context, p access.Principal, appID
 		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
 			return err
 		}
-		if _, err := tx.GetApp(ctx, appID); err != nil {
+		a, err := tx.GetApp(ctx, appID)
+		if err != nil {
 			return notFound(err, ErrAppNotFound)
 		}
 		if tok, err = s.mintSecret(rec, appID, "app"); err != nil {
 			return err
 		}
-		return tx.CreateAPISecret(ctx, rec)
+		if err := tx.CreateAPISecret(ctx, rec); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: a.WorkspaceID, AppID: appID, Action: "api_secret.created",
+			TargetType: "api_secret", TargetID: rec.ID, After: credentialRecord{Name: rec.Name}})
 	})
 	if err != nil {
 		return "", APISecret{}, err
@@ -59,8 +65,11 @@ func (s *Service) CreateWorkspaceSecret(ctx context.Context, p access.Principal,
 		}
 		for _, m := range members {
 			if (member == "" && m.Role == access.RoleOwner) || m.ID == member || (member != "" && m.Email == strings.ToLower(member)) {
-				tok, rec, err = s.newWorkspaceSecret(ctx, tx, m, name)
-				return err
+				if tok, rec, err = s.newWorkspaceSecret(ctx, tx, m, name); err != nil {
+					return err
+				}
+				return s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, Action: "api_secret.created", TargetType: "api_secret",
+					TargetID: rec.ID, After: credentialRecord{Name: rec.Name, MemberID: m.ID}})
 			}
 		}
 		return ErrMemberNotFound
@@ -140,7 +149,21 @@ func (s *Service) RevokeSecret(ctx context.Context, p access.Principal, id strin
 		if err := authorizeSecret(ctx, tx.Queries, p, rec); err != nil {
 			return err
 		}
-		return notFound(tx.RevokeAPISecret(ctx, id, s.clock()), ErrSecretNotFound)
+		now := s.clock()
+		if err := notFound(tx.RevokeAPISecret(ctx, id, now), ErrSecretNotFound); err != nil {
+			return err
+		}
+		workspaceID := rec.WorkspaceID
+		if rec.AppID != "" {
+			a, err := tx.GetApp(ctx, rec.AppID)
+			if err != nil {
+				return err
+			}
+			workspaceID = a.WorkspaceID
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, AppID: rec.AppID, Action: "api_secret.revoked",
+			TargetType: "api_secret", TargetID: id, Before: credentialRecord{Name: rec.Name, MemberID: rec.MemberID},
+			After: credentialRecord{Name: rec.Name, MemberID: rec.MemberID, Revoked: &now}})
 	})
 }
 
@@ -177,10 +200,15 @@ func (s *Service) CreateAPIKey(ctx context.Context, p access.Principal, appID, n
 		if len(rec.Nickname) > 100 {
 			return errs.Invalidf("nickname", "must be at most 100 characters")
 		}
-		if _, err := tx.GetApp(ctx, appID); err != nil {
+		a, err := tx.GetApp(ctx, appID)
+		if err != nil {
 			return notFound(err, ErrAppNotFound)
 		}
-		return tx.CreateAPIKey(ctx, rec)
+		if err := tx.CreateAPIKey(ctx, rec); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: a.WorkspaceID, AppID: appID, Action: "api_key.created",
+			TargetType: "api_key", TargetID: rec.ID, After: credentialRecord{Name: rec.Nickname}})
 	})
 	if err != nil {
 		return "", APIKey{}, err
@@ -205,8 +233,17 @@ func (s *Service) RevokeAPIKey(ctx context.Context, p access.Principal, appID, i
 		if err := access.App(ctx, tx.Queries, p, appID, access.Manage); err != nil {
 			return err
 		}
-		k, err = tx.RevokeAPIKey(ctx, appID, id, s.clock())
-		return notFound(err, ErrAPIKeyNotFound)
+		now := s.clock()
+		if k, err = tx.RevokeAPIKey(ctx, appID, id, now); err != nil {
+			return notFound(err, ErrAPIKeyNotFound)
+		}
+		a, err := tx.GetApp(ctx, appID)
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: a.WorkspaceID, AppID: appID, Action: "api_key.revoked",
+			TargetType: "api_key", TargetID: id, Before: credentialRecord{Name: k.Nickname},
+			After: credentialRecord{Name: k.Nickname, Revoked: &now}})
 	})
 	return k, err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
@@ -228,12 +229,17 @@ func (s *Service) UpdateWorkspace(ctx context.Context, p access.Principal, id st
 		if _, err := access.Workspace(ctx, tx.Queries, p, id, access.RoleAdmin); err != nil {
 			return err
 		}
+		before := auditWorkspace(ws)
 		if err := applyWorkspace(&ws, patch); err != nil {
 			return err
 		}
 		ws.UpdatedAt = s.clock()
 		if err := tx.UpdateWorkspace(ctx, ws); err != nil {
 			return notFound(conflict(err, ErrSlugTaken), ErrWorkspaceNotFound)
+		}
+		if err := s.record(ctx, tx, p, audit.Change{WorkspaceID: id, Action: "workspace.updated", TargetType: "workspace",
+			TargetID: id, Before: before, After: auditWorkspace(ws)}); err != nil {
+			return err
 		}
 		out, err = view(ctx, tx.Queries, p, ws)
 		return err
@@ -344,7 +350,11 @@ func (s *Service) AddMember(ctx context.Context, p access.Principal, workspaceID
 		}
 		now := s.clock()
 		m = Member{ID: newID(), WorkspaceID: workspaceID, Email: addr, Name: strings.TrimSpace(name), Role: role, CreatedAt: now, UpdatedAt: now}
-		return conflict(tx.CreateMember(ctx, m), ErrMemberExists)
+		if err := conflict(tx.CreateMember(ctx, m), ErrMemberExists); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, Action: "member.added", TargetType: "member",
+			TargetID: m.ID, After: auditMember(m)})
 	})
 	if err != nil {
 		return Member{}, err
@@ -403,9 +413,14 @@ func (s *Service) ChangeMemberRole(ctx context.Context, p access.Principal, work
 				return err
 			}
 		}
+		before := auditMember(m)
 		m.Role, m.UpdatedAt = role, s.clock()
 		out = m
-		return tx.UpdateMember(ctx, m)
+		if err := tx.UpdateMember(ctx, m); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, Action: "member.role_changed", TargetType: "member",
+			TargetID: m.ID, Before: before, After: auditMember(m)})
 	})
 	return out, err
 }
@@ -431,7 +446,11 @@ func (s *Service) RemoveMember(ctx context.Context, p access.Principal, workspac
 				return err
 			}
 		}
-		return notFound(tx.DeleteMember(ctx, workspaceID, id), ErrMemberNotFound)
+		if err := notFound(tx.DeleteMember(ctx, workspaceID, id), ErrMemberNotFound); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, audit.Change{WorkspaceID: workspaceID, Action: "member.removed", TargetType: "member",
+			TargetID: m.ID, Before: auditMember(m)})
 	})
 }
 
