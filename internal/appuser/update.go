@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -145,8 +146,16 @@ func (s *Service) SetStatus(ctx context.Context, p access.Principal, app store.A
 			return ErrInvalidStatus
 		}
 		now := s.clock()
-		var err error
+		old, err := tx.GetAppUser(ctx, app.ID, id)
+		if err != nil {
+			return err
+		}
 		if u, err = tx.SetAppUserStatus(ctx, app.ID, id, status, now); err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+			Action: "user.status_changed", TargetType: "user", TargetID: id,
+			Before: map[string]string{"status": old.Status}, After: map[string]string{"status": u.Status}}); err != nil {
 			return err
 		}
 		// A change of status ends the invitations sent before it: setting a
@@ -175,7 +184,17 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, app store.App,
 		if err := access.App(ctx, tx.Queries, p, app.ID, access.Write); err != nil {
 			return err
 		}
-		return notFound(tx.DeleteAppUser(ctx, app.ID, id))
+		old, err := tx.GetAppUser(ctx, app.ID, id)
+		if err != nil {
+			return notFound(err)
+		}
+		if err := notFound(tx.DeleteAppUser(ctx, app.ID, id)); err != nil {
+			return err
+		}
+		// The entry names the user by id and status only: the log outlives
+		// the user's personal data.
+		return audit.Record(ctx, tx.Queries, s.clock(), p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+			Action: "user.deleted", TargetType: "user", TargetID: id, Before: map[string]string{"status": old.Status}})
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 )
 
@@ -77,8 +78,42 @@ func TestAuditLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Webhooks and users.
+		hook := e.do(t, "POST", "/v1/apps/"+e.app.ID+"/webhooks", bearer(secret), map[string]any{"webhook": map[string]any{"url": newReceiver(t).URL + "/hook"}})
+		hookID, _ := hook.obj("webhook")["id"].(string)
+		if hook.status/100 != 2 || hookID == "" {
+			t.Fatalf("create webhook = %d %s", hook.status, hook.raw)
+		}
+		if r := e.do(t, "POST", "/v1/apps/"+e.app.ID+"/webhooks/"+hookID+"/rotate_secret", bearer(secret), nil); r.status != 200 {
+			t.Fatalf("rotate = %d %s", r.status, r.raw)
+		}
+		if r := e.do(t, "DELETE", "/v1/apps/"+e.app.ID+"/webhooks/"+hookID, bearer(secret), nil); r.status/100 != 2 {
+			t.Fatalf("delete webhook = %d %s", r.status, r.raw)
+		}
+		user, _, err := e.Users.Create(ctx, servertest.Operator, e.app, appuser.CreateInput{Email: "audited@example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Users.SetStatus(ctx, servertest.Operator, e.app, user.ID, "inactive"); err != nil {
+			t.Fatal(err)
+		}
+		if st := entries(t, log(t, "?action=user.status_changed&target_id="+user.ID, owner)); len(st) != 1 ||
+			!jsonEqual(st[0]["before"], map[string]any{"status": "active"}) || !jsonEqual(st[0]["after"], map[string]any{"status": "inactive"}) {
+			t.Errorf("user.status_changed = %v", st)
+		}
+		if r := e.do(t, "DELETE", "/v1/"+e.app.ID+"/users/"+user.ID, bearer(secret), nil); r.status/100 != 2 {
+			t.Fatalf("delete user = %d %s", r.status, r.raw)
+		}
+		if d := entries(t, log(t, "?action=user.deleted", owner)); len(d) != 1 || strings.Contains(string(log(t, "?action=user.", owner).raw), "audited@example.com") {
+			t.Errorf("user.deleted = %v; want one entry that does not hold the address", d)
+		}
+		if w := entries(t, log(t, "?action=webhook.&target_id="+hookID, owner)); len(w) != 3 || w[0]["action"] != "webhook.deleted" ||
+			w[1]["action"] != "webhook.secret_rotated" || w[2]["action"] != "webhook.created" {
+			t.Errorf("webhook entries = %v; want created, secret_rotated, deleted", w)
+		}
+
 		all := log(t, "?limit=200", owner)
-		for _, s := range []string{secret, key, providerSecret, e.wsSecret} {
+		for _, s := range []string{secret, key, providerSecret, e.wsSecret, hook.obj("webhook")["secret"].(string)} {
 			if strings.Contains(string(all.raw), s) {
 				t.Errorf("the audit log holds a secret")
 			}

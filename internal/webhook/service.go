@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -229,7 +230,8 @@ func (s *Service) Create(ctx context.Context, p access.Principal, appID string, 
 		}
 		// The app's row is locked (on PostgreSQL) so that concurrent
 		// creates count one after the other.
-		if _, err := tx.LockApp(ctx, appID); err != nil {
+		app, err := tx.LockApp(ctx, appID)
+		if err != nil {
 			return err
 		}
 		n, err := tx.CountWebhookEndpoints(ctx, appID)
@@ -240,7 +242,11 @@ func (s *Service) Create(ctx context.Context, p access.Principal, appID string, 
 			return ErrTooManyEndpoints
 		}
 		tx.AfterCommit(func() { s.emitter.Forget(appID) })
-		return tx.CreateWebhookEndpoint(ctx, ep)
+		if err := tx.CreateWebhookEndpoint(ctx, ep); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: appID, Action: "webhook.created",
+			TargetType: "webhook", TargetID: ep.ID, After: auditEndpoint(ep)})
 	})
 	if err != nil {
 		return Endpoint{}, err
@@ -293,7 +299,7 @@ func get(ctx context.Context, q store.Queries, appID, id string) (Endpoint, erro
 
 // change runs fn on an endpoint in a transaction that first checks Write
 // access, and stores what fn made of it.
-func (s *Service) change(ctx context.Context, p access.Principal, appID, id string, fn func(ep *Endpoint) error) (Endpoint, error) {
+func (s *Service) change(ctx context.Context, p access.Principal, appID, id, action string, fn func(ep *Endpoint) error) (Endpoint, error) {
 	var ep Endpoint
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
@@ -303,12 +309,17 @@ func (s *Service) change(ctx context.Context, p access.Principal, appID, id stri
 		if ep, err = get(ctx, tx.Queries, appID, id); err != nil {
 			return err
 		}
+		before := auditEndpoint(ep.WebhookEndpoint)
 		if err := fn(&ep); err != nil {
 			return err
 		}
 		ep.UpdatedAt = s.clock()
 		tx.AfterCommit(func() { s.emitter.Forget(appID) })
-		return tx.UpdateWebhookEndpoint(ctx, ep.WebhookEndpoint)
+		if err := tx.UpdateWebhookEndpoint(ctx, ep.WebhookEndpoint); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, appID, audit.Change{Action: action, TargetType: "webhook", TargetID: id, Before: before,
+			After: auditEndpoint(ep.WebhookEndpoint)})
 	})
 	return ep, err
 }
@@ -322,7 +333,7 @@ func (s *Service) Update(ctx context.Context, p access.Principal, appID, id stri
 	if err := s.checkURL(ctx, &in); err != nil {
 		return Endpoint{}, err
 	}
-	return s.change(ctx, p, appID, id, func(ep *Endpoint) error { return apply(&ep.WebhookEndpoint, in) })
+	return s.change(ctx, p, appID, id, "webhook.updated", func(ep *Endpoint) error { return apply(&ep.WebhookEndpoint, in) })
 }
 
 // Delete removes an endpoint and its deliveries; Write access.
@@ -332,12 +343,20 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, appID, id stri
 		if err := access.App(ctx, tx.Queries, p, appID, access.Write); err != nil {
 			return err
 		}
+		ep, err := get(ctx, tx.Queries, appID, id)
+		if err != nil {
+			return err
+		}
 		tx.AfterCommit(func() { s.emitter.Forget(appID) })
-		err := tx.DeleteWebhookEndpoint(ctx, appID, id)
+		err = tx.DeleteWebhookEndpoint(ctx, appID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrEndpointNotFound
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, appID, audit.Change{Action: "webhook.deleted", TargetType: "webhook", TargetID: id,
+			Before: auditEndpoint(ep.WebhookEndpoint)})
 	})
 }
 
@@ -347,7 +366,7 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, appID, id stri
 func (s *Service) RotateSecret(ctx context.Context, p access.Principal, appID, id string) (_ Endpoint, err error) {
 	defer errs.Wrap(&err, "rotate webhook secret")
 	secret := newSecret()
-	ep, err := s.change(ctx, p, appID, id, func(ep *Endpoint) error {
+	ep, err := s.change(ctx, p, appID, id, "webhook.secret_rotated", func(ep *Endpoint) error {
 		sealed, err := s.sealer.Seal([]byte(secret), secretAD(ep.ID))
 		if err != nil {
 			return err
@@ -461,4 +480,36 @@ func (s *Service) Redeliver(ctx context.Context, p access.Principal, appID, id, 
 		return Delivery{}, err
 	}
 	return s.db.GetDelivery(ctx, ep.ID, deliveryID)
+}
+
+// record appends p's audit entry for c, a change of appID's endpoints,
+// inside tx.
+func (s *Service) record(ctx context.Context, tx *store.Tx, p access.Principal, appID string, c audit.Change) error {
+	app, err := tx.GetApp(ctx, appID)
+	if err != nil {
+		return err
+	}
+	c.WorkspaceID, c.AppID = app.WorkspaceID, appID
+	return audit.Record(ctx, tx.Queries, s.clock(), p, c)
+}
+
+// endpointRecord is an endpoint as the audit log keeps it: never its
+// secrets (a rotation shows as the old secret's new end of validity).
+type endpointRecord struct {
+	URL                    string          `json:"url"`
+	Description            string          `json:"description"`
+	EventTypes             []string        `json:"event_types"`
+	RetryLimit             int             `json:"retry_limit"`
+	Metadata               json.RawMessage `json:"metadata"`
+	Enabled                bool            `json:"enabled"`
+	PreviousSecretValidTil *time.Time      `json:"previous_secret_valid_until"`
+}
+
+func auditEndpoint(ep store.WebhookEndpoint) endpointRecord {
+	meta := json.RawMessage(ep.Metadata)
+	if !json.Valid(meta) {
+		meta = json.RawMessage("{}")
+	}
+	return endpointRecord{URL: ep.URL, Description: ep.Description, EventTypes: ep.EventTypes, RetryLimit: ep.RetryLimit,
+		Metadata: meta, Enabled: ep.Enabled, PreviousSecretValidTil: ep.PreviousExpiresAt}
 }
