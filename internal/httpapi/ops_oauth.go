@@ -303,6 +303,9 @@ func (s *Server) oauthRefused(w http.ResponseWriter, r *http.Request, appID, pro
 	if code == "server_error" {
 		level = slog.LevelError
 	}
+	if len(provider) > 40 { // a slug is at most 40; this one came from the query
+		provider = provider[:40]
+	}
 	s.Log.Log(r.Context(), level, "social sign-in refused", "request_id", requestID(r.Context()), "app_id", appID,
 		"provider", provider, "error_code", code, "class", social.ErrorClass(err))
 	if code == "server_error" {
