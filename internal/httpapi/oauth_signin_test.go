@@ -406,6 +406,8 @@ func TestOAuthProviderTypes(t *testing.T) {
 		"xms_edov": true, "name": "Ada"}
 	ms.Claims["unverified"] = map[string]any{"sub": "BBBB", "tid": tid, "email": "eve@contoso.com"}
 	ms.Claims["badtenant"] = map[string]any{"sub": "CCCC", "tid": "not-a-tenant", "email": "x@contoso.com", "xms_edov": true}
+	forged := socialtest.NewGeneric(t, "forged-client", "forged-secret-0123456789")
+	forged.Claims["ada"] = map[string]any{"sub": "ada", "email": "ada@forged.example", "email_verified": true}
 	opts := servertest.Options{Serve: true, RealClock: true,
 		SocialEndpoints: social.Endpoints{Google: "https://accounts.google.invalid", Apple: apple.URL, Microsoft: ms.URL, GitHub: gh.URL, GitHubAPI: gh.URL}}
 	forEach(t, opts, func(t *testing.T, sys *servertest.System) {
@@ -416,9 +418,10 @@ func TestOAuthProviderTypes(t *testing.T) {
 		})
 		owner := bearer(e.appSecretFor(t, app.ID))
 		for slug, body := range map[string]map[string]any{
-			"gh":    {"type": "github", "client_id": gh.ClientID, "client_secret": gh.Secret},
-			"apple": {"type": "apple", "client_id": "com.example.web", "team_id": "TEAM123456", "key_id": "KEY1234567", "private_key": pkcs8PEM(t, teamKey)},
-			"ms":    {"type": "microsoft", "client_id": "ms-client-id", "client_secret": "ms-secret-0123456789"},
+			"gh":     {"type": "github", "client_id": gh.ClientID, "client_secret": gh.Secret},
+			"apple":  {"type": "apple", "client_id": "com.example.web", "team_id": "TEAM123456", "key_id": "KEY1234567", "private_key": pkcs8PEM(t, teamKey)},
+			"ms":     {"type": "microsoft", "client_id": "ms-client-id", "client_secret": "ms-secret-0123456789"},
+			"forged": {"type": "oidc", "issuer": forged.URL, "client_id": "forged-client", "client_secret": "forged-secret-0123456789"},
 		} {
 			if r := e.do(t, "PUT", "/v1/apps/"+app.ID+"/oauth_providers/"+slug, owner, body); r.status != 201 {
 				t.Fatalf("PUT %s = %d %s", slug, r.status, r.raw)
@@ -527,6 +530,17 @@ func TestOAuthProviderTypes(t *testing.T) {
 			if q := follow(t, socialtest.NewBrowser(), authorize+"ms"); q.Get("sct_error") != "id_token_invalid" {
 				t.Errorf("an issuer that is no tenant's: came back with %v; want id_token_invalid", q)
 			}
+		})
+		t.Run("an ID token a provider forged: alg none, another audience", func(t *testing.T) {
+			forged.SignInAs("ada")
+			for _, forge := range []string{"none", "audience"} {
+				forged.Forge(forge)
+				if q := follow(t, socialtest.NewBrowser(), authorize+"forged"); q.Get("sct_error") != "id_token_invalid" {
+					t.Errorf("%s: came back with %v; want sct_error=id_token_invalid", forge, q)
+				}
+			}
+			forged.Forge("")
+			signedIn(t, follow(t, socialtest.NewBrowser(), authorize+"forged"), "oauth:forged")
 		})
 		t.Run("google unreachable: provider_error, not a 500", func(t *testing.T) {
 			if r := e.do(t, "PUT", "/v1/apps/"+app.ID+"/oauth_providers/google", owner,

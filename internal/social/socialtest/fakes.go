@@ -208,6 +208,16 @@ type OIDCFake struct {
 	formPost bool
 	// User is what Apple posts as user on a first sign-in ("" for none).
 	User string
+	// forge, when set, makes the next ID tokens wrong on purpose (Forge).
+	forge string
+}
+
+// Forge makes the next ID tokens wrong on purpose: "none" (unsigned, alg
+// none) or "audience" (issued to another client); "" stops it.
+func (o *OIDCFake) Forge(how string) {
+	o.mu.Lock()
+	o.forge = how
+	o.mu.Unlock()
 }
 
 func newOIDCFake(t testing.TB, clientID string) *OIDCFake {
@@ -275,6 +285,24 @@ func NewMicrosoft(t testing.TB, clientID, secret string) *OIDCFake {
 	return o
 }
 
+// NewGeneric is a fake of a plain OpenID provider (client_secret_basic,
+// PKCE), for ID tokens a conforming provider would never send (Forge).
+func NewGeneric(t testing.TB, clientID, secret string) *OIDCFake {
+	o := newOIDCFake(t, clientID)
+	o.issuer = func(map[string]any) string { return o.URL }
+	o.docPath = "/.well-known/openid-configuration"
+	o.doc = map[string]any{"issuer": o.URL, "authorization_endpoint": o.URL + "/authorize", "token_endpoint": o.URL + "/token",
+		"jwks_uri": o.URL + "/keys", "id_token_signing_alg_values_supported": []string{"RS256"},
+		"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"client_secret_basic"}}
+	o.checkTok = func(_ url.Values, r *http.Request) error {
+		if id, sec, ok := r.BasicAuth(); !ok || id != clientID || sec != secret {
+			return fmt.Errorf("invalid_client")
+		}
+		return nil
+	}
+	return o
+}
+
 // Issuer is where the fake's discovery document is (Apple) or its host
 // (Microsoft).
 func (o *OIDCFake) Issuer() string { return o.URL }
@@ -332,9 +360,20 @@ func (o *OIDCFake) serve(w http.ResponseWriter, r *http.Request) {
 		if g.nonce != "" {
 			claims["nonce"] = g.nonce
 		}
+		o.mu.Lock()
+		forge := o.forge
+		o.mu.Unlock()
+		if forge == "audience" {
+			claims["aud"] = "another-client"
+		}
 		signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: o.key, KeyID: "fake-1"}},
 			(&jose.SignerOptions{}).WithType("JWT"))
 		idToken, err := jwt.Signed(signer).Claims(claims).Serialize()
+		if forge == "none" {
+			payload, _ := json.Marshal(claims)
+			idToken = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT","kid":"fake-1"}`)) + "." +
+				base64.RawURLEncoding.EncodeToString(payload) + "."
+		}
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
 			return
