@@ -688,6 +688,19 @@ func TestOAuthBursts(t *testing.T) {
 			if n := count(locs, "sct_magic"); n != 50 {
 				t.Errorf("%d of 50 first sign-ins came back with a token; want all: %v", n, locs)
 			}
+			// Each of them signs in: no sign-in's token supersedes another's.
+			shots := make([]shot, 0, 50)
+			for _, l := range locs {
+				if u, _ := url.Parse(l); u != nil && u.Query().Get("sct_magic") != "" {
+					shots = append(shots, shot{method: "PATCH", path: "/v1/auth/" + app.ID + "/magic_links/authenticate",
+						body: map[string]any{"token": u.Query().Get("sct_magic")}})
+				}
+			}
+			for _, a := range e.burst(t, shots) {
+				if a.status != 200 {
+					t.Errorf("C5 of one of 50 parallel sign-ins = %s; want 200", a)
+				}
+			}
 			zoe, err := e.Users.Lookup(t.Context(), app, "zoe@example.com")
 			if err != nil || zoe == nil {
 				t.Fatal(zoe, err)

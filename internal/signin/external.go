@@ -171,7 +171,9 @@ func (s *Service) signInExternal(ctx context.Context, app store.App, x External,
 		} else if err := tx.TouchIdentity(ctx, ident.ID, cmp.Or(x.Email, ident.Email), now); err != nil {
 			return err
 		}
-		if err := tx.Deferred(nil).SupersedeAndCreateChallenge(ctx, ch, []string{MethodOAuth}); err != nil {
+		// No earlier token is superseded: each is single use and lives two
+		// minutes, and two devices signing in at once must both get in.
+		if err := tx.Deferred(nil).CreateChallenge(ctx, ch); err != nil {
 			return err
 		}
 		events = append(events, challengeCreated(ch, ""))
