@@ -112,8 +112,38 @@ func TestAuditLog(t *testing.T) {
 			t.Errorf("webhook entries = %v; want created, secret_rotated, deleted", w)
 		}
 
+		// M2M clients.
+		clientID, clientSecret := e.m2mClient(t, "reports:read")
+		if r := e.do(t, "DELETE", e.m2mPath("/clients/"+clientID), bearer(e.appSecret), nil); r.status/100 != 2 {
+			t.Fatalf("revoke client = %d %s", r.status, r.raw)
+		}
+		if m := entries(t, log(t, "?action=m2m_client.&target_id="+clientID, owner)); len(m) != 2 || m[0]["action"] != "m2m_client.revoked" ||
+			!jsonEqual(m[0]["after"], map[string]any{"revoked": true}) || m[1]["action"] != "m2m_client.created" {
+			t.Errorf("m2m_client entries = %v", m)
+		}
+
+		// Message providers and templates.
+		if r := e.do(t, "PATCH", "/v1/apps/"+e.app.ID+"/message_service_providers", bearer(secret),
+			map[string]any{"slug": "log", "name": "Log it", "enabled": true}); r.status != 200 {
+			t.Fatalf("PATCH provider = %d %s", r.status, r.raw)
+		}
+		if m := entries(t, log(t, "?action=message_provider.updated&target_id=log", owner)); len(m) != 1 || m[0]["after"].(map[string]any)["enabled"] != true {
+			t.Errorf("message_provider.updated = %v", m)
+		}
+		tpl := "/v1/apps/" + e.app.ID + "/message_templates/login_code/sms/de"
+		if r := e.do(t, "PUT", tpl, bearer(secret), map[string]any{"template": map[string]any{"text": "Code: {{.Code}}"}}); r.status != 200 {
+			t.Fatalf("PUT template = %d %s", r.status, r.raw)
+		}
+		if r := e.do(t, "DELETE", tpl, bearer(secret), nil); r.status/100 != 2 {
+			t.Fatalf("DELETE template = %d %s", r.status, r.raw)
+		}
+		if m := entries(t, log(t, "?action=message_template.&target_id=login_code/sms/de", owner)); len(m) != 2 ||
+			m[0]["action"] != "message_template.deleted" || m[1]["action"] != "message_template.saved" {
+			t.Errorf("message_template entries = %v", m)
+		}
+
 		all := log(t, "?limit=200", owner)
-		for _, s := range []string{secret, key, providerSecret, e.wsSecret, hook.obj("webhook")["secret"].(string)} {
+		for _, s := range []string{secret, key, providerSecret, e.wsSecret, hook.obj("webhook")["secret"].(string), clientSecret} {
 			if strings.Contains(string(all.raw), s) {
 				t.Errorf("the audit log holds a secret")
 			}

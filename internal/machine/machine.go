@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -181,7 +182,11 @@ func (s *Service) CreateClient(ctx context.Context, p access.Principal, app stor
 		if err := access.App(ctx, tx.Queries, p, app.ID, access.Manage); err != nil {
 			return err
 		}
-		return tx.CreateM2MClient(ctx, c)
+		if err := tx.CreateM2MClient(ctx, c); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx.Queries, c.CreatedAt, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+			Action: "m2m_client.created", TargetType: "m2m_client", TargetID: c.ID, After: clientRecord{Name: c.Name, Scopes: c.Scopes}})
 	})
 	if err != nil {
 		return "", Client{}, err
@@ -209,11 +214,17 @@ func (s *Service) RevokeClient(ctx context.Context, p access.Principal, app stor
 		if err := access.App(ctx, tx.Queries, p, app.ID, access.Manage); err != nil {
 			return err
 		}
-		c, err = tx.RevokeM2MClient(ctx, app.ID, id, s.clock())
+		now := s.clock()
+		c, err = tx.RevokeM2MClient(ctx, app.ID, id, now)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrClientNotFound
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+			Action: "m2m_client.revoked", TargetType: "m2m_client", TargetID: c.ID, Before: clientRecord{Name: c.Name, Scopes: c.Scopes},
+			After: clientRecord{Name: c.Name, Scopes: c.Scopes, Revoked: true}})
 	})
 	if err == nil {
 		s.log.InfoContext(ctx, "m2m client revoked", "app_id", app.ID, "client_id", c.ID)
@@ -483,4 +494,11 @@ func PurgeJob(interval time.Duration, queue string) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(interval), func() (river.JobArgs, *river.InsertOpts) {
 		return PurgeArgs{}, &river.InsertOpts{Queue: queue, MaxAttempts: 3}
 	}, &river.PeriodicJobOpts{RunOnStart: true})
+}
+
+// clientRecord is an M2M client as the audit log keeps it: never its secret.
+type clientRecord struct {
+	Name    string   `json:"name"`
+	Scopes  []string `json:"scopes"`
+	Revoked bool     `json:"revoked"`
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/metrics"
@@ -287,7 +288,8 @@ func (s *Providers) Update(ctx context.Context, p access.Principal, appID string
 		}
 		// Locked, so that two changes enabling providers of one channel
 		// run one after the other.
-		if _, err := tx.LockApp(ctx, appID); err != nil {
+		app, err := tx.LockApp(ctx, appID)
+		if err != nil {
 			return notFound(err, ErrAppNotFound)
 		}
 		k, ok := s.kindOf(slug)
@@ -301,11 +303,14 @@ func (s *Providers) Update(ctx context.Context, p access.Principal, appID string
 		now := s.clock()
 		row := store.MessageProvider{AppID: appID, Slug: slug, Type: k.Type, CreatedAt: now}
 		settings := map[string]string{}
+		var before any
 		if i := slices.IndexFunc(rows, func(r store.MessageProvider) bool { return r.Slug == slug }); i >= 0 {
 			row = rows[i]
 			if settings, err = s.settings(row); err != nil {
 				return err
 			}
+			old := row
+			before = auditProvider(shown(k, &old, settings))
 		}
 		merged, keys, err := mergeSettings(k, settings, in.Config)
 		if err != nil {
@@ -358,7 +363,8 @@ func (s *Providers) Update(ctx context.Context, p access.Principal, appID string
 			}
 		}
 		out = shown(k, &row, merged)
-		return nil
+		return audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: appID,
+			Action: "message_provider.updated", TargetType: "message_provider", TargetID: slug, Before: before, After: auditProvider(out)})
 	})
 	if err != nil {
 		return MessageProvider{}, err
@@ -605,4 +611,17 @@ func testError(err error, settings map[string]string, k courier.Kind) *ProviderT
 		}
 	}
 	return e
+}
+
+// providerRecord is a message provider as the audit log keeps it: its
+// secret settings as the hints the API shows.
+type providerRecord struct {
+	Type    string            `json:"type"`
+	Name    string            `json:"name"`
+	Enabled bool              `json:"enabled"`
+	Config  map[string]string `json:"config"`
+}
+
+func auditProvider(p MessageProvider) providerRecord {
+	return providerRecord{Type: p.Type, Name: p.Name, Enabled: p.Enabled, Config: p.Config}
 }

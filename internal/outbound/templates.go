@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
@@ -188,7 +189,11 @@ func (s *Templates) Put(ctx context.Context, p access.Principal, appID string, o
 		}
 		saved, err = tx.PutMessageTemplate(ctx, store.MessageTemplate{AppID: appID, Name: ov.Name, Channel: string(ov.Channel),
 			Locale: ov.Locale, Subject: ov.Subject, Text: ov.Text, HTML: ov.HTML, UpdatedAt: s.now.Read()})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, appID, "message_template.saved", ov.Name, string(ov.Channel), ov.Locale, nil,
+			templateRecord{Subject: ov.Subject, TextBytes: len(ov.Text), HTMLBytes: len(ov.HTML)})
 	})
 	if err != nil {
 		return Template{}, err
@@ -213,7 +218,7 @@ func (s *Templates) Delete(ctx context.Context, p access.Principal, appID, name 
 		} else if err != nil {
 			return err
 		}
-		return nil
+		return s.record(ctx, tx, p, appID, "message_template.deleted", name, string(ch), locale, map[string]bool{"overridden": true}, nil)
 	})
 	if err != nil {
 		return err
@@ -316,4 +321,23 @@ func origin(u string) string {
 		return ""
 	}
 	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host)
+}
+
+// templateRecord is a saved override as the audit log keeps it: its
+// subject and the size of its parts, not the parts themselves.
+type templateRecord struct {
+	Subject   string `json:"subject"`
+	TextBytes int    `json:"text_bytes"`
+	HTMLBytes int    `json:"html_bytes"`
+}
+
+// record appends p's audit entry for a change of the app's override of
+// name for channel and locale (target id name/channel/locale), inside tx.
+func (s *Templates) record(ctx context.Context, tx *store.Tx, p access.Principal, appID, action, name, channel, locale string, before, after any) error {
+	app, err := tx.GetApp(ctx, appID)
+	if err != nil {
+		return err
+	}
+	return audit.Record(ctx, tx.Queries, s.now.Read(), p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: appID, Action: action,
+		TargetType: "message_template", TargetID: name + "/" + channel + "/" + locale, Before: before, After: after})
 }
