@@ -188,6 +188,18 @@ func TestOAuthSignIn(t *testing.T) {
 				t.Errorf("challenge.completed = %v; want method oauth, provider corp", d)
 			}
 		})
+		t.Run("started on another host name than base_url's", func(t *testing.T) {
+			// The cookie must end up where the provider sends the browser back.
+			start := authorize(app, "corp", nil)
+			other := strings.Replace(start, "127.0.0.1", "localhost", 1)
+			if other == start {
+				t.Skip("base_url is not on 127.0.0.1")
+			}
+			end, status, body := op.Follow(t, socialtest.NewBrowser(), other, "ada", appOrigin)
+			if end == nil || end.Query().Get("sct_magic") == "" {
+				t.Errorf("came back to %v (%d %s); want the app with sct_magic", end, status, body)
+			}
+		})
 		t.Run("the same identity signs in to the same user", func(t *testing.T) {
 			q := signIn(t, app, "corp", "ada")
 			r := authenticate(t, app, q.Get("sct_magic"))

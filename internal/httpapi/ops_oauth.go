@@ -201,7 +201,7 @@ var oauthAuthorizeOp = operation{id: "oauthAuthorize", method: "GET", path: "/v1
 		"(the app's `callback_url` exactly, or any URL at the app's origin or one of its allowed origins; default the app's callback URL, else its login URL, else its origin). " +
 		"Answers 302 to the provider with a fresh `state` (stored for 10 minutes, single use, bound to this browser by the `__Host-gatehouse_oauth` cookie; `gatehouse_oauth` on http), " +
 		"a PKCE S256 challenge and, for OpenID providers, a `nonce`. A refusal goes back to the return address with `sct_error`: " + oauthErrorCodes +
-		". At most 30 sign-ins a minute start from one address per app."}
+		". At most 30 sign-ins a minute start from one address per app. A request that reached the server by another host name than base_url's is first redirected (302) to the same address on base_url, so that the cookie is set where the provider sends the browser back."}
 
 func (s *Server) oauthAuthorize(w http.ResponseWriter, r *http.Request) {
 	app, ok := s.pageApp(w, r)
@@ -209,6 +209,16 @@ func (s *Server) oauthAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	// The binding cookie must be set on the host the provider sends the
+	// browser back to, base_url's: a browser that came by another name
+	// (127.0.0.1 for localhost, say) is sent there first, once (the
+	// marker keeps a proxy that rewrites Host from looping).
+	if base, err := url.Parse(s.BaseURL); err == nil && base.Host != "" && !strings.EqualFold(r.Host, base.Host) && q.Get("gh_host") == "" {
+		q.Set("gh_host", "1")
+		noStore(w)
+		http.Redirect(w, r, s.BaseURL+r.URL.Path+"?"+q.Encode(), http.StatusFound)
+		return
+	}
 	callback, err := social.CallbackFor(app, strings.TrimSpace(q.Get("callback_url")))
 	if err != nil {
 		s.renderNotice(w, r, http.StatusBadRequest, noticeView{Title: "Sign-in not started",
