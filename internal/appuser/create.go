@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -125,8 +126,13 @@ func (s *Service) create(ctx context.Context, p access.Principal, app store.App,
 		if err != nil {
 			return err
 		}
-		u, metaErrs, err = s.insert(ctx, tx, app, in, status, w)
-		return err
+		if u, metaErrs, err = s.insert(ctx, tx, app, in, status, w); err != nil || p.Kind == access.KindSelf {
+			return err
+		}
+		// An administrator's creation: by id and status only (the log
+		// outlives the user's personal data).
+		return audit.Record(ctx, tx.Queries, u.CreatedAt, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+			Action: "user.created", TargetType: "user", TargetID: u.ID, After: map[string]string{"status": u.Status}})
 	})
 	if err != nil {
 		return User{}, nil, err

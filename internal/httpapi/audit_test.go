@@ -112,6 +112,26 @@ func TestAuditLog(t *testing.T) {
 			t.Errorf("webhook entries = %v; want created, secret_rotated, deleted", w)
 		}
 
+		// A user created by the operator, and a session an administrator ends.
+		if c := entries(t, log(t, "?action=user.created&target_id="+user.ID, owner)); len(c) != 1 ||
+			!jsonEqual(c[0]["after"], map[string]any{"status": "active"}) || c[0]["actor"].(map[string]any)["kind"] != "operator" {
+			t.Errorf("user.created = %v", c)
+		}
+		signedID, access, _ := e.signIn(t, "session-audit@example.com")
+		sessions := e.do(t, "GET", "/v1/auth/"+e.app.ID+"/sessions", map[string]string{"X-Authorization": access}, nil)
+		ss, _ := sessions.body["sessions"].([]any)
+		if len(ss) != 1 {
+			t.Fatalf("sessions = %s", sessions.raw)
+		}
+		sid := ss[0].(map[string]any)["id"].(string)
+		if r := e.do(t, "DELETE", "/v1/"+e.app.ID+"/users/"+signedID+"/sessions/"+sid, bearer(secret), nil); r.status/100 != 2 {
+			t.Fatalf("revoke session = %d %s", r.status, r.raw)
+		}
+		if rv := entries(t, log(t, "?action=session.revoked&target_id="+sid, owner)); len(rv) != 1 ||
+			!jsonEqual(rv[0]["before"], map[string]any{"user_id": signedID}) {
+			t.Errorf("session.revoked = %v", rv)
+		}
+
 		// M2M clients.
 		clientID, clientSecret := e.m2mClient(t, "reports:read")
 		if r := e.do(t, "DELETE", e.m2mPath("/clients/"+clientID), bearer(e.appSecret), nil); r.status/100 != 2 {

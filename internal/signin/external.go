@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
@@ -269,7 +270,7 @@ func (s *Service) UnlinkIdentity(ctx context.Context, app store.App, caller Call
 	if err := s.sensitive(ctx, app, caller, stepUp); err != nil {
 		return err
 	}
-	return s.unlink(ctx, app, caller.User.ID, id)
+	return s.unlink(ctx, app, caller.User.ID, id, nil)
 }
 
 // AdminUnlinkIdentity removes one of a user's identities for who may
@@ -279,10 +280,13 @@ func (s *Service) AdminUnlinkIdentity(ctx context.Context, p access.Principal, a
 	if err := access.App(ctx, s.db.Queries, p, app.ID, access.Write); err != nil {
 		return err
 	}
-	return s.unlink(ctx, app, userID, id)
+	return s.unlink(ctx, app, userID, id, &p)
 }
 
-func (s *Service) unlink(ctx context.Context, app store.App, userID, id string) error {
+// unlink removes the identity; admin, when set, is the administrator whose
+// action the audit log records (a user's own unlinking is not an
+// administrative action).
+func (s *Service) unlink(ctx context.Context, app store.App, userID, id string, admin *access.Principal) error {
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
 		// The user's row is locked first: two unlinks at once of a user's
 		// last two identities cannot both see the other as a way in.
@@ -306,6 +310,13 @@ func (s *Service) unlink(ctx context.Context, app store.App, userID, id string) 
 		}
 		if err := tx.DeleteIdentity(ctx, userID, id); err != nil {
 			return notFoundAs(err, ErrIdentityNotFound)
+		}
+		if admin != nil {
+			if err := audit.Record(ctx, tx.Queries, s.clock(), *admin, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+				Action: "identity.unlinked", TargetType: "identity", TargetID: id,
+				Before: map[string]string{"user_id": userID, "provider": ids[i].Provider}}); err != nil {
+				return err
+			}
 		}
 		return s.events.EmitMany(ctx, tx, app.ID, s.identityEvent(app, u, ids[i], webhook.UserIdentityUnlinked))
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
@@ -70,7 +71,12 @@ func (s *Service) RevokeUserSession(ctx context.Context, p access.Principal, app
 		} else if err != nil {
 			return err
 		}
-		return sessionNotFound(tx.RevokeSession(ctx, app.ID, userID, sessionID, s.clock()))
+		now := s.clock()
+		if err := sessionNotFound(tx.RevokeSession(ctx, app.ID, userID, sessionID, now)); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+			Action: "session.revoked", TargetType: "session", TargetID: sessionID, Before: map[string]string{"user_id": userID}})
 	})
 }
 
