@@ -76,7 +76,7 @@ var codeAbout = map[string]string{
 	"identifier_taken":                "Another user of the app has this e-mail address or phone number.",
 	"mfa_method_not_found":            "No such second factor of this user.",
 	"identity_not_found":              "No such social sign-in identity of this user.",
-	"last_sign_in_method":             "The identity is the user's only way to sign in: add a verified e-mail address, a phone number or a passkey first.",
+	"last_sign_in_method":             "The identity is the user's only way to sign in: add an e-mail address or phone number the app signs in with, or a passkey, first.",
 	"factor_locked":                   "Too many wrong codes for this second factor: use another one.",
 	"webauthn_unavailable":            "Passkeys need the app's origin on a domain name (origin or webauthn_rp_id).",
 	"webauthn_register_error":         "The passkey registration did not verify; the message says which check failed.",

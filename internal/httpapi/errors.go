@@ -109,7 +109,7 @@ var errorTable = []struct {
 	{signin.ErrIdentifierTaken, http.StatusConflict, "identifier_taken", "Another user has this e-mail address or phone number"},
 	{signin.ErrMFAMethodNotFound, http.StatusNotFound, "mfa_method_not_found", "Second factor not found"},
 	{signin.ErrIdentityNotFound, http.StatusNotFound, "identity_not_found", "Identity not found"},
-	{signin.ErrLastSignInMethod, http.StatusConflict, "last_sign_in_method", "This identity is the user's only way to sign in: add a verified e-mail address, a phone number or a passkey first"},
+	{signin.ErrLastSignInMethod, http.StatusConflict, "last_sign_in_method", "This identity is the user's only way to sign in: add an e-mail address or phone number the app signs in with, or a passkey, first"},
 	{signin.ErrCodeUsed, http.StatusUnprocessableEntity, "code_used", "This code was used already: wait for the next code of your authenticator app"},
 	{signin.ErrFactorLocked, http.StatusTooManyRequests, "factor_locked", "Too many wrong codes for this second factor: use another one"},
 	{signin.ErrPasskeysUnavailable, http.StatusConflict, "webauthn_unavailable", "Passkeys need the app's origin on a domain name (set origin or webauthn_rp_id)"},

@@ -378,7 +378,7 @@ type unlinkIdentityInput struct {
 var unlinkIdentityOp = operation{id: "unlinkIdentity", method: "DELETE", path: "/v1/auth/{app_id}/identities/{id}", summary: "Unlink one of your social sign-in identities", tag: "Sessions",
 	auth: authUser, errors: []string{"identity_not_found", "last_sign_in_method", "verification_required"},
 	desc: "Unlinks one of the signed-in user's social sign-in identities (GET current_user lists them for browsers): that provider account no longer signs in as this user; signing in with it again makes a new link by the usual rules. " +
-		"Refused with 409 last_sign_in_method when it is the user's only way in (no verified e-mail address or phone number, no passkey, no other identity). " +
+		"Refused with 409 last_sign_in_method when it is the user's only way in (no e-mail address or phone number the app signs in with, no passkey, no other identity). " +
 		"Once the session's sign-in is older than the app's mfa_reverify_minutes it needs `?challenge=` with a completed step_up challenge's token (else 403 verification_required). " +
 		"204 on success; emits `user.identity_unlinked`."}
 
