@@ -27,6 +27,10 @@ const (
 	KindAPIKey Kind = "api_key"
 	// KindWorkspaceSecret acts for one member of one workspace, with that member's current role.
 	KindWorkspaceSecret Kind = "workspace_secret"
+	// KindConsole is an operator signed in to the console, acting in one
+	// workspace for its membership there, with that member's current role:
+	// the same rights as a workspace secret of that member.
+	KindConsole Kind = "console"
 	// KindOperator is whoever runs the gatehouse command on the server: every right.
 	KindOperator Kind = "operator"
 	// KindSelf is an app's user acting on their own account (signing up,
@@ -47,6 +51,10 @@ type Principal struct {
 	WorkspaceID  string // workspace secrets
 	MemberID     string // workspace secrets
 }
+
+// ForMember reports whether p acts for one member of one workspace (a
+// workspace secret or a console session), with that member's current role.
+func (p Principal) ForMember() bool { return p.Kind == KindWorkspaceSecret || p.Kind == KindConsole }
 
 // Operator is the principal of the command line.
 func Operator() Principal { return Principal{Kind: KindOperator} }
@@ -100,7 +108,7 @@ func App(ctx context.Context, q store.Queries, p Principal, appID string, need L
 		if p.AppID == appID && need <= Write {
 			return nil
 		}
-	case KindWorkspaceSecret:
+	case KindWorkspaceSecret, KindConsole:
 		role, err := q.MemberRoleInApp(ctx, appID, p.MemberID)
 		if err != nil {
 			return forbidden(err)
@@ -119,7 +127,7 @@ func Workspace(ctx context.Context, q store.Queries, p Principal, workspaceID, m
 	switch p.Kind {
 	case KindOperator:
 		return RoleOwner, nil
-	case KindWorkspaceSecret:
+	case KindWorkspaceSecret, KindConsole:
 		if p.WorkspaceID != workspaceID {
 			return "", ErrForbidden
 		}
@@ -164,7 +172,7 @@ func Reaches(p Principal, appID, workspaceID string) bool {
 		return true
 	case KindAppSecret, KindAPIKey:
 		return appID != "" && p.AppID == appID
-	case KindWorkspaceSecret:
+	case KindWorkspaceSecret, KindConsole:
 		return workspaceID == "" || p.WorkspaceID == workspaceID
 	}
 	return false

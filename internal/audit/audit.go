@@ -32,7 +32,9 @@ func WithRequest(ctx context.Context, r Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, r)
 }
 
-func requestFrom(ctx context.Context) Request {
+// From is where the request in ctx came from (zero for reads and the
+// command line).
+func From(ctx context.Context) Request {
 	r, _ := ctx.Value(requestKey{}).(Request)
 	return r
 }
@@ -70,7 +72,7 @@ func Record(ctx context.Context, q store.Queries, now time.Time, p access.Princi
 			return err
 		}
 	}
-	r := requestFrom(ctx)
+	r := From(ctx)
 	if len(r.UserAgent) > maxUserAgent {
 		r.UserAgent = r.UserAgent[:maxUserAgent]
 	}

@@ -166,7 +166,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, p access.Principal, in Wo
 // view adds the caller's membership to a workspace, read in q.
 func view(ctx context.Context, q store.Queries, p access.Principal, ws Workspace) (WorkspaceView, error) {
 	v := WorkspaceView{Workspace: ws}
-	if p.Kind != access.KindWorkspaceSecret {
+	if !p.ForMember() {
 		return v, nil
 	}
 	m, err := q.GetMember(ctx, ws.ID, p.MemberID)
@@ -205,7 +205,7 @@ func (s *Service) ListWorkspaces(ctx context.Context, p access.Principal) (_ []W
 			out = append(out, WorkspaceView{Workspace: ws})
 		}
 		return out, nil
-	case access.KindWorkspaceSecret:
+	case access.KindWorkspaceSecret, access.KindConsole:
 		v, err := s.GetWorkspace(ctx, p, p.WorkspaceID)
 		if err != nil {
 			return nil, err
@@ -378,7 +378,7 @@ func (s *Service) lockForMembers(ctx context.Context, tx *store.Tx, p access.Pri
 // refused before anything is locked. An unknown id is ErrWorkspaceNotFound to
 // the operator and ErrForbidden to anyone else, so ids cannot be probed.
 func lockWorkspace(ctx context.Context, tx *store.Tx, p access.Principal, id string) (Workspace, error) {
-	if p.Kind != access.KindOperator && (p.Kind != access.KindWorkspaceSecret || p.WorkspaceID != id) {
+	if p.Kind != access.KindOperator && (!p.ForMember() || p.WorkspaceID != id) {
 		return Workspace{}, access.ErrForbidden // never lock another tenant's row
 	}
 	ws, err := tx.LockWorkspace(ctx, id)

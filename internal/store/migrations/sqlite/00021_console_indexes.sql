@@ -1,0 +1,8 @@
+-- +goose Up
+-- The console's home page counts each app's sessions and its sign-ins of
+-- the last seven days; without this index that reads every session of
+-- every app.
+CREATE INDEX IF NOT EXISTS sessions_app_created ON sessions (app_id, created_at);
+
+-- +goose Down
+DROP INDEX IF EXISTS sessions_app_created;
