@@ -209,12 +209,23 @@ func (tx *Tx) FinishDeliveryAttempt(ctx context.Context, a WebhookAttempt, statu
 
 // ListDeliveries returns an endpoint's deliveries, newest first, one page, and the total.
 func (q Queries) ListDeliveries(ctx context.Context, endpointID string, limit, offset int) ([]WebhookDelivery, int, error) {
+	return q.ListDeliveriesByStatus(ctx, endpointID, "", limit, offset)
+}
+
+// ListDeliveriesByStatus is ListDeliveries of the deliveries with this
+// status ("" for every status).
+func (q Queries) ListDeliveriesByStatus(ctx context.Context, endpointID, status string, limit, offset int) ([]WebhookDelivery, int, error) {
+	where, args := `d.endpoint_id = $1`, []any{endpointID}
+	if status != "" {
+		where, args = where+` AND d.status = $2`, append(args, status)
+	}
 	var total int
-	if err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = $1`, endpointID).Scan(&total); err != nil {
+	if err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM webhook_deliveries d WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rs, err := q.r.query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE d.endpoint_id = $1
-		ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`, endpointID, limit, offset)
+	n := len(args)
+	rs, err := q.r.query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE `+where+`
+		ORDER BY d.created_at DESC, d.id DESC LIMIT $`+itoa(n+1)+` OFFSET $`+itoa(n+2), append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -225,6 +236,13 @@ func (q Queries) ListDeliveries(ctx context.Context, endpointID string, limit, o
 		return d, err
 	})
 	return list, total, err
+}
+
+// GetEventBody returns the JSON body of an app's webhook event.
+func (q Queries) GetEventBody(ctx context.Context, appID, eventID string) ([]byte, error) {
+	var body string
+	err := q.r.queryRow(ctx, `SELECT body FROM webhook_events WHERE app_id = $1 AND id = $2`, appID, eventID).Scan(&body)
+	return []byte(body), mapErr(err)
 }
 
 // GetDelivery returns one delivery of an endpoint.

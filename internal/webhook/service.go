@@ -422,7 +422,19 @@ type DeliveryPage struct {
 
 // Deliveries lists an endpoint's deliveries, newest first; Read access.
 func (s *Service) Deliveries(ctx context.Context, p access.Principal, appID, id string, page, perPage int) (_ DeliveryPage, err error) {
+	return s.DeliveriesByStatus(ctx, p, appID, id, "", page, perPage)
+}
+
+// DeliveryStatuses are the statuses a delivery list may be filtered by.
+var DeliveryStatuses = []string{store.DeliveryPending, store.DeliveryProcessing, store.DeliveryDelivered, store.DeliveryFailed}
+
+// DeliveriesByStatus is Deliveries of the deliveries with this status
+// ("" for all; another unknown status is invalid).
+func (s *Service) DeliveriesByStatus(ctx context.Context, p access.Principal, appID, id, status string, page, perPage int) (_ DeliveryPage, err error) {
 	defer errs.Wrap(&err, "list webhook deliveries")
+	if status != "" && !slices.Contains(DeliveryStatuses, status) {
+		return DeliveryPage{}, errs.Invalidf("status", "must be one of %s", strings.Join(DeliveryStatuses, ", "))
+	}
 	ep, err := s.Get(ctx, p, appID, id)
 	if err != nil {
 		return DeliveryPage{}, err
@@ -433,7 +445,7 @@ func (s *Service) Deliveries(ctx context.Context, p access.Principal, appID, id 
 	if perPage < 1 || perPage > 100 {
 		perPage = 25
 	}
-	list, total, err := s.db.ListDeliveries(ctx, ep.ID, perPage, (page-1)*perPage)
+	list, total, err := s.db.ListDeliveriesByStatus(ctx, ep.ID, status, perPage, (page-1)*perPage)
 	if err != nil {
 		return DeliveryPage{}, err
 	}
@@ -446,6 +458,31 @@ func (s *Service) Deliveries(ctx context.Context, p access.Principal, appID, id 
 		return DeliveryPage{}, err
 	}
 	return DeliveryPage{Deliveries: list, Attempts: attempts, Total: total, Page: page, PerPage: perPage}, nil
+}
+
+// DeliveryDetail is one delivery with its attempts, oldest first, and the
+// event's body as it was sent (a payload holds no secret); Read access.
+func (s *Service) DeliveryDetail(ctx context.Context, p access.Principal, appID, id, deliveryID string) (_ Delivery, _ []Attempt, body []byte, err error) {
+	defer errs.Wrap(&err, "read webhook delivery")
+	ep, err := s.Get(ctx, p, appID, id)
+	if err != nil {
+		return Delivery{}, nil, nil, err
+	}
+	d, err := s.db.GetDelivery(ctx, ep.ID, deliveryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Delivery{}, nil, nil, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return Delivery{}, nil, nil, err
+	}
+	attempts, err := s.db.ListAttempts(ctx, []string{d.ID})
+	if err != nil {
+		return Delivery{}, nil, nil, err
+	}
+	if body, err = s.db.GetEventBody(ctx, appID, d.EventID); err != nil {
+		return Delivery{}, nil, nil, err
+	}
+	return d, attempts[d.ID], body, nil
 }
 
 // Redeliver queues a delivery again (same event, same id) with a fresh retry
