@@ -71,7 +71,7 @@ func newRootCommand(environ []string, stdout, stderr io.Writer) *cobra.Command {
 	root := group(&cobra.Command{Use: "gatehouse", Short: "Self-hosted passwordless authentication and user management",
 		Version: readBuildInfo().String(), SilenceUsage: true, SilenceErrors: true},
 		serveCommand(e), migrateCommand(e), versionCommand(e), workspacesCommand(e), appsCommand(e),
-		secretsCommand(e), keysCommand(e), usersCommand(e), membersCommand(e))
+		secretsCommand(e), keysCommand(e), usersCommand(e), membersCommand(e), consoleCommand(e))
 	root.AddCommand(healthcheckCommand(e))
 	root.SetVersionTemplate("gatehouse {{.Version}}\n")
 	// Every wrong flag (unknown, missing its value, not parsing) is a usage error.

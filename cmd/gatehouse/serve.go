@@ -68,10 +68,11 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		}
 		fmt.Fprintf(e.stdout, "\nGatehouse is running in development mode.\n\n"+
 			"  Base URL:    %s\n  App id:      %s\n  API secret:  %s\n  Workspace:   %s\n\n"+
-			"  Saved to %s. Codes and links: %s/dev/outbox?to=ADDRESS\n  API docs:    %s/v1/docs/\n\n"+
+			"  Saved to %s. Codes and links: %s/dev/outbox?to=ADDRESS\n  API docs:    %s/v1/docs/\n"+
+			"  Console:     %s/console/ (sign in: gatehouse console link --dev --email %s)\n\n"+
 			"  Access tokens are signed with %s.%s\n\n",
 			b.BaseURL, b.AppID, b.APISecret, b.WorkspaceID, server.BootstrapPath(cfg.DataDir), b.BaseURL, b.BaseURL,
-			b.AccessTokenAlg, algAdvice(b))
+			b.BaseURL, server.DevOwnerEmail, b.AccessTokenAlg, algAdvice(b))
 	}
 	return sys.Serve(ctx, ls)
 }

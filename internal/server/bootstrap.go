@@ -106,6 +106,10 @@ func (s *Server) DevBootstrap(ctx context.Context) (Bootstrap, error) {
 	return out, writeFile0600(path, out)
 }
 
+// DevOwnerEmail owns the development workspace: `gatehouse console link
+// --dev --email` with it signs in to the console.
+const DevOwnerEmail = "dev@localhost.localdomain"
+
 // devWorkspaceAndApp finds or creates workspace "Default" and its app "Demo".
 func (s *Server) devWorkspaceAndApp(ctx context.Context, op access.Principal) (bootstrapState, error) {
 	var st bootstrapState
@@ -119,7 +123,7 @@ func (s *Server) devWorkspaceAndApp(ctx context.Context, op access.Principal) (b
 		}
 	}
 	if st.WorkspaceID == "" {
-		nw, err := s.Tenants.CreateWorkspace(ctx, op, tenant.WorkspaceInput{Name: "Default", OwnerEmail: "dev@localhost.localdomain", OwnerName: "Developer"})
+		nw, err := s.Tenants.CreateWorkspace(ctx, op, tenant.WorkspaceInput{Name: "Default", OwnerEmail: DevOwnerEmail, OwnerName: "Developer"})
 		if err != nil {
 			return st, err
 		}

@@ -1,0 +1,299 @@
+// Package console keeps the operators' console sessions (docs/console.md):
+// an operator is an e-mail address that is a member of one or more
+// workspaces, signed in through a single-use link that only the command
+// line issues, with idle and absolute timeouts and a re-authentication
+// window for destructive actions. What an operator may do in a workspace is
+// decided by access with that membership's role, read at each action.
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// Lifetimes.
+const (
+	// LinkTTL is how long a sign-in link works.
+	LinkTTL = 10 * time.Minute
+	// IdleTimeout ends a session nobody used for this long.
+	IdleTimeout = 30 * time.Minute
+	// AbsoluteTimeout ends a session this long after sign-in, used or not.
+	AbsoluteTimeout = 12 * time.Hour
+	// ReauthWindow is how recent a sign-in must be for a destructive
+	// action (deleting an app or a user, making or revoking keys, removing
+	// a member).
+	ReauthWindow = 10 * time.Minute
+	// touchEvery bounds how often a session's last use is written: once a
+	// minute is enough for a 30-minute idle timeout.
+	touchEvery = time.Minute
+)
+
+// Token prefixes, so secret scanners can find leaked ones.
+const (
+	linkPrefix    = "ghl_"
+	sessionPrefix = "ghs_"
+)
+
+// Errors.
+var (
+	// ErrNoMember: the e-mail address is no workspace's member, so no link is made.
+	ErrNoMember = errors.New("no workspace has a member with this e-mail address")
+	// ErrLinkInvalid is an unknown, used or expired sign-in link.
+	ErrLinkInvalid = errors.New("this sign-in link is unknown, used or expired")
+	// ErrSignedOut is a missing, unknown, ended or timed-out session.
+	ErrSignedOut = errors.New("not signed in")
+	// ErrNotMember: the operator is not a member of that workspace.
+	ErrNotMember = errors.New("not a member of this workspace")
+)
+
+// Session is a signed-in operator.
+type Session = store.ConsoleSession
+
+// Membership is one workspace the operator is a member of.
+type Membership = store.Membership
+
+// Service keeps console links and sessions.
+type Service struct {
+	db      *store.DB
+	hasher  *token.Hasher
+	now     store.Clock
+	baseURL string
+}
+
+// Deps are the Service's collaborators.
+type Deps struct {
+	DB      *store.DB
+	Hasher  *token.Hasher
+	Now     func() time.Time
+	BaseURL string // the server's public address, for links
+}
+
+// New returns a Service.
+func New(d Deps) *Service {
+	return &Service{db: d.DB, hasher: d.Hasher, now: d.Now, baseURL: strings.TrimRight(d.BaseURL, "/")}
+}
+
+func random(prefix string) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func normalise(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// CreateLink makes a single-use sign-in link for email, which must be a
+// member of a workspace (an owner, for first run and break-glass, or any
+// member the operator lets in). Only the operator at the command line may:
+// the console never issues links over HTTP. The link is recorded
+// (console.link_created) in the audit log of every workspace email is a
+// member of; the token is not.
+func (s *Service) CreateLink(ctx context.Context, p access.Principal, email string) (link string, expires time.Time, err error) {
+	defer errs.Wrap(&err, "create console link")
+	if err := access.OperatorOnly(p); err != nil {
+		return "", time.Time{}, err
+	}
+	email = normalise(email)
+	if email == "" {
+		return "", time.Time{}, errs.Invalidf("email", "is required")
+	}
+	tok := random(linkPrefix)
+	now := s.now.Now()
+	expires = now.Add(LinkTTL)
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		ms, err := tx.ListMemberships(ctx, email)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if err := audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: m.WorkspaceID, Action: "console.link_created",
+				TargetType: "member", TargetID: m.ID, After: map[string]any{"email": email, "expires_at": expires}}); err != nil {
+				return err
+			}
+		}
+		if len(ms) == 0 {
+			return ErrNoMember
+		}
+		return tx.CreateConsoleLink(ctx, store.ConsoleLink{TokenHash: s.hasher.Hash("console-link", tok), Email: email, CreatedAt: now, ExpiresAt: expires})
+	})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return s.baseURL + "/console/link?" + url.Values{"token": {tok}}.Encode(), expires, nil
+}
+
+// SignInWithLink spends a link and starts a session for its operator,
+// returning the session cookie's value. Of two sign-ins with one link, one
+// succeeds. The operator must still be a member of some workspace.
+func (s *Service) SignInWithLink(ctx context.Context, linkToken, ip, userAgent string) (cookie string, _ Session, err error) {
+	defer errs.Wrap(&err, "console sign-in")
+	if !strings.HasPrefix(linkToken, linkPrefix) || len(linkToken) > 100 {
+		return "", Session{}, ErrLinkInvalid
+	}
+	now := s.now.Now()
+	cookie = random(sessionPrefix)
+	var sess Session
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		l, err := tx.TakeConsoleLink(ctx, s.hasher.Hash("console-link", linkToken))
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrLinkInvalid
+		}
+		if err != nil {
+			return err
+		}
+		if !now.Before(l.ExpiresAt) {
+			return ErrLinkInvalid
+		}
+		ms, err := tx.ListMemberships(ctx, l.Email)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			return ErrLinkInvalid
+		}
+		if len(userAgent) > 512 {
+			userAgent = userAgent[:512]
+		}
+		sess = Session{ID: s.hasher.Hash("console-session", cookie), Email: l.Email, Method: "link", IP: ip, UserAgent: userAgent,
+			CreatedAt: now, AuthenticatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteTimeout)}
+		if err := tx.CreateConsoleSession(ctx, sess); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			p := access.Principal{Kind: access.KindConsole, CredentialID: sess.ID, WorkspaceID: m.WorkspaceID, MemberID: m.ID}
+			if err := audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: m.WorkspaceID, Action: "console.signed_in",
+				TargetType: "member", TargetID: m.ID, After: map[string]any{"method": "link"}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", Session{}, err
+	}
+	return cookie, sess, nil
+}
+
+// Authenticate returns the session a cookie's value stands for, when it
+// has neither idled out nor passed its absolute end, and records its use.
+func (s *Service) Authenticate(ctx context.Context, cookie string) (_ Session, err error) {
+	defer errs.Wrap(&err, "console session")
+	if !strings.HasPrefix(cookie, sessionPrefix) || len(cookie) > 100 {
+		return Session{}, ErrSignedOut
+	}
+	sess, err := s.db.GetConsoleSession(ctx, s.hasher.Hash("console-session", cookie))
+	if errors.Is(err, store.ErrNotFound) {
+		return Session{}, ErrSignedOut
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now.Now()
+	if !now.Before(sess.ExpiresAt) || !now.Before(sess.LastSeenAt.Add(IdleTimeout)) {
+		return Session{}, ErrSignedOut
+	}
+	if now.Sub(sess.LastSeenAt) >= touchEvery {
+		if err := s.db.TouchConsoleSession(ctx, sess.ID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return Session{}, err
+		}
+		sess.LastSeenAt = now
+	}
+	return sess, nil
+}
+
+// Fresh reports whether the session's sign-in is recent enough for a
+// destructive action.
+func (s *Service) Fresh(sess Session) bool {
+	return s.now.Read().Before(sess.AuthenticatedAt.Add(ReauthWindow))
+}
+
+// CSRFToken is the session's anti-forgery token: derived from the session
+// with the server's key, so it is never stored and differs per session.
+func (s *Service) CSRFToken(sess Session) string {
+	return s.hasher.Hash("console-csrf", sess.ID)
+}
+
+// CheckCSRF reports in constant time whether t is the session's token.
+func (s *Service) CheckCSRF(sess Session, t string) bool {
+	return t != "" && s.hasher.Equal(t, "console-csrf", sess.ID)
+}
+
+// SignOut ends a session.
+func (s *Service) SignOut(ctx context.Context, sess Session) error {
+	err := s.db.DeleteConsoleSession(ctx, sess.Email, sess.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Sessions lists the operator's sessions that have not ended.
+func (s *Service) Sessions(ctx context.Context, sess Session) ([]Session, error) {
+	all, err := s.db.ListConsoleSessions(ctx, sess.Email, s.now.Now())
+	if err != nil {
+		return nil, err
+	}
+	now := s.now.Read()
+	out := all[:0]
+	for _, x := range all {
+		if now.Before(x.LastSeenAt.Add(IdleTimeout)) {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// RevokeSession ends one of the operator's own sessions, by id.
+func (s *Service) RevokeSession(ctx context.Context, sess Session, id string) error {
+	err := s.db.DeleteConsoleSession(ctx, sess.Email, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrSignedOut
+	}
+	return err
+}
+
+// Memberships lists the workspaces the operator is a member of.
+func (s *Service) Memberships(ctx context.Context, sess Session) ([]Membership, error) {
+	return s.db.ListMemberships(ctx, sess.Email)
+}
+
+// Principal is the operator acting in one workspace, for its membership
+// there; ErrNotMember when it has none (any more).
+func (s *Service) Principal(ctx context.Context, sess Session, workspaceID string) (access.Principal, Membership, error) {
+	ms, err := s.db.ListMemberships(ctx, sess.Email)
+	if err != nil {
+		return access.Principal{}, Membership{}, err
+	}
+	for _, m := range ms {
+		if m.WorkspaceID == workspaceID {
+			return access.Principal{Kind: access.KindConsole, CredentialID: sess.ID, WorkspaceID: workspaceID, MemberID: m.ID}, m, nil
+		}
+	}
+	return access.Principal{}, Membership{}, ErrNotMember
+}
+
+// Prune deletes expired links and sessions.
+func (s *Service) Prune(ctx context.Context) error { return s.db.PruneConsole(ctx, s.now.Now()) }
+
+// AppCounts are an app's figures on the console's home page.
+type AppCounts = store.AppCounts
+
+// AppActivity counts an app's users, live sessions and sign-ins of the
+// last seven days, for a principal that may read the app.
+func (s *Service) AppActivity(ctx context.Context, p access.Principal, appID string) (AppCounts, error) {
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
+		return AppCounts{}, err
+	}
+	now := s.now.Now()
+	return s.db.CountAppActivity(ctx, appID, now, now.Add(-7*24*time.Hour))
+}
