@@ -104,6 +104,22 @@ type Server struct {
 
 	specOnce sync.Once
 	spec     []byte
+
+	console http.Handler // the operators' console, under /console/ (MountConsole)
+}
+
+// MountConsole serves the operators' console (package web) under
+// /console/, behind the same security headers, recovery, request id,
+// client address, metrics and audit context as the API, but not its JSON
+// rules or CORS: the console is same-origin HTML with its own CSP.
+func (s *Server) MountConsole(h http.Handler) { s.console = h }
+
+// Describe is the error table's answer to err (status, code, message),
+// logged as an API call's failure is: the console answers with the API's
+// errors.
+func (s *Server) Describe(ctx context.Context, err error) (int, string, string) {
+	e := s.fail(ctx, err)
+	return e.status, e.Code, e.ErrorBody.Error
 }
 
 // Route is one registered method and path.
@@ -179,7 +195,23 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) handler() http.Handler {
-	return secureHeaders(s.BaseURL, s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	api := s.apiHandler()
+	return secureHeaders(s.BaseURL, s.recoverer(s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.console != nil && (r.URL.Path == "/console" || strings.HasPrefix(r.URL.Path, "/console/")) {
+			if r.URL.Path == "/console" {
+				http.Redirect(w, r, "/console/", http.StatusMovedPermanently)
+				return
+			}
+			s.console.ServeHTTP(w, r)
+			r.Pattern = "/console/" // one metrics label for every console page
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))))
+}
+
+func (s *Server) apiHandler() http.Handler {
+	return s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
@@ -192,7 +224,7 @@ func (s *Server) handler() http.Handler {
 			return
 		}
 		s.router.ServeHTTP(w, r)
-	})))))
+	}))
 }
 
 func (s *Server) recoverer(next http.Handler) http.Handler {

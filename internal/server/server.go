@@ -27,6 +27,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/console"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/httpapi"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
@@ -39,6 +40,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/web"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -103,6 +105,7 @@ type Server struct {
 	Machines *machine.Service
 	Outbound *outbound.Service
 	Social   *social.Service
+	Console  *console.Service
 	// DB is the open store: the tests read it, nothing in production does
 	// outside the services.
 	DB *store.DB
@@ -332,6 +335,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		LogRequests: cfg.Log.Requests, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})
+	s.Console = console.New(console.Deps{DB: s.DB, Hasher: hasher, Now: s.now, BaseURL: cfg.BaseURL})
+	s.api.MountConsole(web.New(web.Deps{Console: s.Console, Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn,
+		Webhooks: s.Webhooks, Describe: s.api.Describe, Log: s.log, Now: s.now}))
 	return s, nil
 }
 

@@ -1,0 +1,162 @@
+package web
+
+import (
+	"encoding/csv"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+)
+
+type usersData struct {
+	Page        appuser.Page
+	Q, Status   string
+	Prev, Next  string // query strings of the neighbouring pages
+	ExportQuery string
+	Statuses    []string
+}
+
+// userFilter reads the one search box: a pasted id finds that user; an
+// e-mail address or phone number (or its start) searches them.
+func userFilter(q url.Values) appuser.Filter {
+	f := appuser.Filter{Status: q.Get("status")}
+	s := q.Get("q")
+	if _, err := uuid.Parse(s); err == nil {
+		f.ID = s
+		return f
+	}
+	return appuser.Search(f, s)
+}
+
+func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
+	p, a, v, ok := h.appPage(w, r, "Users", "users")
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	page, _ := strconv.Atoi(q.Get("page"))
+	pg, err := h.Users.List(r.Context(), p, a, userFilter(q), max(page, 1), appuser.DefaultPerPage)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d := usersData{Page: pg, Q: q.Get("q"), Status: q.Get("status"), Statuses: []string{"active", "pending", "inactive", "imported"}}
+	base := url.Values{}
+	if d.Q != "" {
+		base.Set("q", d.Q)
+	}
+	if d.Status != "" {
+		base.Set("status", d.Status)
+	}
+	d.ExportQuery = base.Encode()
+	if pg.Page > 1 {
+		prev := url.Values{}
+		for k, vs := range base {
+			prev[k] = vs
+		}
+		prev.Set("page", strconv.Itoa(pg.Page-1))
+		d.Prev = prev.Encode()
+	}
+	if pg.Page < pg.TotalPages {
+		next := url.Values{}
+		for k, vs := range base {
+			next[k] = vs
+		}
+		next.Set("page", strconv.Itoa(pg.Page+1))
+		d.Next = next.Encode()
+	}
+	v.Data = d
+	h.render(w, r, http.StatusOK, "users", v)
+}
+
+// usersCSV exports the filtered list (up to 10 000 users, newest first):
+// id, e-mail, phone, status, signed up, last sign-in.
+func (h *Handler) usersCSV(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "Users", "users")
+	if !ok {
+		return
+	}
+	f := userFilter(r.URL.Query())
+	var rows []appuser.User
+	for page := 1; len(rows) < 10000; page++ {
+		pg, err := h.Users.List(r.Context(), p, a, f, page, appuser.MaxPerPage)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		rows = append(rows, pg.Users...)
+		if page >= pg.TotalPages {
+			break
+		}
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="users.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"id", "email", "phone", "status", "email_verified", "phone_verified", "created_at", "last_sign_in_at"})
+	for _, u := range rows {
+		last := ""
+		if u.LastUsedAt != nil {
+			last = u.LastUsedAt.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		_ = cw.Write(safeCSV(u.ID, u.Email, u.Phone, u.Status, strconv.FormatBool(u.EmailVerified), strconv.FormatBool(u.PhoneVerified),
+			u.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), last))
+	}
+	cw.Flush()
+}
+
+type userData struct {
+	User     appuser.User
+	Sessions []signin.Session
+}
+
+func (h *Handler) user(w http.ResponseWriter, r *http.Request) {
+	p, a, v, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	u, sessions, err := h.SignIn.UserWithSessions(r.Context(), p, a, r.PathValue("user"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	v.Data, v.Notice = userData{User: u, Sessions: sessions}, noticeOf(r)
+	h.render(w, r, http.StatusOK, "user", v)
+}
+
+// revokeUserSessions ends one session (form field session) or, without
+// it, every live session of the user.
+func (h *Handler) revokeUserSessions(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	f, err := parseForm(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	userID := r.PathValue("user")
+	ids := []string{f.text("session")}
+	if ids[0] == "" {
+		_, sessions, err := h.SignIn.UserWithSessions(r.Context(), p, a, userID)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		ids = ids[:0]
+		for _, s := range sessions {
+			ids = append(ids, s.ID)
+		}
+	}
+	for _, id := range ids {
+		if err := h.SignIn.RevokeUserSession(r.Context(), p, a, userID, id); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	back(w, r, "/console/w/"+a.WorkspaceID+"/apps/"+a.ID+"/users/"+userID, "revoked")
+}

@@ -1,0 +1,729 @@
+package web_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/console"
+	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/web"
+)
+
+// operator is a browser signed in to the console.
+type operator struct {
+	t      *testing.T
+	sys    *servertest.System
+	cookie string
+	csrf   string
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// send makes one request as a same-origin browser would (Sec-Fetch-Site:
+// same-origin), with the session cookie when there is one.
+func send(t *testing.T, sys *servertest.System, cookie, method, path string, form url.Values, header map[string]string) answer {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, sys.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if cookie != "" {
+		req.Header.Set("Cookie", web.CookieName+"="+cookie)
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+func link(t *testing.T, sys *servertest.System, email string) string {
+	t.Helper()
+	l, _, err := sys.Console.CreateLink(context.Background(), access.Operator(), email)
+	if err != nil {
+		t.Fatalf("CreateLink(%s): %v", email, err)
+	}
+	u, _ := url.Parse(l)
+	return u.Query().Get("token")
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// signIn follows a fresh link for email and returns the signed-in browser.
+func signIn(t *testing.T, sys *servertest.System, email string) *operator {
+	t.Helper()
+	a := send(t, sys, "", "POST", "/console/link", url.Values{"token": {link(t, sys, email)}}, nil)
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", a.status, a.body)
+	}
+	var cookie string
+	for _, c := range (&http.Response{Header: a.header}).Cookies() {
+		if c.Name == web.CookieName {
+			cookie = c.Value
+		}
+	}
+	if cookie == "" {
+		t.Fatalf("sign-in set no %s cookie: %v", web.CookieName, a.header["Set-Cookie"])
+	}
+	o := &operator{t: t, sys: sys, cookie: cookie}
+	page := o.get("/console/account", http.StatusOK)
+	m := csrfField.FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatal("the account page has no CSRF field")
+	}
+	o.csrf = m[1]
+	return o
+}
+
+func (o *operator) get(path string, want int) answer {
+	o.t.Helper()
+	a := send(o.t, o.sys, o.cookie, "GET", path, nil, nil)
+	if a.status != want {
+		o.t.Fatalf("GET %s: %d, want %d\n%s", path, a.status, want, a.body)
+	}
+	return a
+}
+
+func (o *operator) post(path string, form url.Values, want int) answer {
+	o.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if _, ok := form["csrf"]; !ok {
+		form.Set("csrf", o.csrf)
+	}
+	a := send(o.t, o.sys, o.cookie, "POST", path, form, nil)
+	if a.status != want {
+		o.t.Fatalf("POST %s: %d, want %d\n%s", path, a.status, want, a.body)
+	}
+	return a
+}
+
+func auditCount(t *testing.T, sys *servertest.System, workspaceID, action string) int {
+	t.Helper()
+	list, err := sys.Tenants.AuditLog(context.Background(), access.Operator(), workspaceID, tenant.AuditFilter{Action: action, Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list)
+}
+
+var nonceRe = regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9_-]+)'`)
+
+// checkHeaders checks a console answer's security headers and that every
+// script and stylesheet of the page carries the header's nonce.
+func checkHeaders(t *testing.T, what string, a answer) string {
+	t.Helper()
+	csp := a.header.Get("Content-Security-Policy")
+	m := nonceRe.FindStringSubmatch(csp)
+	if m == nil || !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") ||
+		strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Fatalf("%s: CSP %q", what, csp)
+	}
+	for k, v := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"} {
+		if got := a.header.Get(k); got != v {
+			t.Errorf("%s: %s = %q, want %q", what, k, got, v)
+		}
+	}
+	for _, tag := range regexp.MustCompile(`<(script|link|style)\b[^>]*>`).FindAllString(a.body, -1) {
+		if !strings.Contains(tag, `nonce="`+m[1]+`"`) {
+			t.Errorf("%s: %s lacks the nonce", what, tag)
+		}
+	}
+	if strings.Contains(a.body, " style=") || strings.Contains(a.body, " on") && regexp.MustCompile(`\son[a-z]+=`).MatchString(a.body) {
+		t.Errorf("%s: inline style or event handler attribute", what)
+	}
+	return m[1]
+}
+
+func TestConsoleSignInAndSessions(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+
+		// Links are the command line's: no other principal makes one, and
+		// not for an address that is no member.
+		if _, _, err := sys.Console.CreateLink(ctx, sys.Principal(t, sys.WorkspaceSecret(t, ws.ID, owner.ID)), owner.Email); err == nil {
+			t.Fatal("a workspace secret made a console link")
+		}
+		if _, _, err := sys.Console.CreateLink(ctx, access.Operator(), "stranger@example.com"); err != console.ErrNoMember && !strings.Contains(err.Error(), console.ErrNoMember.Error()) {
+			t.Fatalf("link for a stranger: %v", err)
+		}
+
+		// Opening the link changes nothing; signing in spends it.
+		tok := link(t, sys, "  "+strings.ToUpper(owner.Email)+" ")
+		for range 2 {
+			a := send(t, sys, "", "GET", "/console/link?token="+tok, nil, nil)
+			if a.status != http.StatusOK || !strings.Contains(a.body, `name="token"`) {
+				t.Fatalf("link page: %d %s", a.status, a.body)
+			}
+			checkHeaders(t, "link page", a)
+		}
+		a := send(t, sys, "", "POST", "/console/link", url.Values{"token": {tok}}, nil)
+		if a.status != http.StatusSeeOther || a.header.Get("Location") != "/console/" {
+			t.Fatalf("sign-in: %d %v", a.status, a.header)
+		}
+		sc := a.header.Get("Set-Cookie")
+		for _, part := range []string{web.CookieName + "=ghs_", "Path=/", "HttpOnly", "Secure", "SameSite=Strict"} {
+			if !strings.Contains(sc, part) {
+				t.Errorf("session cookie %q lacks %s", sc, part)
+			}
+		}
+		if strings.Contains(sc, "Domain=") {
+			t.Errorf("session cookie %q has a Domain", sc)
+		}
+		if again := send(t, sys, "", "POST", "/console/link", url.Values{"token": {tok}}, nil); again.status != http.StatusNotFound {
+			t.Fatalf("a spent link signed in again: %d", again.status)
+		}
+		if n := auditCount(t, sys, ws.ID, "console."); n != 2 {
+			t.Fatalf("audit: %d console entries, want link_created and signed_in", n)
+		}
+		list, _ := sys.Tenants.AuditLog(ctx, access.Operator(), ws.ID, tenant.AuditFilter{Action: "console.", Limit: 10})
+		for _, e := range list {
+			if strings.Contains(string(e.After), "ghl_") || strings.Contains(string(e.After), "ghs_") {
+				t.Fatalf("audit entry %s holds a token: %s", e.Action, e.After)
+			}
+		}
+
+		// An expired link does not sign in.
+		old := link(t, sys, owner.Email)
+		sys.Clock.Advance(console.LinkTTL + time.Second)
+		if a := send(t, sys, "", "POST", "/console/link", url.Values{"token": {old}}, nil); a.status != http.StatusNotFound {
+			t.Fatalf("expired link: %d", a.status)
+		}
+
+		// Signed out: pages go to the sign-in page, actions are refused.
+		if a := send(t, sys, "", "GET", "/console/w/"+ws.ID, nil, nil); a.status != http.StatusSeeOther || a.header.Get("Location") != "/console/signin" {
+			t.Fatalf("signed-out page: %d %v", a.status, a.header.Get("Location"))
+		}
+		if a := send(t, sys, "", "POST", "/console/w/"+ws.ID+"/members", url.Values{"email": {"x@example.com"}}, nil); a.status != http.StatusUnauthorized {
+			t.Fatalf("signed-out action: %d", a.status)
+		}
+
+		// A session idles out after console.IdleTimeout; use keeps it; it
+		// ends after console.AbsoluteTimeout whatever happens.
+		o := signIn(t, sys, owner.Email)
+		n1 := checkHeaders(t, "workspace page", o.get("/console/w/"+ws.ID, http.StatusOK))
+		n2 := checkHeaders(t, "workspace page", o.get("/console/w/"+ws.ID, http.StatusOK))
+		if n1 == n2 {
+			t.Fatal("two pages had the same nonce")
+		}
+		for elapsed := time.Duration(0); elapsed < console.AbsoluteTimeout-console.IdleTimeout; elapsed += console.IdleTimeout - time.Minute {
+			sys.Clock.Advance(console.IdleTimeout - time.Minute)
+			o.get("/console/account", http.StatusOK)
+		}
+		sys.Clock.Advance(console.IdleTimeout)
+		if a := send(t, sys, o.cookie, "GET", "/console/account", nil, nil); a.status != http.StatusSeeOther {
+			t.Fatalf("after the absolute timeout: %d", a.status)
+		}
+		idle := signIn(t, sys, owner.Email)
+		sys.Clock.Advance(console.IdleTimeout + time.Second)
+		if a := send(t, sys, idle.cookie, "GET", "/console/account", nil, nil); a.status != http.StatusSeeOther {
+			t.Fatalf("after the idle timeout: %d", a.status)
+		}
+
+		// Own sessions: listed, one revoked from another, sign out ends one.
+		a1, a2 := signIn(t, sys, owner.Email), signIn(t, sys, owner.Email)
+		page := a1.get("/console/account", http.StatusOK).body
+		ids := regexp.MustCompile(`/console/account/sessions/([0-9a-f]+)/revoke`).FindAllStringSubmatch(page, -1)
+		if len(ids) != 2 {
+			t.Fatalf("account lists %d sessions, want 2", len(ids))
+		}
+		for _, id := range ids {
+			if !strings.Contains(page, "this browser") {
+				t.Fatal("the current session is not marked")
+			}
+			_ = id
+		}
+		var other string
+		for _, id := range ids {
+			if a := send(t, sys, a2.cookie, "GET", "/console/account", nil, nil); a.status == http.StatusOK && strings.Contains(a.body, id[1]) {
+				other = id[1]
+			}
+		}
+		// Revoke a2's session from a1 (the id a1 sees that is not its own
+		// "this browser" row is a2's).
+		for _, id := range ids {
+			row := page[strings.Index(page, id[0])-400 : strings.Index(page, id[0])]
+			if !strings.Contains(row, "this browser") {
+				other = id[1]
+			}
+		}
+		a1.post("/console/account/sessions/"+other+"/revoke", nil, http.StatusSeeOther)
+		if a := send(t, sys, a2.cookie, "GET", "/console/account", nil, nil); a.status != http.StatusSeeOther {
+			t.Fatalf("revoked session still works: %d", a.status)
+		}
+		a1.post("/console/signout", nil, http.StatusSeeOther)
+		if a := send(t, sys, a1.cookie, "GET", "/console/account", nil, nil); a.status != http.StatusSeeOther {
+			t.Fatalf("signed-out session still works: %d", a.status)
+		}
+	})
+}
+
+func TestConsoleCSRFAndNoChangeOnGet(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		o := signIn(t, sys, owner.Email)
+		other := signIn(t, sys, owner.Email)
+		path := "/console/w/" + ws.ID + "/apps/" + app.ID
+		before := auditCount(t, sys, ws.ID, "")
+
+		form := func(csrf string) url.Values {
+			return url.Values{"csrf": {csrf}, "email_auth_type": {"otp"}}
+		}
+		for name, c := range map[string]struct {
+			form   url.Values
+			header map[string]string
+		}{
+			"no token":                {form: url.Values{"email_auth_type": {"otp"}}},
+			"wrong token":             {form: form(strings.Repeat("0", 64))},
+			"another session's token": {form: form(other.csrf)},
+			"cross-site":              {form: form(o.csrf), header: map[string]string{"Sec-Fetch-Site": "cross-site"}},
+			"another origin":          {form: form(o.csrf), header: map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}},
+			"token in a wrong header": {form: url.Values{"email_auth_type": {"otp"}}, header: map[string]string{"X-CSRF-Token": "nope"}},
+		} {
+			a := send(t, sys, o.cookie, "POST", path, c.form, c.header)
+			if a.status != http.StatusForbidden {
+				t.Errorf("%s: %d, want 403", name, a.status)
+			}
+		}
+		got, _ := sys.Tenants.GetApp(ctx, app.ID)
+		if got.EmailAuthType != app.EmailAuthType || auditCount(t, sys, ws.ID, "") != before {
+			t.Fatal("a refused POST changed something")
+		}
+		// htmx sends the token in X-CSRF-Token.
+		if a := send(t, sys, o.cookie, "POST", path, url.Values{"email_auth_type": {"otp"}}, map[string]string{"X-CSRF-Token": o.csrf}); a.status != http.StatusSeeOther {
+			t.Fatalf("htmx header token: %d %s", a.status, a.body)
+		}
+
+		// Every page, read twice: nothing is written.
+		if _, _, err := sys.Tenants.CreateAPIKey(ctx, access.Operator(), app.ID, "k"); err != nil {
+			t.Fatal(err)
+		}
+		before = auditCount(t, sys, ws.ID, "")
+		pages := []string{"/console/", "/console/account", "/console/w/" + ws.ID, path, path + "/preview?email_auth_type=otp", path + "/keys",
+			path + "/users", path + "/users.csv", "/console/w/" + ws.ID + "/members", "/console/w/" + ws.ID + "/audit",
+			"/console/w/" + ws.ID + "/audit.csv", "/console/signin", "/console/static/" + web.HTMX, "/console/static/console.css"}
+		for range 2 {
+			for _, p := range pages {
+				a := send(t, sys, o.cookie, "GET", p, nil, nil)
+				if a.status != http.StatusOK && a.status != http.StatusSeeOther {
+					t.Errorf("GET %s: %d", p, a.status)
+				}
+			}
+		}
+		if auditCount(t, sys, ws.ID, "") != before {
+			t.Fatal("a GET wrote an audit entry")
+		}
+		// No page accepts a state change by GET.
+		for _, p := range []string{path + "/keys/x/revoke", "/console/w/" + ws.ID + "/members/x/remove", "/console/signout", "/console/link?token=ghl_x"} {
+			a := send(t, sys, o.cookie, "GET", p, nil, nil)
+			if a.status == http.StatusSeeOther && !strings.Contains(p, "/link") {
+				t.Errorf("GET %s: %d", p, a.status)
+			}
+		}
+	})
+}
+
+func TestConsoleRoles(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		if _, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "mel@acme.example", "Mel", access.RoleMember); err != nil {
+			t.Fatal(err)
+		}
+		admin, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "ada@acme.example", "Ada", access.RoleAdmin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, _ := sys.Workspace(t, "Other")
+		mel := signIn(t, sys, "mel@acme.example")
+		base := "/console/w/" + ws.ID
+		ap := base + "/apps/" + app.ID
+
+		// A member reads...
+		page := mel.get(ap, http.StatusOK).body
+		if !strings.Contains(page, "<fieldset disabled>") || strings.Contains(page, "Save settings") {
+			t.Fatal("a member's settings page offers to save")
+		}
+		mel.get(ap+"/keys", http.StatusForbidden) // listing keys is Manage, as in the API
+		mel.get(ap+"/users", http.StatusOK)
+		mel.get(base+"/members", http.StatusOK)
+		// ...but the server refuses every change, whatever the page showed.
+		before := auditCount(t, sys, ws.ID, "")
+		mel.post(ap, url.Values{"email_auth_type": {"otp"}}, http.StatusForbidden)
+		mel.post(ap+"/keys", url.Values{"nickname": {"mine"}}, http.StatusForbidden)
+		mel.post(base+"/members", url.Values{"email": {"eve@acme.example"}, "role": {"owner"}}, http.StatusForbidden)
+		mel.post(base+"/members/"+owner.ID+"/role", url.Values{"role": {"member"}}, http.StatusForbidden)
+		mel.post(base+"/members/"+admin.ID+"/remove", nil, http.StatusForbidden)
+		mel.post(base+"/apps", url.Values{"name": {"Mine"}, "origin": {"https://mine.example"}}, http.StatusForbidden)
+		mel.get(base+"/audit", http.StatusForbidden)
+		if auditCount(t, sys, ws.ID, "") != before {
+			t.Fatal("a member's refused action wrote an audit entry")
+		}
+		if keys, _ := sys.Tenants.ListAPIKeys(ctx, access.Operator(), app.ID); len(keys) != 0 {
+			t.Fatal("a member made an API key")
+		}
+		// Another workspace: not a member.
+		mel.get("/console/w/"+other.ID, http.StatusForbidden)
+		mel.get("/console/w/"+other.ID+"/apps/"+app.ID, http.StatusForbidden)
+
+		// An admin may; the last owner stays.
+		ada := signIn(t, sys, "ada@acme.example")
+		ada.post(ap, url.Values{"email_auth_type": {"otp"}}, http.StatusSeeOther)
+		a := ada.post(ap+"/keys", url.Values{"nickname": {"ci"}}, http.StatusCreated)
+		m := regexp.MustCompile(`value="(ghk_[A-Za-z0-9_-]+)"`).FindStringSubmatch(a.body)
+		if m == nil {
+			t.Fatal("the new key is not shown")
+		}
+		if p, err := sys.Tenants.Authenticate(ctx, m[1]); err != nil || p.AppID != app.ID {
+			t.Fatalf("the shown key does not work: %v", err)
+		}
+		if strings.Contains(ada.get(ap+"/keys", http.StatusOK).body, m[1]) {
+			t.Fatal("the key is shown again")
+		}
+		ada.post(base+"/members/"+owner.ID+"/role", url.Values{"role": {"admin"}}, http.StatusForbidden) // only owners touch owners
+		olive := signIn(t, sys, owner.Email)
+		if a := olive.post(base+"/members/"+owner.ID+"/role", url.Values{"role": {"admin"}}, http.StatusConflict); !strings.Contains(a.body, "owner") {
+			t.Fatalf("last owner demotion: %s", a.body)
+		}
+		olive.post(base+"/members/"+owner.ID+"/remove", nil, http.StatusConflict)
+		olive.post(base+"/members", url.Values{"email": {"not an address"}, "role": {"member"}}, http.StatusBadRequest)
+		olive.post(base+"/members", url.Values{"email": {"new@acme.example"}, "role": {"admin"}}, http.StatusSeeOther)
+		olive.post(base+"/members/"+admin.ID+"/remove", nil, http.StatusSeeOther)
+		if a := send(t, sys, ada.cookie, "GET", ap, nil, nil); a.status != http.StatusForbidden {
+			t.Fatalf("a removed member's session still reads the workspace: %d", a.status)
+		}
+		// Two members added by the command line, one in the console.
+		for action, want := range map[string]int{"member.added": 3, "member.removed": 1, "api_key.created": 1, "app.updated": 1} {
+			if got := auditCount(t, sys, ws.ID, action); got != want {
+				t.Errorf("audit: %d %s, want %d", got, action, want)
+			}
+		}
+	})
+}
+
+func TestConsoleSettingsAndAudit(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		o := signIn(t, sys, owner.Email)
+		ap := "/console/w/" + ws.ID + "/apps/" + app.ID
+		sp := o.get(ap, http.StatusOK)
+		checkHeaders(t, "settings", sp)
+		page := sp.body
+		if !strings.Contains(page, "E-mail") || !strings.Contains(page, "Signed in") {
+			t.Fatal("the settings page has no flow preview")
+		}
+		// The preview follows the form without saving.
+		prev := o.get(ap+"/preview?email_auth_type=otp&mfa_policy=required&allowed_identifiers.shown=1&allowed_identifiers=email", http.StatusOK).body
+		if !strings.Contains(prev, "one-time code") || !strings.Contains(prev, "Every user must pass a second factor") || strings.Contains(prev, "texts") {
+			t.Fatalf("preview: %s", prev)
+		}
+		if got, _ := sys.Tenants.GetApp(ctx, app.ID); got.EmailAuthType != app.EmailAuthType {
+			t.Fatal("the preview saved")
+		}
+
+		// A refused value: 400 with the reason, nothing saved.
+		a := o.post(ap, url.Values{"access_expiration": {"5"}}, http.StatusBadRequest)
+		if !strings.Contains(a.body, "access_expiration must be") {
+			t.Fatalf("bad value: %s", a.body)
+		}
+		o.post(ap, url.Values{"access_expiration": {"ten"}}, http.StatusBadRequest)
+		if auditCount(t, sys, ws.ID, "app.updated") != 0 {
+			t.Fatal("a refused save wrote an audit entry")
+		}
+
+		// A save: visible in the API, one audit entry with before and after.
+		o.post(ap, url.Values{"email_auth_type": {"otp"}, "access_expiration": {"600"}, "public_signup.shown": {"1"}}, http.StatusSeeOther)
+		secret := sys.WorkspaceSecret(t, ws.ID, owner.ID)
+		req, _ := http.NewRequest("GET", sys.URL+"/v1/workspaces/"+ws.ID+"/apps/"+app.ID, nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			App struct {
+				EmailAuthType    string `json:"email_auth_type"`
+				AccessExpiration int64  `json:"access_expiration"`
+				PublicSignup     bool   `json:"public_signup"`
+			} `json:"app"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if got.App.EmailAuthType != "otp" || got.App.AccessExpiration != 600 || got.App.PublicSignup {
+			t.Fatalf("API reads %+v", got.App)
+		}
+		list, err := sys.Tenants.AuditLog(ctx, access.Operator(), ws.ID, tenant.AuditFilter{Action: "app.updated", Limit: 10})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("audit: %v %d entries", err, len(list))
+		}
+		e := list[0]
+		if e.ActorKind != string(access.KindConsole) || e.MemberID != owner.ID || e.IP == "" || e.TargetID != app.ID ||
+			!strings.Contains(string(e.Before), `"email_auth_type":"magic"`) || !strings.Contains(string(e.After), `"email_auth_type":"otp"`) {
+			t.Fatalf("audit entry %+v before %s after %s", e, e.Before, e.After)
+		}
+		// The audit page shows it; the CSV export has it, formula-safe.
+		if !strings.Contains(o.get("/console/w/"+ws.ID+"/audit?action=app.", http.StatusOK).body, "app.updated") {
+			t.Fatal("the audit page does not show the change")
+		}
+		csv := o.get("/console/w/"+ws.ID+"/audit.csv?action=app.updated", http.StatusOK)
+		if !strings.HasPrefix(csv.header.Get("Content-Type"), "text/csv") || strings.Count(csv.body, "app.updated") != 1 {
+			t.Fatalf("audit CSV: %s", csv.body)
+		}
+
+		// Re-authentication: a destructive action needs a sign-in from the
+		// last console.ReauthWindow.
+		sys.Clock.Advance(console.ReauthWindow - time.Minute)
+		o.get("/console/account", http.StatusOK)
+		sys.Clock.Advance(2 * time.Minute)
+		if a := o.post(ap+"/keys", url.Values{"nickname": {"late"}}, http.StatusForbidden); !strings.Contains(a.body, "Sign in again") {
+			t.Fatalf("stale session made a key: %s", a.body)
+		}
+		if keys, _ := sys.Tenants.ListAPIKeys(ctx, access.Operator(), app.ID); len(keys) != 0 {
+			t.Fatal("a key was made without re-authentication")
+		}
+		o.post(ap, url.Values{"email_auth_type": {"magic"}}, http.StatusSeeOther) // not destructive
+	})
+}
+
+func TestConsoleUsers(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		var ids []string
+		for _, e := range []string{"ann@shop.example", "bob@shop.example", "=cmd@shop.example"} {
+			u := createUser(t, sys, app, e)
+			ids = append(ids, u)
+		}
+		o := signIn(t, sys, owner.Email)
+		up := "/console/w/" + ws.ID + "/apps/" + app.ID + "/users"
+		if b := o.get(up+"?q="+ids[1], http.StatusOK).body; !strings.Contains(b, "bob@shop.example") || strings.Contains(b, "ann@shop.example") {
+			t.Fatal("a pasted id does not find its user alone")
+		}
+		if b := o.get(up+"?q=AN", http.StatusOK).body; !strings.Contains(b, "ann@shop.example") || strings.Contains(b, "bob@") {
+			t.Fatal("search by the start of an address")
+		}
+		csv := o.get(up+".csv", http.StatusOK).body
+		if strings.Count(csv, "\n") != 4 || !strings.Contains(csv, "'=cmd@shop.example") {
+			t.Fatalf("users CSV:\n%s", csv)
+		}
+		o.get(up+"/"+ids[0], http.StatusOK)
+		o.get(up+"/00000000-0000-7000-8000-000000000000", http.StatusNotFound)
+	})
+}
+
+func createUser(t *testing.T, sys *servertest.System, app tenant.App, email string) string {
+	t.Helper()
+	secret := sys.AppSecret(t, app.ID)
+	req, _ := http.NewRequest("POST", sys.URL+"/v1/"+app.ID+"/users", strings.NewReader(`{"identifier":"`+email+`"}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		User struct {
+			ID string `json:"id"`
+		} `json:"user"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &out); err != nil || out.User.ID == "" {
+		t.Fatalf("create user %s: %d %s", email, resp.StatusCode, b)
+	}
+	return out.User.ID
+}
+
+// TestHTMXPinned keeps the vendored htmx the file its name says.
+func TestHTMXPinned(t *testing.T) {
+	b, err := os.ReadFile("static/" + web.HTMX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != "d6fdc75f204e6bdefa99b69bf1e6d4ac69b8a364f77929f45c13476b4000f717" {
+		t.Fatalf("%s has SHA-256 %s: not htmx.org 2.0.11's dist/htmx.min.js", web.HTMX, got)
+	}
+}
+
+// TestConsoleLinkOnce: of 50 sign-ins with one link at once, one succeeds.
+func TestConsoleLinkOnce(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ws, owner := sys.Workspace(t, "Acme")
+		tok := link(t, sys, owner.Email)
+		const n = 50
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("POST", sys.URL+"/console/link", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Sec-Fetch-Site", "same-origin")
+				resp, err := noRedirect.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				codes <- resp.StatusCode
+			}()
+		}
+		wg.Wait()
+		close(codes)
+		got := map[int]int{}
+		for c := range codes {
+			got[c]++
+		}
+		if got[http.StatusSeeOther] != 1 || got[http.StatusNotFound] != n-1 {
+			t.Fatalf("50 sign-ins with one link: %v", got)
+		}
+		if k := auditCount(t, sys, ws.ID, "console.signed_in"); k != 1 {
+			t.Fatalf("%d console.signed_in entries", k)
+		}
+	})
+}
+
+func TestConsoleWebhooks(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		var hits sync.Map
+		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Store(r.Header.Get("Webhook-Id"), true)
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		defer recv.Close()
+		o := signIn(t, sys, owner.Email)
+		wp := "/console/w/" + ws.ID + "/apps/" + app.ID + "/webhooks"
+
+		o.post(wp, url.Values{"url": {"ftp://nope"}}, http.StatusBadRequest)
+		a := o.post(wp, url.Values{"url": {recv.URL + "/hook"}, "event_types.shown": {"1"}, "event_types": {"user.created"}}, http.StatusCreated)
+		secret := regexp.MustCompile(`id="new-secret" class="mono"|value="(whsec_[A-Za-z0-9+/=_-]+)"`).FindStringSubmatch(a.body)
+		if secret == nil || secret[1] == "" {
+			t.Fatalf("the new endpoint's secret is not shown:\n%s", a.body)
+		}
+		list, err := sys.Webhooks.List(ctx, access.Operator(), app.ID)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("endpoints: %v %d", err, len(list))
+		}
+		ep := list[0]
+		if strings.Contains(o.get(wp, http.StatusOK).body, secret[1]) || strings.Contains(o.get(wp+"/"+ep.ID, http.StatusOK).body, secret[1]) {
+			t.Fatal("the secret is shown again")
+		}
+
+		// A test send, delivered; the list filters by status.
+		o.post(wp+"/"+ep.ID+"/test", nil, http.StatusSeeOther)
+		var d webhookDelivery
+		waitFor(t, "the test delivery", func() bool {
+			pg, err := sys.Webhooks.Deliveries(ctx, access.Operator(), app.ID, ep.ID, 1, 10)
+			if err == nil && len(pg.Deliveries) == 1 && pg.Deliveries[0].Status == "delivered" {
+				d = webhookDelivery{ID: pg.Deliveries[0].ID, EventID: pg.Deliveries[0].EventID}
+				return true
+			}
+			return false
+		})
+		if b := o.get(wp+"/"+ep.ID+"?status=delivered", http.StatusOK).body; !strings.Contains(b, "webhook.test") || !strings.Contains(b, "HTTP 204") {
+			t.Fatalf("delivered filter:\n%s", b)
+		}
+		if b := o.get(wp+"/"+ep.ID+"?status=failed", http.StatusOK).body; strings.Contains(b, "webhook.test") {
+			t.Fatal("failed filter shows a delivered one")
+		}
+		o.get(wp+"/"+ep.ID+"?status=bogus", http.StatusBadRequest)
+		detail := o.get(wp+"/"+ep.ID+"/deliveries/"+d.ID, http.StatusOK).body
+		if !strings.Contains(detail, "This is a test event.") || !strings.Contains(detail, "attempt 1") || !strings.Contains(detail, d.EventID) {
+			t.Fatalf("delivery detail:\n%s", detail)
+		}
+		o.get(wp+"/"+ep.ID+"/deliveries/00000000-0000-7000-8000-000000000000", http.StatusNotFound)
+
+		// Redeliver: the same event again.
+		o.post(wp+"/"+ep.ID+"/deliveries/"+d.ID+"/redeliver", nil, http.StatusSeeOther)
+		waitFor(t, "the redelivery", func() bool {
+			_, attempts, _, err := sys.Webhooks.DeliveryDetail(ctx, access.Operator(), app.ID, ep.ID, d.ID)
+			return err == nil && len(attempts) == 2
+		})
+
+		// Rotation: a new secret shown once, the old one signing for a while; it needs a recent sign-in.
+		a = o.post(wp+"/"+ep.ID+"/rotate", nil, http.StatusOK)
+		rotated := regexp.MustCompile(`value="(whsec_[A-Za-z0-9+/=_-]+)"`).FindStringSubmatch(a.body)
+		if rotated == nil || rotated[1] == secret[1] || !strings.Contains(a.body, "still signs until") {
+			t.Fatalf("rotation:\n%s", a.body)
+		}
+		if n := auditCount(t, sys, ws.ID, "webhook.secret_rotated"); n != 1 {
+			t.Fatalf("%d webhook.secret_rotated entries", n)
+		}
+		sys.Clock.Advance(console.ReauthWindow + time.Minute)
+		o.post(wp+"/"+ep.ID+"/rotate", nil, http.StatusForbidden)
+
+		// A member reads deliveries but changes nothing.
+		if _, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "mel@acme.example", "", access.RoleMember); err != nil {
+			t.Fatal(err)
+		}
+		mel := signIn(t, sys, "mel@acme.example")
+		mel.get(wp+"/"+ep.ID+"/deliveries/"+d.ID, http.StatusOK)
+		mel.post(wp, url.Values{"url": {recv.URL + "/x"}}, http.StatusForbidden)
+		mel.post(wp+"/"+ep.ID+"/test", nil, http.StatusForbidden)
+		mel.post(wp+"/"+ep.ID+"/rotate", nil, http.StatusForbidden)
+		mel.post(wp+"/"+ep.ID+"/deliveries/"+d.ID+"/redeliver", nil, http.StatusForbidden)
+	})
+}
+
+type webhookDelivery struct{ ID, EventID string }
+
+// waitFor polls cond (real time: deliveries are made by the job workers).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
