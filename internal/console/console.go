@@ -13,12 +13,16 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
 
@@ -69,6 +73,12 @@ type Service struct {
 	hasher  *token.Hasher
 	now     store.Clock
 	baseURL string
+	tenants *tenant.Service
+	users   *appuser.Service
+	signin  *signin.Service
+
+	appMu sync.Mutex
+	appID string // the built-in console app, once ensured (builtin.go)
 }
 
 // Deps are the Service's collaborators.
@@ -77,11 +87,17 @@ type Deps struct {
 	Hasher  *token.Hasher
 	Now     func() time.Time
 	BaseURL string // the server's public address, for links
+	// Operators sign in with e-mail codes through the same sign-in
+	// machinery as any app's users: the users of a built-in app.
+	Tenants *tenant.Service
+	Users   *appuser.Service
+	SignIn  *signin.Service
 }
 
 // New returns a Service.
 func New(d Deps) *Service {
-	return &Service{db: d.DB, hasher: d.Hasher, now: d.Now, baseURL: strings.TrimRight(d.BaseURL, "/")}
+	return &Service{db: d.DB, hasher: d.Hasher, now: d.Now, baseURL: strings.TrimRight(d.BaseURL, "/"),
+		tenants: d.Tenants, users: d.Users, signin: d.SignIn}
 }
 
 func random(prefix string) string {
@@ -161,27 +177,38 @@ func (s *Service) SignInWithLink(ctx context.Context, linkToken, ip, userAgent s
 		if len(ms) == 0 {
 			return ErrLinkInvalid
 		}
-		if len(userAgent) > 512 {
-			userAgent = userAgent[:512]
-		}
-		sess = Session{ID: s.hasher.Hash("console-session", cookie), Email: l.Email, Method: "link", IP: ip, UserAgent: userAgent,
-			CreatedAt: now, AuthenticatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteTimeout)}
-		if err := tx.CreateConsoleSession(ctx, sess); err != nil {
-			return err
-		}
-		for _, m := range ms {
-			p := access.Principal{Kind: access.KindConsole, CredentialID: sess.ID, WorkspaceID: m.WorkspaceID, MemberID: m.ID}
-			if err := audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: m.WorkspaceID, Action: "console.signed_in",
-				TargetType: "member", TargetID: m.ID, After: map[string]any{"method": "link"}}); err != nil {
-				return err
-			}
-		}
-		return nil
+		sess, err = s.start(ctx, tx, l.Email, "link", ip, userAgent, cookie, ms)
+		return err
 	})
 	if err != nil {
 		return "", Session{}, err
 	}
 	return cookie, sess, nil
+}
+
+// start stores a new session for email (whose memberships are ms) and
+// records the sign-in in each workspace's audit log.
+func (s *Service) start(ctx context.Context, tx *store.Tx, email, method, ip, userAgent, cookie string, ms []Membership) (Session, error) {
+	if len(userAgent) > 512 {
+		userAgent = userAgent[:512]
+	}
+	now := s.now.Now()
+	if err := tx.PruneConsole(ctx, now); err != nil {
+		return Session{}, err
+	}
+	sess := Session{ID: s.hasher.Hash("console-session", cookie), Email: email, Method: method, IP: ip, UserAgent: userAgent,
+		CreatedAt: now, AuthenticatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteTimeout)}
+	if err := tx.CreateConsoleSession(ctx, sess); err != nil {
+		return Session{}, err
+	}
+	for _, m := range ms {
+		p := access.Principal{Kind: access.KindConsole, CredentialID: sess.ID, WorkspaceID: m.WorkspaceID, MemberID: m.ID}
+		if err := audit.Record(ctx, tx.Queries, now, p, audit.Change{WorkspaceID: m.WorkspaceID, Action: "console.signed_in",
+			TargetType: "member", TargetID: m.ID, After: map[string]any{"method": method}}); err != nil {
+			return Session{}, err
+		}
+	}
+	return sess, nil
 }
 
 // Authenticate returns the session a cookie's value stands for, when it

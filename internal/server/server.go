@@ -335,7 +335,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		LogRequests: cfg.Log.Requests, Registry: reg, Dev: cfg.Dev,
 		MetricsOnAPI: cfg.MetricsOnAPI(), MetricsToken: cfg.Metrics.Token, SendMinTime: cfg.RateLimit.SendMinTime, RequestTimeout: cfg.HTTP.RequestTimeout, BaseURL: cfg.BaseURL, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate, TrustedProxies: trustedProxies(cfg.HTTP.TrustedProxies),
 		Wrap: opts.WrapAPI})
-	s.Console = console.New(console.Deps{DB: s.DB, Hasher: hasher, Now: s.now, BaseURL: cfg.BaseURL})
+	s.Console = console.New(console.Deps{DB: s.DB, Hasher: hasher, Now: s.now, BaseURL: cfg.BaseURL,
+		Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn})
 	s.api.MountConsole(web.New(web.Deps{Console: s.Console, Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn,
 		Webhooks: s.Webhooks, Describe: s.api.Describe, Log: s.log, Now: s.now}))
 	return s, nil

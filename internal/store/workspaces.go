@@ -51,9 +51,22 @@ func (q Queries) LockWorkspace(ctx context.Context, id string) (Workspace, error
 	return scanWorkspace(q.w.queryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces WHERE id = $1`+q.d.forUpdate, id))
 }
 
-// ListWorkspaces returns every workspace, oldest first.
+// ConsoleWorkspaceSlug names the server's own workspace, which holds the
+// console's built-in app (its users are the operators). The API's slugs
+// never start with '_', so no tenant can take it, and ListWorkspaces
+// leaves it out.
+const ConsoleWorkspaceSlug = "_console"
+
+// GetWorkspaceBySlug returns the workspace with this slug, or ErrNotFound.
+func (q Queries) GetWorkspaceBySlug(ctx context.Context, slug string) (Workspace, error) {
+	w, err := scanWorkspace(q.r.queryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces WHERE slug = $1`, slug))
+	return w, mapErr(err)
+}
+
+// ListWorkspaces returns every tenant's workspace, oldest first (not the
+// server's own, ConsoleWorkspaceSlug).
 func (q Queries) ListWorkspaces(ctx context.Context) ([]Workspace, error) {
-	rs, err := q.r.query(ctx, `SELECT `+workspaceColumns+` FROM workspaces ORDER BY created_at, id`)
+	rs, err := q.r.query(ctx, `SELECT `+workspaceColumns+` FROM workspaces WHERE slug <> '`+ConsoleWorkspaceSlug+`' ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
 	}

@@ -9,15 +9,98 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/console"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 )
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusNotFound, "error", view{Title: "Not found", Message: "There is no console page here."})
 }
 
-// signinPage says how to get a sign-in link.
+type signinData struct {
+	Email, Handle, Error string
+}
+
+// signinPage asks for an operator's e-mail address (a code is sent), and
+// says how to get a link from the command line.
 func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "signin", view{Title: "Sign in"})
+	h.render(w, r, http.StatusOK, "signin", view{Title: "Sign in", Data: signinData{}})
+}
+
+// client is the request's sign-in context, as signin reads it.
+func client(r *http.Request) signin.Client {
+	a := audit.From(r.Context())
+	return signin.Client{IP: a.IP, UserAgent: r.UserAgent(), Languages: languages(r.Header.Get("Accept-Language"))}
+}
+
+func languages(h string) []string {
+	var out []string
+	for _, part := range strings.Split(h, ",") {
+		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if tag != "" && tag != "*" && len(out) < 5 {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+// sendCode e-mails a code to an operator's address (the same answer for
+// any address, so the form tells nothing of who is an operator).
+func (h *Handler) sendCode(w http.ResponseWriter, r *http.Request) {
+	f, err := parseForm(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	email := f.text("email")
+	handle, err := h.Console.SendCode(r.Context(), email, client(r))
+	if err != nil {
+		if msg, ok := invalid(err); ok {
+			h.render(w, r, http.StatusBadRequest, "signin", view{Title: "Sign in", Data: signinData{Email: email, Error: strings.TrimPrefix(msg, "Not saved: ")}})
+			return
+		}
+		h.fail(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "code", view{Title: "Enter your code", Data: signinData{Email: email, Handle: handle}})
+}
+
+// verifyCode checks the code and starts a session with a new id; a session
+// this browser had (re-authentication) ends.
+func (h *Handler) verifyCode(w http.ResponseWriter, r *http.Request) {
+	f, err := parseForm(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d := signinData{Email: f.text("email"), Handle: f.text("handle")}
+	a := audit.From(r.Context())
+	cookie, sess, err := h.Console.VerifyCode(r.Context(), d.Handle, strings.TrimSpace(f.text("code")), a.IP, r.UserAgent(), client(r))
+	if err != nil {
+		status, _, msg := h.Describe(r.Context(), err)
+		if errors.Is(err, console.ErrCodeRefused) {
+			status, msg = http.StatusForbidden, err.Error()
+		}
+		if status >= 500 {
+			h.fail(w, r, err)
+			return
+		}
+		d.Error = msg
+		h.render(w, r, status, "code", view{Title: "Enter your code", Data: d})
+		return
+	}
+	h.startSession(w, r, cookie, sess)
+}
+
+// startSession ends the session this browser had, if any, and sets the new one.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, cookie string, sess console.Session) {
+	if old, err := r.Cookie(CookieName); err == nil {
+		if prev, err := h.Console.Authenticate(r.Context(), old.Value); err == nil && prev.ID != sess.ID {
+			_ = h.Console.SignOut(r.Context(), prev)
+		}
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", Secure: true, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Expires: sess.ExpiresAt})
+	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
 // linkPage is where a sign-in link lands. Opening it changes nothing (a
@@ -50,9 +133,7 @@ func (h *Handler) linkSignIn(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", Secure: true, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Expires: sess.ExpiresAt})
-	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+	h.startSession(w, r, cookie, sess)
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {

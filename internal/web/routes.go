@@ -7,6 +7,8 @@ func (h *Handler) routes() {
 	m := h.mux
 	m.HandleFunc("GET /console/static/", h.static)
 	m.HandleFunc("GET /console/signin", h.signinPage)
+	m.HandleFunc("POST /console/signin", h.sendCode)
+	m.HandleFunc("POST /console/signin/verify", h.verifyCode)
 	m.HandleFunc("GET /console/link", h.linkPage)
 	m.HandleFunc("POST /console/link", h.linkSignIn)
 	m.HandleFunc("POST /console/signout", h.session(h.signOut))

@@ -727,3 +727,116 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+var handleField = regexp.MustCompile(`name="handle" value="([0-9a-f-]+)"`)
+
+// TestConsoleCodeSignIn: an operator signs in with an e-mail code, through
+// signin (the same attempts and limits as any app's users); a stranger's
+// address gets the same answer and no message; re-authenticating replaces
+// the browser's session.
+func TestConsoleCodeSignIn(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		ask := func(email string) (answer, string) {
+			t.Helper()
+			a := send(t, sys, "", "POST", "/console/signin", url.Values{"email": {email}}, nil)
+			m := handleField.FindStringSubmatch(a.body)
+			if a.status != http.StatusOK || m == nil {
+				t.Fatalf("send code to %s: %d\n%s", email, a.status, a.body)
+			}
+			return a, m[1]
+		}
+		// A stranger: the same page, nothing sent.
+		stranger, _ := ask("stranger@example.com")
+		if !strings.Contains(stranger.body, "If <strong>stranger@example.com</strong> is an operator") {
+			t.Fatal("the stranger's page differs")
+		}
+		if _, ok := sys.Mail.Last("stranger@example.com"); ok {
+			t.Fatal("a code went to a stranger")
+		}
+		if a := send(t, sys, "", "POST", "/console/signin", url.Values{"email": {"not an address"}}, nil); a.status != http.StatusBadRequest {
+			t.Fatalf("bad address: %d", a.status)
+		}
+		// The built-in app is nobody's workspace.
+		if list, _ := sys.Tenants.ListWorkspaces(context.Background(), access.Operator()); len(list) != 1 {
+			t.Fatalf("operator lists %d workspaces, want the tenant's only", len(list))
+		}
+
+		_, handle := ask(owner.Email)
+		msg, ok := sys.Mail.Last(owner.Email)
+		if !ok || msg.Code == "" && !regexp.MustCompile(`\d{6}`).MatchString(msg.Text) {
+			t.Fatalf("no code e-mailed: %+v", msg)
+		}
+		code := msg.Code
+		if code == "" {
+			code = regexp.MustCompile(`\d{6}`).FindString(msg.Text)
+		}
+		if !strings.Contains(msg.Subject+msg.Text, console.AppName) {
+			t.Errorf("the message does not say it is the console's: %q", msg.Subject)
+		}
+		// A wrong code: 422 with the API's message, and one attempt spent.
+		wrong := "000000"
+		if wrong == code {
+			wrong = "111111"
+		}
+		if a := send(t, sys, "", "POST", "/console/signin/verify", url.Values{"handle": {handle}, "code": {wrong}, "email": {owner.Email}}, nil); a.status != http.StatusUnprocessableEntity {
+			t.Fatalf("wrong code: %d\n%s", a.status, a.body)
+		}
+		a := send(t, sys, "", "POST", "/console/signin/verify", url.Values{"handle": {handle}, "code": {code}, "email": {owner.Email}}, nil)
+		if a.status != http.StatusSeeOther || !strings.Contains(a.header.Get("Set-Cookie"), web.CookieName+"=ghs_") {
+			t.Fatalf("right code: %d %v", a.status, a.header)
+		}
+		if again := send(t, sys, "", "POST", "/console/signin/verify", url.Values{"handle": {handle}, "code": {code}, "email": {owner.Email}}, nil); again.status == http.StatusSeeOther {
+			t.Fatal("a code signed in twice")
+		}
+		var cookie string
+		for _, c := range (&http.Response{Header: a.header}).Cookies() {
+			cookie = c.Value
+		}
+		o := &operator{t: t, sys: sys, cookie: cookie}
+		o.get("/console/w/"+ws.ID+"/apps/"+app.ID, http.StatusOK)
+		if n := auditCount(t, sys, ws.ID, "console.signed_in"); n != 1 {
+			t.Fatalf("%d console.signed_in", n)
+		}
+
+		// Re-authentication by code, from the browser that has a session:
+		// a new session, the old one ended.
+		sys.Clock.Advance(console.ReauthWindow + time.Minute)
+		_, handle = ask(owner.Email)
+		msg, _ = sys.Mail.Last(owner.Email)
+		code = msg.Code
+		if code == "" {
+			code = regexp.MustCompile(`\d{6}`).FindString(msg.Text)
+		}
+		b := send(t, sys, cookie, "POST", "/console/signin/verify", url.Values{"handle": {handle}, "code": {code}, "email": {owner.Email}}, nil)
+		if b.status != http.StatusSeeOther {
+			t.Fatalf("re-authentication: %d", b.status)
+		}
+		if c := send(t, sys, cookie, "GET", "/console/account", nil, nil); c.status != http.StatusSeeOther {
+			t.Fatalf("the replaced session still works: %d", c.status)
+		}
+
+		// A member removed after asking for a code is refused.
+		if _, err := sys.Tenants.AddMember(context.Background(), access.Operator(), ws.ID, "gone@acme.example", "", access.RoleMember); err != nil {
+			t.Fatal(err)
+		}
+		_, handle = ask("gone@acme.example")
+		msg, _ = sys.Mail.Last("gone@acme.example")
+		code = msg.Code
+		if code == "" {
+			code = regexp.MustCompile(`\d{6}`).FindString(msg.Text)
+		}
+		ms, _ := sys.Tenants.ListMembers(context.Background(), access.Operator(), ws.ID)
+		for _, m := range ms {
+			if m.Email == "gone@acme.example" {
+				if err := sys.Tenants.RemoveMember(context.Background(), access.Operator(), ws.ID, m.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if a := send(t, sys, "", "POST", "/console/signin/verify", url.Values{"handle": {handle}, "code": {code}, "email": {"gone@acme.example"}}, nil); a.status != http.StatusForbidden {
+			t.Fatalf("a removed member signed in: %d", a.status)
+		}
+	})
+}

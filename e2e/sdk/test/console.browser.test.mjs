@@ -12,6 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
 import { createRequire } from "node:module";
 
 import { startGatehouse, gatehouseBin, chromiumPath, launchChromium } from "./harness.mjs";
@@ -193,8 +194,18 @@ test("a member-role operator reads but cannot change settings, make keys or remo
   await audit(owner, "members");
   await shot(owner, "members");
 
+  // Mel signs in with an e-mail code (the built-in console app, through signin).
   const ctx = await context();
-  const mel = await signIn(ctx, `mel-${tag}@console-test.example`);
+  const mel = await ctx.newPage();
+  const melEmail = `mel-${tag}@console-test.example`;
+  await mel.goto(`${gh.base}/console/signin`);
+  await audit(mel, "sign-in page");
+  await mel.getByLabel("Your e-mail address").fill(melEmail);
+  await mel.getByRole("button", { name: "E-mail me a code" }).click();
+  await mel.getByLabel("Code").fill(await gh.lastCode(melEmail));
+  await audit(mel, "code page");
+  await mel.getByRole("button", { name: "Sign in" }).click();
+  await mel.waitForURL(/\/console\/w\//);
   await mel.goto(`${gh.base}/console/w/${gh.workspaceId}/apps/${appId}`);
   assert.equal(await mel.getByRole("button", { name: "Save settings" }).count(), 0);
   assert.equal(await mel.getByRole("link", { name: "API keys" }).count(), 0);
@@ -218,13 +229,61 @@ test("a member-role operator reads but cannot change settings, make keys or remo
   await ctx.close();
 });
 
+test("webhooks: add an endpoint, send a test, see the delivery's attempts and payload, redeliver, rotate the secret", async () => {
+  const got = [];
+  const recv = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      got.push({ id: req.headers["webhook-id"], body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((r) => recv.listen(0, "127.0.0.1", r));
+  try {
+    await owner.goto(`${gh.base}/console/w/${gh.workspaceId}/apps/${appId}/webhooks`);
+    await owner.getByLabel("URL").fill(`http://127.0.0.1:${recv.address().port}/hook`);
+    await owner.getByRole("button", { name: "Add endpoint" }).click();
+    const secret = await owner.locator("#new-secret").inputValue();
+    assert.match(secret, /^whsec_/);
+    await audit(owner, "webhooks");
+    await owner.getByRole("link", { name: /\/hook$/ }).click();
+    await owner.getByRole("button", { name: "Send a test event" }).click();
+    await owner.getByText("Test event queued").waitFor();
+    // Deliveries are made by the job workers: reload until it is delivered.
+    for (let i = 0; i < 50 && !(await owner.getByText("HTTP 204").count()); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      await owner.reload();
+    }
+    await owner.getByRole("link", { name: "webhook.test" }).first().click();
+    await owner.getByText("This is a test event.").waitFor();
+    await owner.getByText(/attempt 1: HTTP 204/).waitFor();
+    await audit(owner, "delivery");
+    await shot(owner, "delivery");
+    await owner.getByRole("button", { name: "Redeliver" }).click();
+    await owner.getByText("Queued again").waitFor();
+    for (let i = 0; i < 50 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(got.length, 2, "the redelivery did not arrive");
+    assert.equal(got[0].id, got[1].id, "a redelivery carries the event's id");
+    await owner.getByRole("link", { name: /← / }).click();
+    await owner.getByRole("button", { name: "Rotate signing secret" }).click();
+    const rotated = await owner.locator("#new-secret").inputValue();
+    assert.match(rotated, /^whsec_/);
+    assert.notEqual(rotated, secret);
+    await owner.getByText(/still signs until/).waitFor();
+  } finally {
+    recv.close();
+  }
+});
+
 test("the audit log shows every change made here, with before and after and no secret", async () => {
   await owner.getByRole("link", { name: "Audit log" }).click();
   const text = await owner.locator("main").textContent();
-  for (const action of ["app.created", "app.updated", "api_key.created", "api_key.revoked", "session.revoked", "member.added", "console.signed_in", "console.link_created"]) {
+  for (const action of ["app.created", "app.updated", "api_key.created", "api_key.revoked", "session.revoked", "member.added", "console.signed_in",
+    "console.link_created", "webhook.created", "webhook.secret_rotated"]) {
     assert.ok(text.includes(action), `audit log lacks ${action}`);
   }
-  assert.doesNotMatch(text, /ghk_[A-Za-z0-9_-]{20}|ghl_|ghs_/);
+  assert.doesNotMatch(text, /ghk_[A-Za-z0-9_-]{20}|ghl_|ghs_|whsec_/);
   await owner.getByLabel("Action").fill("app.updated");
   await owner.getByRole("button", { name: "Filter" }).click();
   assert.match(await owner.locator("tbody").textContent(), /"email_auth_type":"magic"[\s\S]*"email_auth_type":"otp"/);
