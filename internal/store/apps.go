@@ -149,7 +149,9 @@ func (q Queries) LockApp(ctx context.Context, id string) (App, error) {
 
 // ListApps returns a workspace's apps (every app when workspaceID is ""), oldest first.
 func (q Queries) ListApps(ctx context.Context, workspaceID string) ([]App, error) {
-	rs, err := q.r.query(ctx, `SELECT `+appColumns+` FROM apps WHERE ($1 = '' OR workspace_id = $1) ORDER BY created_at, id`, workspaceID)
+	// Every app ("") is every tenant's: not the console's built-in app.
+	rs, err := q.r.query(ctx, `SELECT `+appColumns+` FROM apps WHERE ($1 = '' AND workspace_id NOT IN
+		(SELECT id FROM workspaces WHERE slug = '`+ConsoleWorkspaceSlug+`') OR workspace_id = $1) ORDER BY created_at, id`, workspaceID)
 	if err != nil {
 		return nil, err
 	}

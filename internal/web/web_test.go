@@ -762,6 +762,9 @@ func TestConsoleCodeSignIn(t *testing.T) {
 		if list, _ := sys.Tenants.ListWorkspaces(context.Background(), access.Operator()); len(list) != 1 {
 			t.Fatalf("operator lists %d workspaces, want the tenant's only", len(list))
 		}
+		if list, _ := sys.Tenants.ListApps(context.Background(), access.Operator(), ""); len(list) != 1 || list[0].ID != app.ID {
+			t.Fatalf("operator lists %d apps, want the tenant's only", len(list))
+		}
 
 		_, handle := ask(owner.Email)
 		msg, ok := sys.Mail.Last(owner.Email)
