@@ -3,7 +3,10 @@ package console
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"net/url"
+	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -54,17 +57,19 @@ func (s *Service) app(ctx context.Context) (store.App, error) {
 	if err != nil {
 		return store.App{}, err
 	}
-	origin := s.origin()
+	origin, others := s.origins()
+	refresh := int64(AbsoluteTimeout / time.Second) // its sessions end with the console's
 	var a store.App
 	if len(apps) == 0 {
 		name, typ, off, login := AppName, "otp", false, s.baseURL+"/console/signin"
 		ids, policy := []string{"email"}, string(store.MFAPolicyOff)
-		a, err = s.tenants.CreateApp(ctx, op, ws.ID, tenant.AppSettings{Name: &name, Origin: &origin, LoginURL: &login,
-			EmailAuthType: &typ, PublicSignup: &off, AllowedIdentifiers: &ids, RequiredIdentifiers: &ids, MFAPolicy: &policy})
+		a, err = s.tenants.CreateApp(ctx, op, ws.ID, tenant.AppSettings{Name: &name, Origin: &origin, AllowedOrigins: &others,
+			LoginURL: &login, EmailAuthType: &typ, PublicSignup: &off, AllowedIdentifiers: &ids, RequiredIdentifiers: &ids,
+			MFAPolicy: &policy, RefreshExpiration: &refresh})
 	} else {
 		a = apps[0] // the oldest, should two replicas have raced
-		if a.Origin != origin {
-			a, err = s.tenants.UpdateApp(ctx, op, ws.ID, a.ID, tenant.AppSettings{Origin: &origin})
+		if a.Origin != origin || !slices.Equal(a.AllowedOrigins, others) {
+			a, err = s.tenants.UpdateApp(ctx, op, ws.ID, a.ID, tenant.AppSettings{Origin: &origin, AllowedOrigins: &others})
 		}
 	}
 	if err != nil {
@@ -74,13 +79,25 @@ func (s *Service) app(ctx context.Context) (store.App, error) {
 	return a, nil
 }
 
-// origin is base_url's scheme and host.
-func (s *Service) origin() string {
+// origins are the built-in app's origin and other allowed origins:
+// base_url's. Passkeys need a domain name for their relying party, so a
+// base_url on a loopback address (development) makes the app's origin
+// localhost on the same port, with base_url's as another allowed origin:
+// open the console at http://localhost:PORT for passkeys.
+func (s *Service) origins() (string, []string) {
 	u, err := url.Parse(s.baseURL)
 	if err != nil || u.Host == "" {
-		return "http://localhost"
+		return "http://localhost", []string{}
 	}
-	return u.Scheme + "://" + u.Host
+	origin := u.Scheme + "://" + u.Host
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && ip.IsLoopback() {
+		local := u.Scheme + "://localhost"
+		if p := u.Port(); p != "" {
+			local += ":" + p
+		}
+		return local, []string{origin}
+	}
+	return origin, []string{}
 }
 
 // SendCode e-mails a sign-in code to email when it is a workspace member's
@@ -137,10 +154,15 @@ func (s *Service) VerifyCode(ctx context.Context, handle, code, ip, userAgent st
 	if err != nil {
 		return "", Session{}, err
 	}
-	if caller, err := s.signin.Authenticate(ctx, a, set.Access); err == nil {
-		if err := s.signin.SignOut(ctx, a, caller); err != nil {
-			return "", Session{}, err
-		}
+	return s.signedIn(ctx, a, set, "email_code", ip, userAgent)
+}
+
+// signedIn starts a console session for the built-in app's sign-in set,
+// which keeps the app's session (not its tokens) for adding passkeys.
+func (s *Service) signedIn(ctx context.Context, a store.App, set signin.TokenSet, method, ip, userAgent string) (cookie string, _ Session, err error) {
+	caller, err := s.signin.Authenticate(ctx, a, set.Access)
+	if err != nil {
+		return "", Session{}, err
 	}
 	u, err := s.users.LookupByID(ctx, a, set.UserID)
 	if err != nil {
@@ -159,10 +181,11 @@ func (s *Service) VerifyCode(ctx context.Context, handle, code, ip, userAgent st
 		if len(ms) == 0 {
 			return ErrCodeRefused
 		}
-		sess, err = s.start(ctx, tx, u.Email, "email_code", ip, userAgent, cookie, ms)
+		sess, err = s.start(ctx, tx, u.Email, method, caller.Session.ID, ip, userAgent, cookie, ms)
 		return err
 	})
 	if err != nil {
+		_ = s.signin.SignOut(ctx, a, caller)
 		return "", Session{}, err
 	}
 	return cookie, sess, nil

@@ -177,7 +177,7 @@ func (s *Service) SignInWithLink(ctx context.Context, linkToken, ip, userAgent s
 		if len(ms) == 0 {
 			return ErrLinkInvalid
 		}
-		sess, err = s.start(ctx, tx, l.Email, "link", ip, userAgent, cookie, ms)
+		sess, err = s.start(ctx, tx, l.Email, "link", "", ip, userAgent, cookie, ms)
 		return err
 	})
 	if err != nil {
@@ -188,7 +188,7 @@ func (s *Service) SignInWithLink(ctx context.Context, linkToken, ip, userAgent s
 
 // start stores a new session for email (whose memberships are ms) and
 // records the sign-in in each workspace's audit log.
-func (s *Service) start(ctx context.Context, tx *store.Tx, email, method, ip, userAgent, cookie string, ms []Membership) (Session, error) {
+func (s *Service) start(ctx context.Context, tx *store.Tx, email, method, appSession, ip, userAgent, cookie string, ms []Membership) (Session, error) {
 	if len(userAgent) > 512 {
 		userAgent = userAgent[:512]
 	}
@@ -196,7 +196,7 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, email, method, ip, us
 	if err := tx.PruneConsole(ctx, now); err != nil {
 		return Session{}, err
 	}
-	sess := Session{ID: s.hasher.Hash("console-session", cookie), Email: email, Method: method, IP: ip, UserAgent: userAgent,
+	sess := Session{ID: s.hasher.Hash("console-session", cookie), Email: email, Method: method, AppSessionID: appSession, IP: ip, UserAgent: userAgent,
 		CreatedAt: now, AuthenticatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteTimeout)}
 	if err := tx.CreateConsoleSession(ctx, sess); err != nil {
 		return Session{}, err
@@ -257,11 +257,32 @@ func (s *Service) CheckCSRF(sess Session, t string) bool {
 
 // SignOut ends a session.
 func (s *Service) SignOut(ctx context.Context, sess Session) error {
-	err := s.db.DeleteConsoleSession(ctx, sess.Email, sess.ID)
+	err := s.end(ctx, sess.Email, sess.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	return err
+}
+
+// end deletes one of email's sessions, and ends the built-in app's session
+// it held.
+func (s *Service) end(ctx context.Context, email, id string) error {
+	gone, err := s.db.DeleteConsoleSession(ctx, email, id)
+	if err != nil || gone.AppSessionID == "" {
+		return err
+	}
+	a, err := s.app(ctx)
+	if err != nil {
+		return err
+	}
+	caller, err := s.signin.SessionCaller(ctx, a, gone.AppSessionID)
+	if errors.Is(err, signin.ErrUnauthenticated) {
+		return nil // ended already
+	}
+	if err != nil {
+		return err
+	}
+	return s.signin.SignOut(ctx, a, caller)
 }
 
 // Sessions lists the operator's sessions that have not ended.
@@ -282,7 +303,7 @@ func (s *Service) Sessions(ctx context.Context, sess Session) ([]Session, error)
 
 // RevokeSession ends one of the operator's own sessions, by id.
 func (s *Service) RevokeSession(ctx context.Context, sess Session, id string) error {
-	err := s.db.DeleteConsoleSession(ctx, sess.Email, id)
+	err := s.end(ctx, sess.Email, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrSignedOut
 	}

@@ -235,6 +235,26 @@ func (s *Service) authenticate(ctx context.Context, app store.App, access string
 	return Caller{Session: sess, User: u}, c, nil
 }
 
+// SessionCaller is the caller of a live session of app, found by the
+// session's id rather than an access token: for a service that keeps the
+// id of a session it made instead of its tokens (the console, for its
+// operators' passkeys). The same checks as Authenticate: the session live,
+// the user active.
+func (s *Service) SessionCaller(ctx context.Context, app store.App, sessionID string) (_ Caller, err error) {
+	defer errs.Wrap(&err, "session caller")
+	sess, u, err := s.db.GetSessionWithUser(ctx, app.ID, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Caller{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	if sess.RevokedAt != nil || !s.now.Read().Before(sess.ExpiresAt) || u.Status != store.StatusActive {
+		return Caller{}, ErrUnauthenticated
+	}
+	return Caller{Session: sess, User: u}, nil
+}
+
 // Refresh rotates a refresh token: the caller gets a new access and refresh
 // token, and the old refresh token is spent. Reusing a spent token within the
 // grace window returns the same successor (the client SDK retries, and tabs

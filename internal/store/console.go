@@ -36,7 +36,8 @@ func (q Queries) TakeConsoleLink(ctx context.Context, tokenHash string) (Console
 type ConsoleSession struct {
 	ID              string // keyed hash of the cookie's value
 	Email           string
-	Method          string // how the operator signed in: link
+	Method          string // how the operator signed in: link, email_code, passkey
+	AppSessionID    string // the built-in app's session a code or passkey sign-in made ("" after a link)
 	IP, UserAgent   string
 	CreatedAt       time.Time
 	AuthenticatedAt time.Time
@@ -44,19 +45,19 @@ type ConsoleSession struct {
 	ExpiresAt       time.Time
 }
 
-const consoleSessionColumns = `id, email, method, ip, user_agent, created_at, authenticated_at, last_seen_at, expires_at`
+const consoleSessionColumns = `id, email, method, app_session_id, ip, user_agent, created_at, authenticated_at, last_seen_at, expires_at`
 
 func scanConsoleSession(r row) (ConsoleSession, error) {
 	var s ConsoleSession
-	err := r.Scan(&s.ID, &s.Email, &s.Method, &s.IP, &s.UserAgent, &s.CreatedAt, &s.AuthenticatedAt, &s.LastSeenAt, &s.ExpiresAt)
+	err := r.Scan(&s.ID, &s.Email, &s.Method, &s.AppSessionID, &s.IP, &s.UserAgent, &s.CreatedAt, &s.AuthenticatedAt, &s.LastSeenAt, &s.ExpiresAt)
 	s.CreatedAt, s.AuthenticatedAt, s.LastSeenAt, s.ExpiresAt = s.CreatedAt.UTC(), s.AuthenticatedAt.UTC(), s.LastSeenAt.UTC(), s.ExpiresAt.UTC()
 	return s, mapErr(err)
 }
 
 // CreateConsoleSession stores s.
 func (q Queries) CreateConsoleSession(ctx context.Context, s ConsoleSession) error {
-	_, err := q.w.exec(ctx, `INSERT INTO console_sessions (`+consoleSessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		s.ID, s.Email, s.Method, s.IP, s.UserAgent, ts(s.CreatedAt), ts(s.AuthenticatedAt), ts(s.LastSeenAt), ts(s.ExpiresAt))
+	_, err := q.w.exec(ctx, `INSERT INTO console_sessions (`+consoleSessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		s.ID, s.Email, s.Method, s.AppSessionID, s.IP, s.UserAgent, ts(s.CreatedAt), ts(s.AuthenticatedAt), ts(s.LastSeenAt), ts(s.ExpiresAt))
 	return err
 }
 
@@ -82,10 +83,9 @@ func (q Queries) TouchConsoleSession(ctx context.Context, id string, t time.Time
 	return affected(n, err)
 }
 
-// DeleteConsoleSession ends one of an operator's sessions.
-func (q Queries) DeleteConsoleSession(ctx context.Context, email, id string) error {
-	n, err := q.w.exec(ctx, `DELETE FROM console_sessions WHERE email = $1 AND id = $2`, email, id)
-	return affected(n, err)
+// DeleteConsoleSession ends one of an operator's sessions and returns it.
+func (q Queries) DeleteConsoleSession(ctx context.Context, email, id string) (ConsoleSession, error) {
+	return scanConsoleSession(q.w.queryRow(ctx, `DELETE FROM console_sessions WHERE email = $1 AND id = $2 RETURNING `+consoleSessionColumns, email, id))
 }
 
 // PruneConsole deletes links and sessions that expired before t.

@@ -91,8 +91,14 @@ func (h *Handler) verifyCode(w http.ResponseWriter, r *http.Request) {
 	h.startSession(w, r, cookie, sess)
 }
 
-// startSession ends the session this browser had, if any, and sets the new one.
+// startSession sets the new session and goes to the console.
 func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, cookie string, sess console.Session) {
+	h.replaceSession(w, r, cookie, sess)
+	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+}
+
+// replaceSession ends the session this browser had, if any, and sets the new one.
+func (h *Handler) replaceSession(w http.ResponseWriter, r *http.Request, cookie string, sess console.Session) {
 	if old, err := r.Cookie(CookieName); err == nil {
 		if prev, err := h.Console.Authenticate(r.Context(), old.Value); err == nil && prev.ID != sess.ID {
 			_ = h.Console.SignOut(r.Context(), prev)
@@ -100,7 +106,6 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, cookie st
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", Secure: true, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Expires: sess.ExpiresAt})
-	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
 // linkPage is where a sign-in link lands. Opening it changes nothing (a
@@ -164,6 +169,9 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 type accountData struct {
 	Sessions []console.Session
 	Current  string
+	Passkeys []console.Passkey
+	// CanAddPasskey: the session signed in with a code or a passkey.
+	CanAddPasskey bool
 }
 
 func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
@@ -173,7 +181,13 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "account", view{Title: "My account", Section: "account", Data: accountData{Sessions: list, Current: sess.ID}})
+	pks, err := h.Console.Passkeys(r.Context(), sess)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "account", view{Title: "My account", Section: "account", Notice: noticeOf(r),
+		Data: accountData{Sessions: list, Current: sess.ID, Passkeys: pks, CanAddPasskey: sess.AppSessionID != ""}})
 }
 
 func (h *Handler) revokeOwnSession(w http.ResponseWriter, r *http.Request) {
@@ -225,15 +239,17 @@ func back(w http.ResponseWriter, r *http.Request, path, notice string) {
 // notices are the lines a redirect may ask a page to show: by key, so a
 // link cannot make the console say anything else.
 var notices = map[string]string{
-	"saved":          "Saved.",
-	"app-created":    "App created.",
-	"key-revoked":    "API key revoked.",
-	"member-added":   "Member added.",
-	"role-changed":   "Role changed.",
-	"member-removed": "Member removed.",
-	"revoked":        "Sessions revoked.",
-	"test-sent":      "Test event queued: it appears below as a webhook.test delivery.",
-	"redelivered":    "Queued again: the same event, with a fresh set of attempts.",
+	"saved":           "Saved.",
+	"app-created":     "App created.",
+	"key-revoked":     "API key revoked.",
+	"member-added":    "Member added.",
+	"role-changed":    "Role changed.",
+	"member-removed":  "Member removed.",
+	"revoked":         "Sessions revoked.",
+	"test-sent":       "Test event queued: it appears below as a webhook.test delivery.",
+	"redelivered":     "Queued again: the same event, with a fresh set of attempts.",
+	"passkey-added":   "Passkey added: sign in with it next time.",
+	"passkey-removed": "Passkey removed.",
 }
 
 func noticeOf(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

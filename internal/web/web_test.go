@@ -843,3 +843,63 @@ func TestConsoleCodeSignIn(t *testing.T) {
 		}
 	})
 }
+
+// TestConsolePasskeyRefusals: the passkey actions' refusals (the ceremony
+// itself is walked in Chromium with a virtual authenticator).
+func TestConsolePasskeyRefusals(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		_, owner := sys.Workspace(t, "Acme")
+		json := map[string]string{"Content-Type": "application/json"}
+		a := send(t, sys, "", "POST", "/console/signin/passkey/begin", nil, json)
+		if a.status != http.StatusOK || !strings.Contains(a.body, `"challenge"`) {
+			t.Fatalf("begin: %d %s", a.status, a.body)
+		}
+		post := func(cookie, path, body string, header map[string]string) answer {
+			t.Helper()
+			req, _ := http.NewRequest("POST", sys.URL+path, strings.NewReader(body))
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			if cookie != "" {
+				req.Header.Set("Cookie", web.CookieName+"="+cookie)
+			}
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+		}
+		for name, c := range map[string]struct {
+			body   string
+			header map[string]string
+			want   int
+		}{
+			"not JSON":       {body: "x=1", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, want: http.StatusBadRequest},
+			"malformed JSON": {body: "{", header: json, want: http.StatusBadRequest},
+			"no assertion":   {body: `{"id":"x","type":"public-key"}`, header: json, want: http.StatusBadRequest},
+		} {
+			if a := post("", "/console/signin/passkey/finish", c.body, c.header); a.status != c.want || a.header.Get("Set-Cookie") != "" {
+				t.Errorf("%s: %d %s", name, a.status, a.body)
+			}
+		}
+		if a := post("", "/console/signin/passkey/finish", `{}`, map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}); a.status != http.StatusForbidden {
+			t.Errorf("cross-site finish: %d", a.status)
+		}
+		// After a link sign-in there is no built-in app session: adding a
+		// passkey asks for a code sign-in first; without the CSRF header it is refused.
+		o := signIn(t, sys, owner.Email)
+		if a := post(o.cookie, "/console/account/passkeys/begin", "{}", json); a.status != http.StatusForbidden {
+			t.Errorf("begin registration without CSRF: %d", a.status)
+		}
+		a = post(o.cookie, "/console/account/passkeys/begin", "{}", map[string]string{"Content-Type": "application/json", "X-CSRF-Token": o.csrf})
+		if a.status != http.StatusForbidden || !strings.Contains(a.body, "reauthentication_required") {
+			t.Errorf("begin registration after a link: %d %s", a.status, a.body)
+		}
+		if b := o.get("/console/account", http.StatusOK).body; !strings.Contains(b, "You signed in with a link") {
+			t.Error("the account page offers passkeys to a link session")
+		}
+	})
+}

@@ -291,6 +291,37 @@ test("the audit log shows every change made here, with before and after and no s
   await shot(owner, "audit");
 });
 
+test("an operator adds a passkey (virtual authenticator) and signs in with it", async () => {
+  // Passkeys need a domain name: serve --dev's console app is localhost on the server's port.
+  const local = gh.base.replace("127.0.0.1", "localhost");
+  const ctx = await context();
+  const page = await ctx.newPage();
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send("WebAuthn.enable", { enableUI: false });
+  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await page.goto(`${local}/console/signin`);
+  await page.getByLabel("Your e-mail address").fill(OWNER);
+  await page.getByRole("button", { name: "E-mail me a code" }).click();
+  await page.getByLabel("Code").fill(await gh.lastCode(OWNER));
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/console\/w\//);
+  await page.goto(`${local}/console/account`);
+  await page.getByRole("button", { name: "Add a passkey on this device" }).click();
+  await page.getByText("Passkey added").waitFor();
+  assert.equal(await page.getByRole("button", { name: /^Remove passkey/ }).count(), 1);
+  await audit(page, "account");
+  await shot(page, "account");
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/console\/signin/);
+  await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+  await page.waitForURL(/\/console\/w\//);
+  const { body } = await gh.manage("GET", `/v1/workspaces/${gh.workspaceId}/audit_log?action=console.signed_in&limit=1`);
+  assert.equal(body.entries[0].after.method, "passkey");
+  await ctx.close();
+});
+
 test("with JavaScript off the console still reads and signs in", async () => {
   const ctx = await context({ javaScriptEnabled: false });
   const page = await signIn(ctx, OWNER);

@@ -23,6 +23,7 @@ CREATE TABLE console_sessions (
     id               TEXT PRIMARY KEY,
     email            TEXT NOT NULL,
     method           TEXT NOT NULL,
+    app_session_id   TEXT NOT NULL DEFAULT '',
     ip               TEXT NOT NULL DEFAULT '',
     user_agent       TEXT NOT NULL DEFAULT '',
     created_at       TIMESTAMPTZ NOT NULL,
