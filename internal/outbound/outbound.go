@@ -22,6 +22,7 @@ type Service struct {
 	// SMS guards every code, link and invitation by SMS; nil lets all through.
 	SMS    *Guard
 	queue  *Queue
+	db     *store.DB
 	exempt func(app store.App, to string) bool
 	log    *slog.Logger
 	// metrics counts the messages queued; nil counts nothing.
@@ -38,7 +39,9 @@ type Deps struct {
 	// Exempt reports whether to is a test identity of app: nothing is ever
 	// sent to one, and the SMS guard lets it through (nil: none is).
 	Exempt func(app store.App, to string) bool
-	Log    *slog.Logger
+	// DB is read for the send queue's health (Health).
+	DB  *store.DB
+	Log *slog.Logger
 	// Metrics counts the messages queued (committed by a transaction that
 	// may still roll back); nil counts nothing.
 	Metrics *metrics.Metrics
@@ -52,7 +55,7 @@ func New(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{Templates: d.Templates, Providers: d.Providers, SMS: d.SMS, queue: d.Queue, exempt: d.Exempt, log: d.Log, metrics: d.Metrics}
+	return &Service{Templates: d.Templates, Providers: d.Providers, SMS: d.SMS, queue: d.Queue, db: d.DB, exempt: d.Exempt, log: d.Log, metrics: d.Metrics}
 }
 
 // Request is one message to send.

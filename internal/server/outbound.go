@@ -30,6 +30,7 @@ func (s *Server) newOutbound(messages *outbound.Queue, sealer *token.Sealer, eve
 		SMS:       s.smsGuard(events, providers),
 		Queue:     messages,
 		Exempt:    tests.Of,
+		DB:        s.DB,
 		Log:       s.log,
 		Metrics:   s.metrics,
 	}), nil

@@ -160,3 +160,36 @@ func (q Queries) MessageBacklog(ctx context.Context) (n int, oldest time.Time, e
 	}
 	return n, oldest.UTC(), nil
 }
+
+// FailedMessage is a message the send queue gave up on (kept a week).
+type FailedMessage struct {
+	What, Channel, Recipient, LastError string // Recipient is masked
+	Attempts                            int
+	CreatedAt, FailedAt                 time.Time
+}
+
+// AppMessageHealth counts an app's messages still waiting (with the oldest
+// one's time, zero when none) and returns its messages given up on since
+// since, newest first, at most limit.
+func (q Queries) AppMessageHealth(ctx context.Context, appID string, since time.Time, limit int) (waiting int, oldest time.Time, failed []FailedMessage, err error) {
+	var first *time.Time
+	if err = q.r.queryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM queued_messages WHERE app_id = $1 AND failed_at IS NULL`, appID).
+		Scan(&waiting, &first); err != nil {
+		return 0, time.Time{}, nil, err
+	}
+	if first != nil {
+		oldest = first.UTC()
+	}
+	rs, err := q.r.query(ctx, `SELECT what, channel, recipient, last_error, attempts, created_at, failed_at FROM queued_messages
+		WHERE app_id = $1 AND failed_at >= $2 ORDER BY failed_at DESC, id LIMIT $3`, appID, ts(since), limit)
+	if err != nil {
+		return 0, time.Time{}, nil, err
+	}
+	failed, err = collect(rs, func(r row) (FailedMessage, error) {
+		var m FailedMessage
+		err := r.Scan(&m.What, &m.Channel, &m.Recipient, &m.LastError, &m.Attempts, &m.CreatedAt, &m.FailedAt)
+		m.CreatedAt, m.FailedAt = m.CreatedAt.UTC(), m.FailedAt.UTC()
+		return m, err
+	})
+	return waiting, oldest, failed, err
+}

@@ -314,3 +314,30 @@ func (q Queries) ExpireChallenges(ctx context.Context, now time.Time, limit int)
 	}
 	return collect(rs, scanChallenge)
 }
+
+// AppDeliveryCounts counts the deliveries to each of an app's endpoints
+// made since since, by status: endpoint id → status → count.
+func (q Queries) AppDeliveryCounts(ctx context.Context, appID string, since time.Time) (map[string]map[string]int, error) {
+	rs, err := q.r.query(ctx, `SELECT d.endpoint_id, d.status, COUNT(*) FROM webhook_deliveries d
+		JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.app_id = $1 AND d.created_at >= $2
+		GROUP BY d.endpoint_id, d.status`, appID, ts(since))
+	if err != nil {
+		return nil, err
+	}
+	type count struct {
+		endpoint, status string
+		n                int
+	}
+	list, err := collect(rs, func(r row) (count, error) {
+		var c count
+		return c, r.Scan(&c.endpoint, &c.status, &c.n)
+	})
+	out := map[string]map[string]int{}
+	for _, c := range list {
+		if out[c.endpoint] == nil {
+			out[c.endpoint] = map[string]int{}
+		}
+		out[c.endpoint][c.status] = c.n
+	}
+	return out, err
+}

@@ -257,3 +257,29 @@ func plural(n int64, unit string) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }
+
+// deleteApp deletes an app and everything of it: it needs a recent sign-in
+// and the app's name typed again.
+func (h *Handler) deleteApp(w http.ResponseWriter, r *http.Request) {
+	p, a, v, ok := h.appPage(w, r, "Settings", "settings")
+	if !ok {
+		return
+	}
+	f, err := parseForm(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !h.fresh(w, r) {
+		return
+	}
+	if f.text("confirm") != a.Name {
+		h.render(w, r, http.StatusBadRequest, "app", h.settingsView(v, a, "Not deleted: type the app's name exactly to confirm."))
+		return
+	}
+	if err := h.Tenants.DeleteApp(r.Context(), p, a.WorkspaceID, a.ID); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	back(w, r, "/console/w/"+a.WorkspaceID, "app-deleted")
+}

@@ -109,8 +109,10 @@ func (h *Handler) usersCSV(w http.ResponseWriter, r *http.Request) {
 }
 
 type userData struct {
-	User     appuser.User
-	Sessions []signin.Session
+	User       appuser.User
+	Sessions   []signin.Session
+	Passkeys   []signin.Passkey
+	Identities []signin.Identity
 }
 
 func (h *Handler) user(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +125,17 @@ func (h *Handler) user(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	v.Data, v.Notice = userData{User: u, Sessions: sessions}, noticeOf(r)
+	pks, err := h.SignIn.UserPasskeys(r.Context(), p, a, u.ID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ids, err := h.SignIn.UserIdentities(r.Context(), u.ID) // the user was read with p's Read access above
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	v.Data, v.Notice = userData{User: u, Sessions: sessions, Passkeys: pks, Identities: ids}, noticeOf(r)
 	h.render(w, r, http.StatusOK, "user", v)
 }
 
@@ -159,4 +171,67 @@ func (h *Handler) revokeUserSessions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	back(w, r, "/console/w/"+a.WorkspaceID+"/apps/"+a.ID+"/users/"+userID, "revoked")
+}
+
+func (h *Handler) userPath(a string, r *http.Request) string {
+	return "/console/w/" + r.PathValue("ws") + "/apps/" + a + "/users/" + r.PathValue("user")
+}
+
+// setUserStatus activates or deactivates a user (form field status), as
+// PATCH /v1/{app}/users/{id}/status does.
+func (h *Handler) setUserStatus(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	f, err := parseForm(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if _, err := h.Users.SetStatus(r.Context(), p, a, r.PathValue("user"), f.text("status")); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	back(w, r, h.userPath(a.ID, r), "status-changed")
+}
+
+// deleteUser deletes a user for good: it needs a recent sign-in.
+func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	if !h.fresh(w, r) {
+		return
+	}
+	if err := h.Users.Delete(r.Context(), p, a, r.PathValue("user")); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	back(w, r, "/console/w/"+a.WorkspaceID+"/apps/"+a.ID+"/users", "user-deleted")
+}
+
+func (h *Handler) deleteUserPasskey(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	if err := h.SignIn.DeleteUserPasskey(r.Context(), p, a, r.PathValue("user"), r.PathValue("id")); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	back(w, r, h.userPath(a.ID, r), "passkey-removed")
+}
+
+func (h *Handler) unlinkUserIdentity(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	if err := h.SignIn.AdminUnlinkIdentity(r.Context(), p, a, r.PathValue("user"), r.PathValue("id")); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	back(w, r, h.userPath(a.ID, r), "identity-unlinked")
 }

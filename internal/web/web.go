@@ -23,6 +23,8 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/console"
+	"github.com/gatehouse-auth/gatehouse/internal/machine"
+	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -44,6 +46,8 @@ type Deps struct {
 	Users    *appuser.Service
 	SignIn   *signin.Service
 	Webhooks *webhook.Service
+	Machines *machine.Service
+	Outbound *outbound.Service
 	Describe Describe
 	Log      *slog.Logger
 	Now      func() time.Time

@@ -25,7 +25,7 @@ import (
 
 // operator is a browser signed in to the console.
 type operator struct {
-	t      *testing.T
+	t      testing.TB
 	sys    *servertest.System
 	cookie string
 	csrf   string
@@ -41,7 +41,7 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 
 // send makes one request as a same-origin browser would (Sec-Fetch-Site:
 // same-origin), with the session cookie when there is one.
-func send(t *testing.T, sys *servertest.System, cookie, method, path string, form url.Values, header map[string]string) answer {
+func send(t testing.TB, sys *servertest.System, cookie, method, path string, form url.Values, header map[string]string) answer {
 	t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -74,7 +74,7 @@ func send(t *testing.T, sys *servertest.System, cookie, method, path string, for
 	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
 
-func link(t *testing.T, sys *servertest.System, email string) string {
+func link(t testing.TB, sys *servertest.System, email string) string {
 	t.Helper()
 	l, _, err := sys.Console.CreateLink(context.Background(), access.Operator(), email)
 	if err != nil {
@@ -87,7 +87,7 @@ func link(t *testing.T, sys *servertest.System, email string) string {
 var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
 // signIn follows a fresh link for email and returns the signed-in browser.
-func signIn(t *testing.T, sys *servertest.System, email string) *operator {
+func signIn(t testing.TB, sys *servertest.System, email string) *operator {
 	t.Helper()
 	a := send(t, sys, "", "POST", "/console/link", url.Values{"token": {link(t, sys, email)}}, nil)
 	if a.status != http.StatusSeeOther {
@@ -341,8 +341,8 @@ func TestConsoleCSRFAndNoChangeOnGet(t *testing.T) {
 		}
 		before = auditCount(t, sys, ws.ID, "")
 		pages := []string{"/console/", "/console/account", "/console/w/" + ws.ID, path, path + "/preview?email_auth_type=otp", path + "/keys",
-			path + "/users", path + "/users.csv", "/console/w/" + ws.ID + "/members", "/console/w/" + ws.ID + "/audit",
-			"/console/w/" + ws.ID + "/audit.csv", "/console/signin", "/console/static/" + web.HTMX, "/console/static/console.css"}
+			path + "/users", path + "/users.csv", path + "/health", path + "/webhooks", "/console/w/" + ws.ID + "/members", "/console/w/" + ws.ID + "/audit",
+			"/console/w/" + ws.ID + "/audit.csv", "/console/signin", "/console/static/" + web.HTMX, "/console/static/console.css", "/console/static/console.js"}
 		for range 2 {
 			for _, p := range pages {
 				a := send(t, sys, o.cookie, "GET", p, nil, nil)
@@ -393,6 +393,8 @@ func TestConsoleRoles(t *testing.T) {
 		before := auditCount(t, sys, ws.ID, "")
 		mel.post(ap, url.Values{"email_auth_type": {"otp"}}, http.StatusForbidden)
 		mel.post(ap+"/keys", url.Values{"nickname": {"mine"}}, http.StatusForbidden)
+		mel.post(ap+"/keys", url.Values{"nickname": {"mine"}, "kind": {"secret"}}, http.StatusForbidden)
+		mel.post(ap+"/keys", url.Values{"nickname": {"mine"}, "kind": {"m2m"}}, http.StatusForbidden)
 		mel.post(base+"/members", url.Values{"email": {"eve@acme.example"}, "role": {"owner"}}, http.StatusForbidden)
 		mel.post(base+"/members/"+owner.ID+"/role", url.Values{"role": {"member"}}, http.StatusForbidden)
 		mel.post(base+"/members/"+admin.ID+"/remove", nil, http.StatusForbidden)
@@ -422,6 +424,28 @@ func TestConsoleRoles(t *testing.T) {
 		if strings.Contains(ada.get(ap+"/keys", http.StatusOK).body, m[1]) {
 			t.Fatal("the key is shown again")
 		}
+		// An API secret and an M2M client, shown once each, and revoked.
+		a = ada.post(ap+"/keys", url.Values{"nickname": {"backend"}, "kind": {"secret"}}, http.StatusCreated)
+		sec := regexp.MustCompile(`value="(ey[A-Za-z0-9_.-]+)"`).FindStringSubmatch(a.body)
+		if sec == nil {
+			t.Fatal("the new secret is not shown")
+		}
+		sp, err := sys.Tenants.Authenticate(ctx, sec[1])
+		if err != nil || sp.Kind != access.KindAppSecret {
+			t.Fatalf("the shown secret does not work: %v", err)
+		}
+		a = ada.post(ap+"/keys", url.Values{"nickname": {"cron"}, "kind": {"m2m"}}, http.StatusCreated)
+		if !regexp.MustCompile(`Client id: <code>[0-9a-f-]{36}</code>`).MatchString(a.body) {
+			t.Fatal("the new client's id is not shown")
+		}
+		ada.post(ap+"/keys/secrets/"+sp.CredentialID+"/revoke", nil, http.StatusSeeOther)
+		if _, err := sys.Tenants.Authenticate(ctx, sec[1]); err == nil {
+			t.Fatal("a revoked secret still works")
+		}
+		wsSecret, _, _ := sys.Tenants.CreateWorkspaceSecret(ctx, access.Operator(), ws.ID, owner.ID, "ws")
+		wp := sys.Principal(t, wsSecret)
+		ada.post(ap+"/keys/secrets/"+wp.CredentialID+"/revoke", nil, http.StatusNotFound) // a workspace secret is no app credential
+		ada.post(ap+"/keys/bogus/x/revoke", nil, http.StatusNotFound)
 		ada.post(base+"/members/"+owner.ID+"/role", url.Values{"role": {"admin"}}, http.StatusForbidden) // only owners touch owners
 		olive := signIn(t, sys, owner.Email)
 		if a := olive.post(base+"/members/"+owner.ID+"/role", url.Values{"role": {"admin"}}, http.StatusConflict); !strings.Contains(a.body, "owner") {
@@ -435,7 +459,8 @@ func TestConsoleRoles(t *testing.T) {
 			t.Fatalf("a removed member's session still reads the workspace: %d", a.status)
 		}
 		// Two members added by the command line, one in the console.
-		for action, want := range map[string]int{"member.added": 3, "member.removed": 1, "api_key.created": 1, "app.updated": 1} {
+		for action, want := range map[string]int{"member.added": 3, "member.removed": 1, "api_key.created": 1, "app.updated": 1,
+			"api_secret.created": 2, "api_secret.revoked": 1, "m2m_client.created": 1} {
 			if got := auditCount(t, sys, ws.ID, action); got != want {
 				t.Errorf("audit: %d %s, want %d", got, action, want)
 			}
@@ -689,6 +714,12 @@ func TestConsoleWebhooks(t *testing.T) {
 			return err == nil && len(attempts) == 2
 		})
 
+		// Delivery health: the endpoint's deliveries of the week by status.
+		hb := o.get("/console/w/"+ws.ID+"/apps/"+app.ID+"/health", http.StatusOK).body
+		if !strings.Contains(hb, recv.URL+"/hook") || !strings.Contains(hb, "Waiting to send") {
+			t.Fatalf("health page:\n%s", hb)
+		}
+
 		// Rotation: a new secret shown once, the old one signing for a while; it needs a recent sign-in.
 		a = o.post(wp+"/"+ep.ID+"/rotate", nil, http.StatusOK)
 		rotated := regexp.MustCompile(`value="(whsec_[A-Za-z0-9+/=_-]+)"`).FindStringSubmatch(a.body)
@@ -707,6 +738,7 @@ func TestConsoleWebhooks(t *testing.T) {
 		}
 		mel := signIn(t, sys, "mel@acme.example")
 		mel.get(wp+"/"+ep.ID+"/deliveries/"+d.ID, http.StatusOK)
+		mel.get("/console/w/"+ws.ID+"/apps/"+app.ID+"/health", http.StatusOK)
 		mel.post(wp, url.Values{"url": {recv.URL + "/x"}}, http.StatusForbidden)
 		mel.post(wp+"/"+ep.ID+"/test", nil, http.StatusForbidden)
 		mel.post(wp+"/"+ep.ID+"/rotate", nil, http.StatusForbidden)
@@ -900,6 +932,66 @@ func TestConsolePasskeyRefusals(t *testing.T) {
 		}
 		if b := o.get("/console/account", http.StatusOK).body; !strings.Contains(b, "You signed in with a link") {
 			t.Error("the account page offers passkeys to a link session")
+		}
+	})
+}
+
+func TestConsoleUserAndAppDangerZone(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		ann := createUser(t, sys, app, "ann@shop.example")
+		bob := createUser(t, sys, app, "bob@shop.example")
+		if _, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "mel@acme.example", "", access.RoleMember); err != nil {
+			t.Fatal(err)
+		}
+		mel := signIn(t, sys, "mel@acme.example")
+		o := signIn(t, sys, owner.Email)
+		up := "/console/w/" + ws.ID + "/apps/" + app.ID + "/users/"
+		page := o.get(up+ann, http.StatusOK).body
+		for _, want := range []string{"Passkeys", "Social sign-in identities", "Deactivate", "Delete this user"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the user page lacks %q", want)
+			}
+		}
+		if b := mel.get(up+ann, http.StatusOK).body; strings.Contains(b, "Delete this user") {
+			t.Error("a member is offered to delete a user")
+		}
+		mel.post(up+ann+"/status", url.Values{"status": {"inactive"}}, http.StatusForbidden)
+		mel.post(up+ann+"/delete", nil, http.StatusForbidden)
+
+		o.post(up+ann+"/status", url.Values{"status": {"inactive"}}, http.StatusSeeOther)
+		if u, _ := sys.Users.Get(ctx, access.Operator(), app, ann); u.Status != "inactive" {
+			t.Fatalf("status %s", u.Status)
+		}
+		o.post(up+ann+"/status", url.Values{"status": {"sleeping"}}, http.StatusBadRequest)
+		o.post(up+ann+"/delete", nil, http.StatusSeeOther)
+		if _, err := sys.Users.Get(ctx, access.Operator(), app, ann); err == nil {
+			t.Fatal("the user is still there")
+		}
+		o.post(up+ann+"/delete", nil, http.StatusNotFound)
+
+		// Deleting an app: the name typed again, and a recent sign-in.
+		ap := "/console/w/" + ws.ID + "/apps/" + app.ID
+		if a := o.post(ap+"/delete", url.Values{"confirm": {"shop"}}, http.StatusBadRequest); !strings.Contains(a.body, "type the app") {
+			t.Fatalf("wrong confirmation: %s", a.body)
+		}
+		sys.Clock.Advance(console.ReauthWindow + time.Minute)
+		o.post(up+bob+"/delete", nil, http.StatusForbidden)
+		o.post(ap+"/delete", url.Values{"confirm": {app.Name}}, http.StatusForbidden)
+		if _, err := sys.Tenants.GetApp(ctx, app.ID); err != nil {
+			t.Fatal("the app went without re-authentication")
+		}
+		o = signIn(t, sys, owner.Email)
+		o.post(ap+"/delete", url.Values{"confirm": {app.Name}}, http.StatusSeeOther)
+		if _, err := sys.Tenants.GetApp(ctx, app.ID); err == nil {
+			t.Fatal("the app is still there")
+		}
+		for action, want := range map[string]int{"user.status_changed": 1, "user.deleted": 1, "app.deleted": 1} {
+			if got := auditCount(t, sys, ws.ID, action); got != want {
+				t.Errorf("%d %s, want %d", got, action, want)
+			}
 		}
 	})
 }

@@ -460,6 +460,16 @@ func (s *Service) DeliveriesByStatus(ctx context.Context, p access.Principal, ap
 	return DeliveryPage{Deliveries: list, Attempts: attempts, Total: total, Page: page, PerPage: perPage}, nil
 }
 
+// DeliveryCounts counts the deliveries to each of the app's endpoints in
+// the last week, by status (endpoint id → status → count); Read access.
+func (s *Service) DeliveryCounts(ctx context.Context, p access.Principal, appID string) (_ map[string]map[string]int, err error) {
+	defer errs.Wrap(&err, "count webhook deliveries")
+	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
+		return nil, err
+	}
+	return s.db.AppDeliveryCounts(ctx, appID, s.clock().Add(-7*24*time.Hour))
+}
+
 // DeliveryDetail is one delivery with its attempts, oldest first, and the
 // event's body as it was sent (a payload holds no secret); Read access.
 func (s *Service) DeliveryDetail(ctx context.Context, p access.Principal, appID, id, deliveryID string) (_ Delivery, _ []Attempt, body []byte, err error) {

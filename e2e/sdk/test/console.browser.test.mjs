@@ -169,15 +169,15 @@ test("find a user by a pasted id and revoke the user's session", async () => {
 });
 
 test("an API key is shown once and can be revoked", async () => {
-  await owner.getByRole("link", { name: "API keys" }).click();
+  await owner.getByRole("link", { name: "Credentials" }).click();
   await owner.getByLabel("Nickname").fill("ci");
-  await owner.getByRole("button", { name: "Create key" }).click();
+  await owner.getByRole("button", { name: "Create", exact: true }).click();
   const key = await owner.locator("#new-key").inputValue();
   assert.match(key, /^ghk_/);
   await audit(owner, "keys");
   const res = await fetch(`${gh.base}/v1/${appId}/users`, { headers: { Authorization: `Bearer ${key}` } });
   assert.equal(res.status, 200);
-  await owner.getByRole("link", { name: "API keys" }).click();
+  await owner.getByRole("link", { name: "Credentials" }).click();
   assert.equal(await owner.locator("#new-key").count(), 0, "the key is shown again");
   await owner.getByRole("button", { name: "Revoke key ci" }).click();
   await owner.getByText("API key revoked.").waitFor();
@@ -208,7 +208,7 @@ test("a member-role operator reads but cannot change settings, make keys or remo
   await mel.waitForURL(/\/console\/w\//);
   await mel.goto(`${gh.base}/console/w/${gh.workspaceId}/apps/${appId}`);
   assert.equal(await mel.getByRole("button", { name: "Save settings" }).count(), 0);
-  assert.equal(await mel.getByRole("link", { name: "API keys" }).count(), 0);
+  assert.equal(await mel.getByRole("link", { name: "Credentials" }).count(), 0);
   // The page offers nothing; the server refuses anyway, each action on its own.
   const csrf = await mel.locator('input[name="csrf"]').first().inputValue();
   const tries = await mel.evaluate(async ({ ws, app, csrf }) => {
