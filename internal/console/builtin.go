@@ -28,6 +28,13 @@ import (
 // AppName is the built-in app's name, which its messages show.
 const AppName = "Gatehouse console"
 
+// The built-in app's second factor: an operator who set up an
+// authenticator app is asked for it (totp.go).
+var (
+	mfaPolicy  = string(store.MFAPolicyOptional)
+	mfaMethods = []string{"totp"}
+)
+
 // ErrCodeRefused is a code sign-in that signin accepted for an address that
 // is no workspace's member any more.
 var ErrCodeRefused = errors.New("this address is not a member of any workspace")
@@ -62,14 +69,15 @@ func (s *Service) app(ctx context.Context) (store.App, error) {
 	var a store.App
 	if len(apps) == 0 {
 		name, typ, off, login := AppName, "otp", false, s.baseURL+"/console/signin"
-		ids, policy := []string{"email"}, string(store.MFAPolicyOff)
+		ids := []string{"email"}
 		a, err = s.tenants.CreateApp(ctx, op, ws.ID, tenant.AppSettings{Name: &name, Origin: &origin, AllowedOrigins: &others,
 			LoginURL: &login, EmailAuthType: &typ, PublicSignup: &off, AllowedIdentifiers: &ids, RequiredIdentifiers: &ids,
-			MFAPolicy: &policy, RefreshExpiration: &refresh})
+			MFAPolicy: &mfaPolicy, MFAMethodsAllowed: &mfaMethods, RefreshExpiration: &refresh})
 	} else {
 		a = apps[0] // the oldest, should two replicas have raced
-		if a.Origin != origin || !slices.Equal(a.AllowedOrigins, others) {
-			a, err = s.tenants.UpdateApp(ctx, op, ws.ID, a.ID, tenant.AppSettings{Origin: &origin, AllowedOrigins: &others})
+		if a.Origin != origin || !slices.Equal(a.AllowedOrigins, others) || string(a.MFAPolicy) != mfaPolicy || !slices.Equal(a.MFAMethodsAllowed, mfaMethods) {
+			a, err = s.tenants.UpdateApp(ctx, op, ws.ID, a.ID, tenant.AppSettings{Origin: &origin, AllowedOrigins: &others,
+				MFAPolicy: &mfaPolicy, MFAMethodsAllowed: &mfaMethods})
 		}
 	}
 	if err != nil {
@@ -153,6 +161,9 @@ func (s *Service) VerifyCode(ctx context.Context, handle, code, ip, userAgent st
 	set, err := s.signin.VerifyOTP(ctx, a, handle, code, c)
 	if err != nil {
 		return "", Session{}, err
+	}
+	if set.MFA != nil {
+		return "", Session{}, &SecondFactorError{Challenge: set.MFA.Challenge.Token, First: "email_code"}
 	}
 	return s.signedIn(ctx, a, set, "email_code", ip, userAgent)
 }

@@ -43,6 +43,9 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, body []byte, ip, user
 	if err != nil {
 		return "", Session{}, err
 	}
+	if set.MFA != nil {
+		return "", Session{}, &SecondFactorError{Challenge: set.MFA.Challenge.Token, First: "passkey"}
+	}
 	return s.signedIn(ctx, a, set, "passkey", ip, userAgent)
 }
 

@@ -75,6 +75,11 @@ func (h *Handler) verifyCode(w http.ResponseWriter, r *http.Request) {
 	d := signinData{Email: f.text("email"), Handle: f.text("handle")}
 	a := audit.From(r.Context())
 	cookie, sess, err := h.Console.VerifyCode(r.Context(), d.Handle, strings.TrimSpace(f.text("code")), a.IP, r.UserAgent(), client(r))
+	var sf *console.SecondFactorError
+	if errors.As(err, &sf) {
+		h.secondFactor(w, r, sf)
+		return
+	}
 	if err != nil {
 		status, _, msg := h.Describe(r.Context(), err)
 		if errors.Is(err, console.ErrCodeRefused) {
@@ -170,6 +175,7 @@ type accountData struct {
 	Sessions []console.Session
 	Current  string
 	Passkeys []console.Passkey
+	TOTP     []signin.MFAMethod
 	// CanAddPasskey: the session signed in with a code or a passkey.
 	CanAddPasskey bool
 }
@@ -186,8 +192,13 @@ func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	totp, err := h.Console.TOTP(r.Context(), sess)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	h.render(w, r, http.StatusOK, "account", view{Title: "My account", Section: "account", Notice: noticeOf(r),
-		Data: accountData{Sessions: list, Current: sess.ID, Passkeys: pks, CanAddPasskey: sess.AppSessionID != ""}})
+		Data: accountData{Sessions: list, Current: sess.ID, Passkeys: pks, TOTP: totp, CanAddPasskey: sess.AppSessionID != ""}})
 }
 
 func (h *Handler) revokeOwnSession(w http.ResponseWriter, r *http.Request) {

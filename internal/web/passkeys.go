@@ -68,6 +68,11 @@ func (h *Handler) finishPasskeySignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	a := audit.From(r.Context())
 	cookie, sess, err := h.Console.FinishPasskeySignIn(r.Context(), body, a.IP, r.UserAgent(), client(r))
+	var sf *console.SecondFactorError
+	if errors.As(err, &sf) {
+		writeJSON(w, http.StatusOK, map[string]string{"location": totpLocation(sf)})
+		return
+	}
 	if err != nil {
 		h.jsonFail(w, r, err)
 		return

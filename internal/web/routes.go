@@ -9,6 +9,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /console/signin", h.signinPage)
 	m.HandleFunc("POST /console/signin", h.sendCode)
 	m.HandleFunc("POST /console/signin/verify", h.verifyCode)
+	m.HandleFunc("GET /console/signin/totp", h.totpPage)
+	m.HandleFunc("POST /console/signin/totp", h.verifyTOTPSignIn)
 	m.HandleFunc("POST /console/signin/passkey/begin", h.beginPasskeySignIn)
 	m.HandleFunc("POST /console/signin/passkey/finish", h.finishPasskeySignIn)
 	m.HandleFunc("GET /console/link", h.linkPage)
@@ -20,6 +22,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /console/account/passkeys/begin", h.session(h.beginPasskeyRegistration))
 	m.HandleFunc("POST /console/account/passkeys/finish", h.session(h.finishPasskeyRegistration))
 	m.HandleFunc("POST /console/account/passkeys/{id}/delete", h.session(h.deletePasskey))
+	m.HandleFunc("POST /console/account/totp", h.session(h.enrolTOTP))
+	m.HandleFunc("POST /console/account/totp/verify", h.session(h.confirmTOTP))
+	m.HandleFunc("POST /console/account/totp/{id}/delete", h.session(h.deleteTOTP))
 
 	m.HandleFunc("GET /console/w/{ws}", h.session(h.apps))
 	m.HandleFunc("POST /console/w/{ws}/apps", h.session(h.createApp))

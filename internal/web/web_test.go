@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pquerna/otp/totp"
+
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/console"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
@@ -993,5 +995,82 @@ func TestConsoleUserAndAppDangerZone(t *testing.T) {
 				t.Errorf("%d %s, want %d", got, action, want)
 			}
 		}
+	})
+}
+
+// codeSignIn signs email in by e-mail code from a fresh browser; with
+// a second factor it returns the TOTP page instead of a session.
+func codeSignIn(t *testing.T, sys *servertest.System, email string) answer {
+	t.Helper()
+	a := send(t, sys, "", "POST", "/console/signin", url.Values{"email": {email}}, nil)
+	m := handleField.FindStringSubmatch(a.body)
+	if m == nil {
+		t.Fatalf("no handle: %s", a.body)
+	}
+	msg, _ := sys.Mail.Last(email)
+	code := msg.Code
+	if code == "" {
+		code = regexp.MustCompile(`\d{6}`).FindString(msg.Text)
+	}
+	return send(t, sys, "", "POST", "/console/signin/verify", url.Values{"handle": {m[1]}, "code": {code}, "email": {email}}, nil)
+}
+
+func cookieOf(a answer) string {
+	for _, c := range (&http.Response{Header: a.header}).Cookies() {
+		if c.Name == web.CookieName {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+func TestConsoleTOTP(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ws, owner := sys.Workspace(t, "Acme")
+		a := codeSignIn(t, sys, owner.Email)
+		o := &operator{t: t, sys: sys, cookie: cookieOf(a)}
+		page := o.get("/console/account", http.StatusOK).body
+		o.csrf = csrfField.FindStringSubmatch(page)[1]
+		en := o.post("/console/account/totp", nil, http.StatusOK)
+		secret := regexp.MustCompile(`id="totp-secret" class="mono">([A-Z2-7]+)<`).FindStringSubmatch(en.body)
+		id := regexp.MustCompile(`name="id" value="([0-9a-f-]+)"`).FindStringSubmatch(en.body)
+		if secret == nil || id == nil || !strings.Contains(en.body, `src="data:image/png;base64,`) {
+			t.Fatalf("enrolment page:\n%s", en.body)
+		}
+		o.post("/console/account/totp/verify", url.Values{"id": {id[1]}, "code": {"000000"}}, http.StatusUnprocessableEntity)
+		code, _ := totp.GenerateCode(secret[1], sys.Clock.Now())
+		o.post("/console/account/totp/verify", url.Values{"id": {id[1]}, "code": {code}}, http.StatusSeeOther)
+		if !strings.Contains(o.get("/console/account", http.StatusOK).body, "Remove authenticator app") {
+			t.Fatal("the app is not listed")
+		}
+
+		// The next sign-in asks for it.
+		sys.Clock.Advance(time.Minute)
+		a = codeSignIn(t, sys, owner.Email)
+		ch := regexp.MustCompile(`name="challenge" value="([^"]+)"`).FindStringSubmatch(a.body)
+		if a.status != http.StatusOK || ch == nil || cookieOf(a) != "" {
+			t.Fatalf("second factor page: %d %s", a.status, a.body)
+		}
+		if b := send(t, sys, "", "POST", "/console/signin/totp", url.Values{"challenge": {ch[1]}, "first": {"email_code"}, "code": {"000000"}}, nil); b.status != http.StatusUnprocessableEntity || cookieOf(b) != "" {
+			t.Fatalf("wrong TOTP: %d", b.status)
+		}
+		if b := send(t, sys, "", "POST", "/console/signin/totp", url.Values{"challenge": {ch[1]}, "first": {"link"}, "code": {"000000"}}, nil); b.status != http.StatusBadRequest {
+			t.Fatalf("forged first factor: %d", b.status)
+		}
+		code, _ = totp.GenerateCode(secret[1], sys.Clock.Now())
+		b := send(t, sys, "", "POST", "/console/signin/totp", url.Values{"challenge": {ch[1]}, "first": {"email_code"}, "code": {code}}, nil)
+		if b.status != http.StatusSeeOther || cookieOf(b) == "" {
+			t.Fatalf("right TOTP: %d %s", b.status, b.body)
+		}
+		list, _ := sys.Tenants.AuditLog(context.Background(), access.Operator(), ws.ID, tenant.AuditFilter{Action: "console.signed_in", Limit: 1})
+		if len(list) != 1 || !strings.Contains(string(list[0].After), `"email_code+totp"`) {
+			t.Fatalf("audit: %+v", list)
+		}
+		// Removing it needs a recent sign-in.
+		o2 := &operator{t: t, sys: sys, cookie: cookieOf(b)}
+		o2.csrf = csrfField.FindStringSubmatch(o2.get("/console/account", http.StatusOK).body)[1]
+		tid := regexp.MustCompile(`/console/account/totp/([0-9a-f-]+)/delete`).FindStringSubmatch(o2.get("/console/account", http.StatusOK).body)
+		sys.Clock.Advance(console.ReauthWindow + time.Minute)
+		o2.post("/console/account/totp/"+tid[1]+"/delete", nil, http.StatusForbidden)
 	})
 }
