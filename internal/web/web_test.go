@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -1072,5 +1073,74 @@ func TestConsoleTOTP(t *testing.T) {
 		tid := regexp.MustCompile(`/console/account/totp/([0-9a-f-]+)/delete`).FindStringSubmatch(o2.get("/console/account", http.StatusOK).body)
 		sys.Clock.Advance(console.ReauthWindow + time.Minute)
 		o2.post("/console/account/totp/"+tid[1]+"/delete", nil, http.StatusForbidden)
+	})
+}
+
+func TestConsoleMessages(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", nil)
+		if _, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "mel@acme.example", "", access.RoleMember); err != nil {
+			t.Fatal(err)
+		}
+		o := signIn(t, sys, owner.Email)
+		mel := signIn(t, sys, "mel@acme.example")
+		mp := "/console/w/" + ws.ID + "/apps/" + app.ID + "/messages"
+		if b := o.get(mp, http.StatusOK).body; !strings.Contains(b, "postmark") || !strings.Contains(b, "login_code") {
+			t.Fatalf("messages page:\n%s", b)
+		}
+		if b := mel.get(mp, http.StatusOK).body; strings.Contains(b, "Send test") || strings.Contains(b, "login_code") {
+			t.Fatal("a member is offered changes or the templates (Manage, as in the API)")
+		}
+
+		// A provider: a missing required setting is refused; a secret shows as its hint only.
+		o.post(mp+"/providers/postmark", url.Values{"enabled.shown": {"1"}, "enabled": {"on"}, "config.from": {"Acme <no-reply@acme.example>"}}, http.StatusBadRequest)
+		o.post(mp+"/providers/postmark", url.Values{"enabled.shown": {"1"}, "enabled": {"on"}, "config.from": {"Acme <no-reply@acme.example>"},
+			"config.server_token": {"pm-secret-token-1234"}}, http.StatusSeeOther)
+		b := o.get(mp, http.StatusOK).body
+		if strings.Contains(b, "pm-secret-token-1234") || !strings.Contains(b, "1234") {
+			t.Fatal("the secret is shown, or its hint is not")
+		}
+		// Saving the form as shown (the hint sent back) keeps the secret.
+		hint := regexp.MustCompile(`name="config.server_token" value="([^"]+)"`).FindStringSubmatch(b)
+		o.post(mp+"/providers/postmark", url.Values{"enabled.shown": {"1"}, "enabled": {"on"}, "config.from": {"Acme <no-reply@acme.example>"},
+			"config.server_token": {html.UnescapeString(hint[1])}}, http.StatusSeeOther)
+		list, _ := sys.Outbound.Providers.List(ctx, access.Operator(), app.ID)
+		for _, p := range list {
+			if p.Slug == "postmark" && (!p.Enabled || p.Config["server_token"] != html.UnescapeString(hint[1])) {
+				t.Fatalf("postmark after saving the hint: %+v", p)
+			}
+		}
+		mel.post(mp+"/providers/postmark", url.Values{"enabled.shown": {"1"}}, http.StatusForbidden)
+		o.post(mp+"/providers/nosuch", nil, http.StatusNotFound)
+
+		// A template: preview saves nothing; save, then delete.
+		tp := mp + "/templates/login_code"
+		o.get(tp+"?channel=email&locale=de", http.StatusOK)
+		o.get(mp+"/templates/nosuch", http.StatusNotFound)
+		form := url.Values{"channel": {"email"}, "locale": {"en"}, "subject": {"Your {{.AppName}} code"}, "text": {"Code: {{.Code}}"}, "html": {"<p>Code: {{.Code}}</p>"}}
+		form.Set("action", "preview")
+		if a := o.post(tp, form, http.StatusOK); !strings.Contains(a.body, "Subject:</strong> Your Shop code") {
+			t.Fatalf("preview:\n%s", a.body)
+		}
+		if n := auditCount(t, sys, ws.ID, "message_template."); n != 0 {
+			t.Fatal("a preview saved")
+		}
+		bad := url.Values{"channel": {"email"}, "locale": {"en"}, "subject": {"x"}, "text": {"{{.Nope}}"}, "action": {"save"}}
+		o.post(tp, bad, http.StatusBadRequest)
+		form.Set("action", "save")
+		o.post(tp, form, http.StatusSeeOther)
+		if b := o.get(tp+"?channel=email&locale=en", http.StatusOK).body; !strings.Contains(b, "The app's own template") {
+			t.Fatalf("the override is not shown as the app's:\n%s", b[strings.Index(b, "<main"):])
+		}
+		mel.post(tp, form, http.StatusForbidden)
+		form.Set("action", "delete")
+		o.post(tp, form, http.StatusSeeOther)
+		for action, want := range map[string]int{"message_provider.updated": 1, "message_template.saved": 1, "message_template.deleted": 1} {
+			if got := auditCount(t, sys, ws.ID, action); got != want {
+				t.Errorf("%d %s, want %d", got, action, want)
+			}
+		}
 	})
 }
