@@ -447,7 +447,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		if err := s.sensitiveExcept(ctx, app, caller, stepUp, pks[i].ID); err != nil {
 			return err
 		}
-		return s.deletePasskey(ctx, app, caller.User.ID, id)
+		return s.deletePasskey(ctx, app, caller.User.ID, id, nil)
 	}
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/audit"
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/passkey"
@@ -637,7 +638,7 @@ func (s *Service) DeletePasskey(ctx context.Context, app store.App, caller Calle
 	if err := s.passkeyChangeAllowed(app, caller); err != nil {
 		return err
 	}
-	return s.deletePasskey(ctx, app, caller.User.ID, id)
+	return s.deletePasskey(ctx, app, caller.User.ID, id, nil)
 }
 
 // passkeyChangeAllowed: where the app uses second factors, a passkey is
@@ -651,7 +652,10 @@ func (s *Service) passkeyChangeAllowed(app store.App, caller Caller) error {
 	return nil
 }
 
-func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id string) error {
+// deletePasskey removes a user's passkey; admin, when an administrator
+// does, is recorded in the audit log (a user's own removal is no
+// administrative action).
+func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id string, admin *access.Principal) error {
 	var pk store.Passkey
 	var updated store.AppUser
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -664,6 +668,12 @@ func (s *Service) deletePasskey(ctx context.Context, app store.App, userID, id s
 		}
 		if err := s.events.Emit(ctx, tx, app.ID, webhook.UserUpdated, s.passkeyEventData(app, updated, "passkey_removed", pk)); err != nil {
 			return err
+		}
+		if admin != nil {
+			if err := audit.Record(ctx, tx.Queries, s.clock(), *admin, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+				Action: "passkey.removed", TargetType: "passkey", TargetID: pk.ID, Before: map[string]string{"user_id": userID}}); err != nil {
+				return err
+			}
 		}
 		return s.securityNotice(ctx, tx, app, updated, courier.Notice{Kind: courier.NoticePasskeyRemoved, Detail: pk.Name})
 	})
@@ -688,7 +698,7 @@ func (s *Service) DeleteUserPasskey(ctx context.Context, p access.Principal, app
 	if _, err := s.db.GetAppUser(ctx, app.ID, userID); err != nil {
 		return notFoundAs(err, appuser.ErrUserNotFound)
 	}
-	return s.deletePasskey(ctx, app, userID, id)
+	return s.deletePasskey(ctx, app, userID, id, &p)
 }
 
 // PrunePasskeyCeremonies deletes ceremonies nobody finished in time.

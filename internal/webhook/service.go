@@ -400,10 +400,14 @@ func (s *Service) Test(ctx context.Context, p access.Principal, appID, id string
 		}
 		ids, err := s.emitter.emitTo(ctx, tx, appID, WebhookTest, WebhookTestData{
 			Message: "This is a test event.", EndpointID: ep.ID}, []store.WebhookEndpoint{ep.WebhookEndpoint})
+		if err != nil {
+			return err
+		}
 		if len(ids) == 1 {
 			deliveryID = ids[0]
 		}
-		return err
+		return s.record(ctx, tx, p, appID, audit.Change{Action: "webhook.test_sent", TargetType: "webhook", TargetID: ep.ID,
+			After: map[string]string{"delivery_id": deliveryID}})
 	})
 	if err != nil {
 		return Delivery{}, err
@@ -519,6 +523,10 @@ func (s *Service) Redeliver(ctx context.Context, p access.Principal, appID, id, 
 			return ErrDeliveryInProgress
 		}
 		if err := tx.ResetDelivery(ctx, d.ID, ep.RetryLimit+1, s.clock()); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, p, appID, audit.Change{Action: "webhook.redelivered", TargetType: "webhook_delivery", TargetID: d.ID,
+			Before: map[string]string{"status": d.Status, "endpoint_id": ep.ID, "event_id": d.EventID}}); err != nil {
 			return err
 		}
 		return s.emitter.enqueue(ctx, tx, d.ID)
