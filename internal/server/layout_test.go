@@ -52,6 +52,8 @@ func TestImportDirection(t *testing.T) {
 		nothing   bool     // imports nothing of ours at all
 	}{
 		{dir: "internal/httpapi", forbidden: []string{"internal/store", "internal/server", "internal/queue"}},
+		// The console's pages, likewise: the domain services only.
+		{dir: "internal/web", forbidden: []string{"internal/store", "internal/server", "internal/queue", "internal/httpapi"}},
 		// The operator commands call the services the assembly built: tenant
 		// for workspaces, apps and members, appuser for users; they print the
 		// API's own shapes (httpapi's WorkspaceJSON, UserJSON…), which is all

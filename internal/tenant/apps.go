@@ -77,6 +77,20 @@ type AppSettings struct {
 	SMSDailyCap         *int
 }
 
+// MFAPolicy is an app's rule for second factors (store.MFAPolicy), and
+// MFAPolicies every one of them, for the HTTP layers.
+type MFAPolicy = store.MFAPolicy
+
+// The MFA policies.
+const (
+	MFAPolicyOff      = store.MFAPolicyOff
+	MFAPolicyOptional = store.MFAPolicyOptional
+	MFAPolicyRequired = store.MFAPolicyRequired
+)
+
+// MFAPolicies lists every policy, in the order the API documents them.
+var MFAPolicies = store.MFAPolicies
+
 // The methods an app may allow as a second factor (the policies are
 // store.MFAPolicies).
 var (

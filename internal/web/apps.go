@@ -9,7 +9,6 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/console"
-	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
 )
@@ -81,13 +80,13 @@ type settingsData struct {
 	App      tenant.App
 	Error    string
 	Flow     []step
-	Policies []store.MFAPolicy
+	Policies []tenant.MFAPolicy
 	Methods  []string
 	Algs     []string
 }
 
 func (h *Handler) settingsView(v view, a tenant.App, problem string) view {
-	v.Data = settingsData{App: a, Error: problem, Flow: flowOf(a), Policies: store.MFAPolicies, Methods: tenant.MFAMethods,
+	v.Data = settingsData{App: a, Error: problem, Flow: flowOf(a), Policies: tenant.MFAPolicies, Methods: tenant.MFAMethods,
 		Algs: token.Algorithms}
 	return v
 }
@@ -161,7 +160,7 @@ func (h *Handler) previewFlow(w http.ResponseWriter, r *http.Request) {
 	if _, ok := q["public_signup.shown"]; ok {
 		a.PublicSignup = q.Has("public_signup")
 	}
-	if v := store.MFAPolicy(q.Get("mfa_policy")); v.Valid() {
+	if v := tenant.MFAPolicy(q.Get("mfa_policy")); v.Valid() {
 		a.MFAPolicy = v
 	}
 	if _, ok := q["mfa_methods_allowed.shown"]; ok {
@@ -214,9 +213,9 @@ func flowOf(a tenant.App) []step {
 	}
 	methods := a.MFAMethodsAllowed
 	switch a.MFAPolicy {
-	case store.MFAPolicyRequired:
+	case tenant.MFAPolicyRequired:
 		out = append(out, step{"Second factor", "Every user must pass a second factor (" + list(methods) + "), and sets one up at first sign-in."})
-	case store.MFAPolicyOptional:
+	case tenant.MFAPolicyOptional:
 		out = append(out, step{"Second factor", "Users who set one up (" + list(methods) + ") are asked for it; others go straight in."})
 	default:
 		out = append(out, step{"Second factor", "None: the policy is off."})
