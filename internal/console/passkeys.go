@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
 // Operators' passkeys are passkeys of the built-in app's users, made and
@@ -49,32 +50,30 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, body []byte, ip, user
 	return s.signedIn(ctx, a, set, "passkey", ip, userAgent)
 }
 
-func (s *Service) caller(ctx context.Context, sess Session) (signin.Caller, error) {
+// caller is the operator as the built-in app's signed-in user, with the
+// app: what signin's own-account methods take.
+func (s *Service) caller(ctx context.Context, sess Session) (store.App, signin.Caller, error) {
 	if sess.AppSessionID == "" {
-		return signin.Caller{}, ErrNeedsCodeSignIn
+		return store.App{}, signin.Caller{}, ErrNeedsCodeSignIn
 	}
 	a, err := s.app(ctx)
 	if err != nil {
-		return signin.Caller{}, err
+		return store.App{}, signin.Caller{}, err
 	}
 	c, err := s.signin.SessionCaller(ctx, a, sess.AppSessionID)
 	if errors.Is(err, signin.ErrUnauthenticated) {
-		return signin.Caller{}, ErrNeedsCodeSignIn
+		return store.App{}, signin.Caller{}, ErrNeedsCodeSignIn
 	}
-	return c, err
+	return a, c, err
 }
 
 // Passkeys lists the operator's passkeys (none after a link sign-in: they
 // are listed once signed in with a code or a passkey).
 func (s *Service) Passkeys(ctx context.Context, sess Session) ([]Passkey, error) {
-	c, err := s.caller(ctx, sess)
+	a, c, err := s.caller(ctx, sess)
 	if errors.Is(err, ErrNeedsCodeSignIn) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.app(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +83,7 @@ func (s *Service) Passkeys(ctx context.Context, sess Session) ([]Passkey, error)
 // BeginPasskeyRegistration starts adding a passkey for the operator.
 func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess Session) (_ json.RawMessage, err error) {
 	defer errs.Wrap(&err, "begin console passkey registration")
-	c, err := s.caller(ctx, sess)
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.app(ctx)
+	a, c, err := s.caller(ctx, sess)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +94,7 @@ func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess Session) (_
 // FinishPasskeyRegistration stores the passkey the browser made.
 func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess Session, body []byte, client signin.Client) (_ Passkey, err error) {
 	defer errs.Wrap(&err, "console passkey registration")
-	c, err := s.caller(ctx, sess)
-	if err != nil {
-		return Passkey{}, err
-	}
-	a, err := s.app(ctx)
+	a, c, err := s.caller(ctx, sess)
 	if err != nil {
 		return Passkey{}, err
 	}
@@ -113,11 +104,7 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess Session, b
 // DeletePasskey removes one of the operator's passkeys.
 func (s *Service) DeletePasskey(ctx context.Context, sess Session, id string) (err error) {
 	defer errs.Wrap(&err, "delete console passkey")
-	c, err := s.caller(ctx, sess)
-	if err != nil {
-		return err
-	}
-	a, err := s.app(ctx)
+	a, c, err := s.caller(ctx, sess)
 	if err != nil {
 		return err
 	}

@@ -45,14 +45,10 @@ func (s *Service) VerifySecondFactor(ctx context.Context, challenge, first, code
 
 // TOTP lists the operator's authenticator apps (none after a link sign-in).
 func (s *Service) TOTP(ctx context.Context, sess Session) ([]signin.MFAMethod, error) {
-	c, err := s.caller(ctx, sess)
+	a, c, err := s.caller(ctx, sess)
 	if errors.Is(err, ErrNeedsCodeSignIn) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.app(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +69,7 @@ func (s *Service) TOTP(ctx context.Context, sess Session) ([]signin.MFAMethod, e
 // otpauth URI, active once VerifyTOTP confirms a code from it.
 func (s *Service) EnrollTOTP(ctx context.Context, sess Session) (_ signin.NewEnrollment, err error) {
 	defer errs.Wrap(&err, "console totp enrolment")
-	c, err := s.caller(ctx, sess)
-	if err != nil {
-		return signin.NewEnrollment{}, err
-	}
-	a, err := s.app(ctx)
+	a, c, err := s.caller(ctx, sess)
 	if err != nil {
 		return signin.NewEnrollment{}, err
 	}
@@ -87,11 +79,7 @@ func (s *Service) EnrollTOTP(ctx context.Context, sess Session) (_ signin.NewEnr
 // VerifyTOTP confirms an enrolment with a code from the app.
 func (s *Service) VerifyTOTP(ctx context.Context, sess Session, id, code string, client signin.Client) (err error) {
 	defer errs.Wrap(&err, "console totp confirmation")
-	c, err := s.caller(ctx, sess)
-	if err != nil {
-		return err
-	}
-	a, err := s.app(ctx)
+	a, c, err := s.caller(ctx, sess)
 	if err != nil {
 		return err
 	}
@@ -102,11 +90,7 @@ func (s *Service) VerifyTOTP(ctx context.Context, sess Session, id, code string,
 // DeleteTOTP removes one of the operator's authenticator apps.
 func (s *Service) DeleteTOTP(ctx context.Context, sess Session, id string) (err error) {
 	defer errs.Wrap(&err, "console totp removal")
-	c, err := s.caller(ctx, sess)
-	if err != nil {
-		return err
-	}
-	a, err := s.app(ctx)
+	a, c, err := s.caller(ctx, sess)
 	if err != nil {
 		return err
 	}

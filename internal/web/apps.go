@@ -48,9 +48,8 @@ func (h *Handler) createApp(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	a, err := h.Tenants.CreateApp(r.Context(), p, r.PathValue("ws"), tenant.AppSettings{Name: f.textp("name"), Origin: f.textp("origin")})
@@ -107,9 +106,8 @@ func (h *Handler) saveAppSettings(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	in := settingsFrom(f)
@@ -264,9 +262,8 @@ func (h *Handler) deleteApp(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	if !h.fresh(w, r) {

@@ -42,6 +42,17 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, error) {
 	return &form{r: r}, nil
 }
 
+// form is parseForm for a handler: a refused form is answered (400 or
+// 415 page) and ok is false.
+func (h *Handler) form(w http.ResponseWriter, r *http.Request) (_ *form, ok bool) {
+	f, err := parseForm(w, r)
+	if err != nil {
+		h.fail(w, r, err)
+		return nil, false
+	}
+	return f, true
+}
+
 func cleanText(s string) bool {
 	if !utf8.ValidString(s) {
 		return false

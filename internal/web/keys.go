@@ -55,15 +55,15 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	if !h.fresh(w, r) {
 		return
 	}
 	d := keysData{NewKind: f.text("kind"), Nick: f.text("nickname")}
+	var err error
 	switch d.NewKind {
 	case "secret":
 		d.New, _, err = h.Tenants.CreateAppSecret(r.Context(), p, a.ID, d.Nick)

@@ -35,20 +35,13 @@ func (h *Handler) addMember(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
-	if _, err := h.Tenants.AddMember(r.Context(), p, v.Workspace.WorkspaceID, f.text("email"), f.text("name"), f.text("role")); err != nil {
-		if msg, ok := invalid(err); ok {
-			h.membersPage(w, r, http.StatusBadRequest, msg)
-			return
-		}
-		h.fail(w, r, err)
-		return
-	}
-	back(w, r, "/console/w/"+v.Workspace.WorkspaceID+"/members", "member-added")
+	_, err := h.Tenants.AddMember(r.Context(), p, v.Workspace.WorkspaceID, f.text("email"), f.text("name"), f.text("role"))
+	h.done(w, r, err, "/console/w/"+v.Workspace.WorkspaceID+"/members", "member-added",
+		func(msg string) { h.membersPage(w, r, http.StatusBadRequest, msg) })
 }
 
 func (h *Handler) changeRole(w http.ResponseWriter, r *http.Request) {
@@ -56,20 +49,13 @@ func (h *Handler) changeRole(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
-	if _, err := h.Tenants.ChangeMemberRole(r.Context(), p, v.Workspace.WorkspaceID, r.PathValue("member"), f.text("role")); err != nil {
-		if msg, ok := invalid(err); ok {
-			h.membersPage(w, r, http.StatusBadRequest, msg)
-			return
-		}
-		h.fail(w, r, err)
-		return
-	}
-	back(w, r, "/console/w/"+v.Workspace.WorkspaceID+"/members", "role-changed")
+	_, err := h.Tenants.ChangeMemberRole(r.Context(), p, v.Workspace.WorkspaceID, r.PathValue("member"), f.text("role"))
+	h.done(w, r, err, "/console/w/"+v.Workspace.WorkspaceID+"/members", "role-changed",
+		func(msg string) { h.membersPage(w, r, http.StatusBadRequest, msg) })
 }
 
 func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) {

@@ -58,9 +58,8 @@ func (h *Handler) saveProvider(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	slug := r.PathValue("slug")
@@ -75,15 +74,9 @@ func (h *Handler) saveProvider(w http.ResponseWriter, r *http.Request) {
 			in.Config[fl.Name] = v
 		}
 	}
-	if _, err := h.Outbound.Providers.Update(r.Context(), p, a.ID, in); err != nil {
-		if msg, ok := invalid(err); ok {
-			h.messagesPage(w, r, http.StatusBadRequest, messagesData{Error: msg})
-			return
-		}
-		h.fail(w, r, err)
-		return
-	}
-	back(w, r, "/console/w/"+a.WorkspaceID+"/apps/"+a.ID+"/messages", "saved")
+	_, err := h.Outbound.Providers.Update(r.Context(), p, a.ID, in)
+	h.done(w, r, err, "/console/w/"+a.WorkspaceID+"/apps/"+a.ID+"/messages", "saved",
+		func(msg string) { h.messagesPage(w, r, http.StatusBadRequest, messagesData{Error: msg}) })
 }
 
 // testProvider sends one test message through a provider and shows what
@@ -93,9 +86,8 @@ func (h *Handler) testProvider(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	res, err := h.Outbound.Providers.Test(r.Context(), p, a.ID, r.PathValue("slug"), f.text("to"))
@@ -172,13 +164,13 @@ func (h *Handler) saveTemplate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	name, ch, locale := r.PathValue("name"), courier.Channel(f.text("channel")), f.text("locale")
 	src := courier.TemplateSource{Subject: f.text("subject"), Text: f.r.PostFormValue("text"), HTML: f.r.PostFormValue("html")}
+	var err error
 	switch f.text("action") {
 	case "preview":
 		pv, err := h.Outbound.Templates.Preview(r.Context(), p, a.ID, outbound.PreviewRequest{Name: name, Channel: ch, Locale: locale, Draft: &src})

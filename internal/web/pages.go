@@ -46,9 +46,8 @@ func languages(h string) []string {
 // sendCode e-mails a code to an operator's address (the same answer for
 // any address, so the form tells nothing of who is an operator).
 func (h *Handler) sendCode(w http.ResponseWriter, r *http.Request) {
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	email := f.text("email")
@@ -67,9 +66,8 @@ func (h *Handler) sendCode(w http.ResponseWriter, r *http.Request) {
 // verifyCode checks the code and starts a session with a new id; a session
 // this browser had (re-authentication) ends.
 func (h *Handler) verifyCode(w http.ResponseWriter, r *http.Request) {
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	d := signinData{Email: f.text("email"), Handle: f.text("handle")}
@@ -81,19 +79,28 @@ func (h *Handler) verifyCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		status, _, msg := h.Describe(r.Context(), err)
-		if errors.Is(err, console.ErrCodeRefused) {
-			status, msg = http.StatusForbidden, err.Error()
-		}
-		if status >= 500 {
-			h.fail(w, r, err)
-			return
-		}
-		d.Error = msg
-		h.render(w, r, status, "code", view{Title: "Enter your code", Data: d})
+		h.refuseSignIn(w, r, err, func(status int, msg string) {
+			d.Error = msg
+			h.render(w, r, status, "code", view{Title: "Enter your code", Data: d})
+		})
 		return
 	}
 	h.startSession(w, r, cookie, sess)
+}
+
+// refuseSignIn answers a refused sign-in step with the API's status and
+// message on the step's own page (show), so the operator can try again;
+// a failure of the server is the error page.
+func (h *Handler) refuseSignIn(w http.ResponseWriter, r *http.Request, err error, show func(status int, msg string)) {
+	status, _, msg := h.Describe(r.Context(), err)
+	if errors.Is(err, console.ErrCodeRefused) {
+		status, msg = http.StatusForbidden, err.Error()
+	}
+	if status >= 500 {
+		h.fail(w, r, err)
+		return
+	}
+	show(status, msg)
 }
 
 // startSession sets the new session and goes to the console.
@@ -128,9 +135,8 @@ func (h *Handler) linkPage(w http.ResponseWriter, r *http.Request) {
 // linkSignIn spends the link and starts a session with a new id, in a
 // __Host- cookie.
 func (h *Handler) linkSignIn(w http.ResponseWriter, r *http.Request) {
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	a := audit.From(r.Context())
@@ -237,6 +243,22 @@ func invalid(err error) (string, bool) {
 		return "Not saved: " + iv.Field + " " + iv.Reason + ".", true
 	}
 	return "", false
+}
+
+// done answers a form's action that failed with err, or went through:
+// nil goes back to path with notice; input the operator can correct shows
+// the form again with the reason (retry, a 400 page); anything else is the
+// error page.
+func (h *Handler) done(w http.ResponseWriter, r *http.Request, err error, path, notice string, retry func(msg string)) {
+	if err == nil {
+		back(w, r, path, notice)
+		return
+	}
+	if msg, ok := invalid(err); ok {
+		retry(msg)
+		return
+	}
+	h.fail(w, r, err)
 }
 
 // back redirects to the page a form came from (PRG), with a notice.

@@ -39,25 +39,18 @@ func (h *Handler) totpPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) verifyTOTPSignIn(w http.ResponseWriter, r *http.Request) {
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	d := totpData{Challenge: f.text("challenge"), First: f.text("first")}
 	a := audit.From(r.Context())
 	cookie, sess, err := h.Console.VerifySecondFactor(r.Context(), d.Challenge, d.First, strings.TrimSpace(f.text("code")), a.IP, r.UserAgent(), client(r))
 	if err != nil {
-		status, _, msg := h.Describe(r.Context(), err)
-		if errors.Is(err, console.ErrCodeRefused) {
-			status, msg = http.StatusForbidden, err.Error()
-		}
-		if status >= 500 {
-			h.fail(w, r, err)
-			return
-		}
-		d.Error = msg
-		h.render(w, r, status, "totp", view{Title: "Authenticator app", Data: d})
+		h.refuseSignIn(w, r, err, func(status int, msg string) {
+			d.Error = msg
+			h.render(w, r, status, "totp", view{Title: "Authenticator app", Data: d})
+		})
 		return
 	}
 	h.startSession(w, r, cookie, sess)
@@ -92,9 +85,8 @@ func (h *Handler) enrolTOTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) confirmTOTP(w http.ResponseWriter, r *http.Request) {
 	sess, _ := sessionOf(r.Context())
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	if err := h.Console.VerifyTOTP(r.Context(), sess, f.text("id"), strings.TrimSpace(f.text("code")), client(r)); err != nil {

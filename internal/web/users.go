@@ -146,9 +146,8 @@ func (h *Handler) revokeUserSessions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	userID := r.PathValue("user")
@@ -184,9 +183,8 @@ func (h *Handler) setUserStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	if _, err := h.Users.SetStatus(r.Context(), p, a, r.PathValue("user"), f.text("status")); err != nil {

@@ -46,16 +46,22 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // same-origin), with the session cookie when there is one.
 func send(t testing.TB, sys *servertest.System, cookie, method, path string, form url.Values, header map[string]string) answer {
 	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
+	if form == nil {
+		return sendBody(t, sys, cookie, method, path, nil, header)
 	}
+	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for k, v := range header {
+		h[k] = v
+	}
+	return sendBody(t, sys, cookie, method, path, strings.NewReader(form.Encode()), h)
+}
+
+// sendBody is send with a body of any kind (header sets its Content-Type).
+func sendBody(t testing.TB, sys *servertest.System, cookie, method, path string, body io.Reader, header map[string]string) answer {
+	t.Helper()
 	req, err := http.NewRequest(method, sys.URL+path, body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	if cookie != "" {
@@ -893,21 +899,7 @@ func TestConsolePasskeyRefusals(t *testing.T) {
 		}
 		post := func(cookie, path, body string, header map[string]string) answer {
 			t.Helper()
-			req, _ := http.NewRequest("POST", sys.URL+path, strings.NewReader(body))
-			req.Header.Set("Sec-Fetch-Site", "same-origin")
-			if cookie != "" {
-				req.Header.Set("Cookie", web.CookieName+"="+cookie)
-			}
-			for k, v := range header {
-				req.Header.Set(k, v)
-			}
-			resp, err := noRedirect.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+			return sendBody(t, sys, cookie, "POST", path, strings.NewReader(body), header)
 		}
 		for name, c := range map[string]struct {
 			body   string

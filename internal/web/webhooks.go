@@ -49,9 +49,8 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := parseForm(w, r)
-	if err != nil {
-		h.fail(w, r, err)
+	f, ok := h.form(w, r)
+	if !ok {
 		return
 	}
 	in := webhook.Input{URL: f.textp("url"), Description: f.textp("description")}
