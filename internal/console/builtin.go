@@ -33,6 +33,9 @@ const AppName = "Gatehouse console"
 var (
 	mfaPolicy  = string(store.MFAPolicyOptional)
 	mfaMethods = []string{"totp"}
+	// A passkey sign-in proves the device and the person (PIN or
+	// biometric): it counts as strong (Strong).
+	userVerification = "required"
 )
 
 // ErrCodeRefused is a code sign-in that signin accepted for an address that
@@ -72,12 +75,13 @@ func (s *Service) app(ctx context.Context) (store.App, error) {
 		ids := []string{"email"}
 		a, err = s.tenants.CreateApp(ctx, op, ws.ID, tenant.AppSettings{Name: &name, Origin: &origin, AllowedOrigins: &others,
 			LoginURL: &login, EmailAuthType: &typ, PublicSignup: &off, AllowedIdentifiers: &ids, RequiredIdentifiers: &ids,
-			MFAPolicy: &mfaPolicy, MFAMethodsAllowed: &mfaMethods, RefreshExpiration: &refresh})
+			MFAPolicy: &mfaPolicy, MFAMethodsAllowed: &mfaMethods, RefreshExpiration: &refresh, WebauthnUserVerification: &userVerification})
 	} else {
 		a = apps[0] // the oldest, should two replicas have raced
-		if a.Origin != origin || !slices.Equal(a.AllowedOrigins, others) || string(a.MFAPolicy) != mfaPolicy || !slices.Equal(a.MFAMethodsAllowed, mfaMethods) {
+		if a.Origin != origin || !slices.Equal(a.AllowedOrigins, others) || string(a.MFAPolicy) != mfaPolicy ||
+			!slices.Equal(a.MFAMethodsAllowed, mfaMethods) || a.WebauthnUserVerification != userVerification {
 			a, err = s.tenants.UpdateApp(ctx, op, ws.ID, a.ID, tenant.AppSettings{Origin: &origin, AllowedOrigins: &others,
-				MFAPolicy: &mfaPolicy, MFAMethodsAllowed: &mfaMethods})
+				MFAPolicy: &mfaPolicy, MFAMethodsAllowed: &mfaMethods, WebauthnUserVerification: &userVerification})
 		}
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -59,6 +60,9 @@ var (
 	ErrSignedOut = errors.New("not signed in")
 	// ErrNotMember: the operator is not a member of that workspace.
 	ErrNotMember = errors.New("not a member of this workspace")
+	// ErrSecondFactorRequired: the workspace requires its operators to sign
+	// in with a second factor (RequireSecondFactor), and this session did not.
+	ErrSecondFactorRequired = errors.New("this workspace requires a sign-in with a passkey or an authenticator app")
 )
 
 // Session is a signed-in operator.
@@ -315,8 +319,29 @@ func (s *Service) Memberships(ctx context.Context, sess Session) ([]Membership, 
 	return s.db.ListMemberships(ctx, sess.Email)
 }
 
+// RequireSecondFactor is the workspace setting (a key of its settings
+// object, true to turn it on) that admits only console sessions signed in
+// with a strong method: a passkey (user verification required), a code or
+// passkey followed by an authenticator app, or a link from the command line
+// (which already holds every right on the server).
+const RequireSecondFactor = "console_require_second_factor"
+
+// Requires reports whether m's workspace requires a second factor.
+func Requires(m Membership) bool {
+	var set map[string]any
+	_ = json.Unmarshal(m.WorkspaceSettings, &set)
+	on, _ := set[RequireSecondFactor].(bool)
+	return on
+}
+
+// Strong reports whether a session's sign-in method satisfies Requires.
+func Strong(method string) bool {
+	return method == "passkey" || method == "link" || strings.HasSuffix(method, "+totp")
+}
+
 // Principal is the operator acting in one workspace, for its membership
-// there; ErrNotMember when it has none (any more).
+// there; ErrNotMember when it has none (any more), ErrSecondFactorRequired
+// when the workspace requires what this session's sign-in was not.
 func (s *Service) Principal(ctx context.Context, sess Session, workspaceID string) (access.Principal, Membership, error) {
 	ms, err := s.db.ListMemberships(ctx, sess.Email)
 	if err != nil {
@@ -324,6 +349,9 @@ func (s *Service) Principal(ctx context.Context, sess Session, workspaceID strin
 	}
 	for _, m := range ms {
 		if m.WorkspaceID == workspaceID {
+			if Requires(m) && !Strong(sess.Method) {
+				return access.Principal{}, m, ErrSecondFactorRequired
+			}
 			return access.Principal{Kind: access.KindConsole, CredentialID: sess.ID, WorkspaceID: workspaceID, MemberID: m.ID}, m, nil
 		}
 	}

@@ -100,19 +100,20 @@ func (q Queries) PruneConsole(ctx context.Context, t time.Time) error {
 // Membership is one workspace an e-mail address is a member of.
 type Membership struct {
 	Member
-	WorkspaceName string
+	WorkspaceName     string
+	WorkspaceSettings []byte // the workspace's settings (JSON object)
 }
 
 // ListMemberships returns the workspaces email is a member of, by name.
 func (q Queries) ListMemberships(ctx context.Context, email string) ([]Membership, error) {
-	rs, err := q.r.query(ctx, `SELECT m.id, m.workspace_id, m.email, m.name, m.role, m.created_at, m.updated_at, w.name
+	rs, err := q.r.query(ctx, `SELECT m.id, m.workspace_id, m.email, m.name, m.role, m.created_at, m.updated_at, w.name, w.settings
 		FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id WHERE m.email = $1 ORDER BY w.name, w.id`, email)
 	if err != nil {
 		return nil, err
 	}
 	return collect(rs, func(r row) (Membership, error) {
 		var m Membership
-		err := r.Scan(&m.ID, &m.WorkspaceID, &m.Email, &m.Name, &m.Role, &m.CreatedAt, &m.UpdatedAt, &m.WorkspaceName)
+		err := r.Scan(&m.ID, &m.WorkspaceID, &m.Email, &m.Name, &m.Role, &m.CreatedAt, &m.UpdatedAt, &m.WorkspaceName, &m.WorkspaceSettings)
 		m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 		return m, err
 	})

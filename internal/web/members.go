@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 
+	"github.com/gatehouse-auth/gatehouse/internal/console"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -10,6 +11,8 @@ type membersData struct {
 	Members []tenant.Member
 	Error   string
 	Me      string // the operator's member id
+	// Strong: the workspace requires a second factor of its operators.
+	Strong bool
 }
 
 func (h *Handler) members(w http.ResponseWriter, r *http.Request) {
@@ -26,7 +29,7 @@ func (h *Handler) membersPage(w http.ResponseWriter, r *http.Request, status int
 		h.fail(w, r, err)
 		return
 	}
-	v.Data, v.Notice = membersData{Members: list, Error: problem, Me: v.Workspace.ID}, noticeOf(r)
+	v.Data, v.Notice = membersData{Members: list, Error: problem, Me: v.Workspace.ID, Strong: console.Requires(*v.Workspace)}, noticeOf(r)
 	h.render(w, r, status, "members", v)
 }
 
@@ -71,4 +74,30 @@ func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back(w, r, "/console/w/"+v.Workspace.WorkspaceID+"/members", "member-removed")
+}
+
+// requireSecondFactor turns the workspace's console.RequireSecondFactor
+// setting on or off (a workspace.updated like the API's). Turning it on
+// needs a strong sign-in itself, so nobody locks themselves out by accident.
+func (h *Handler) requireSecondFactor(w http.ResponseWriter, r *http.Request) {
+	p, v, ok := h.workspacePage(w, r, "Members", "members")
+	if !ok {
+		return
+	}
+	f, ok := h.form(w, r)
+	if !ok {
+		return
+	}
+	on := f.text("require") == "on"
+	if sess, _ := sessionOf(r.Context()); on && !console.Strong(sess.Method) {
+		h.membersPage(w, r, http.StatusBadRequest, "Not saved: sign in with a passkey or an authenticator app first, or the setting would shut you out.")
+		return
+	}
+	var value any // nil removes the key
+	if on {
+		value = true
+	}
+	_, err := h.Tenants.UpdateWorkspace(r.Context(), p, v.Workspace.WorkspaceID, tenant.WorkspacePatch{Settings: map[string]any{console.RequireSecondFactor: value}})
+	h.done(w, r, err, "/console/w/"+v.Workspace.WorkspaceID+"/members", "saved",
+		func(msg string) { h.membersPage(w, r, http.StatusBadRequest, msg) })
 }

@@ -61,6 +61,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /console/w/{ws}/members", h.session(h.addMember))
 	m.HandleFunc("POST /console/w/{ws}/members/{member}/role", h.session(h.changeRole))
 	m.HandleFunc("POST /console/w/{ws}/members/{member}/remove", h.session(h.removeMember))
+	m.HandleFunc("POST /console/w/{ws}/security", h.session(h.requireSecondFactor))
 	m.HandleFunc("GET /console/w/{ws}/audit", h.session(h.auditLog))
 	m.HandleFunc("GET /console/w/{ws}/audit.csv", h.session(h.auditCSV))
 	m.HandleFunc("/console/", h.notFound)

@@ -168,6 +168,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, console.ErrNotMember):
 		h.render(w, r, http.StatusForbidden, "error", view{Title: "Not a member", Message: "You are not a member of this workspace."})
 		return
+	case errors.Is(err, console.ErrSecondFactorRequired):
+		h.render(w, r, http.StatusForbidden, "strong", view{Title: "Second factor required"})
+		return
 	case errors.Is(err, console.ErrSignedOut):
 		h.render(w, r, http.StatusUnauthorized, "error", view{Title: "Signed out", Message: "Your console session has ended. Sign in again."})
 		return

@@ -1138,3 +1138,34 @@ func TestConsoleMessages(t *testing.T) {
 		}
 	})
 }
+
+func TestConsoleRequireSecondFactor(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		if _, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "ada@acme.example", "", access.RoleAdmin); err != nil {
+			t.Fatal(err)
+		}
+		// A code-only session cannot turn it on (it would shut itself out).
+		weak := &operator{t: t, sys: sys, cookie: cookieOf(codeSignIn(t, sys, owner.Email))}
+		weak.csrf = csrfField.FindStringSubmatch(weak.get("/console/account", http.StatusOK).body)[1]
+		weak.post("/console/w/"+ws.ID+"/security", url.Values{"require": {"on"}}, http.StatusBadRequest)
+		// A link session (the server's command line) can.
+		o := signIn(t, sys, owner.Email)
+		o.post("/console/w/"+ws.ID+"/security", url.Values{"require": {"on"}}, http.StatusSeeOther)
+		if n := auditCount(t, sys, ws.ID, "workspace.updated"); n != 1 {
+			t.Fatalf("%d workspace.updated", n)
+		}
+		// Now a code-only session reads nothing of the workspace.
+		if a := weak.get("/console/w/"+ws.ID, http.StatusForbidden); !strings.Contains(a.body, "Second factor required") {
+			t.Fatal("no explanation")
+		}
+		weak.get("/console/w/"+ws.ID+"/members", http.StatusForbidden)
+		ada := &operator{t: t, sys: sys, cookie: cookieOf(codeSignIn(t, sys, "ada@acme.example"))}
+		ada.get("/console/w/"+ws.ID, http.StatusForbidden)
+		// The strong session still works, and turns it off again.
+		o.get("/console/w/"+ws.ID, http.StatusOK)
+		o.post("/console/w/"+ws.ID+"/security", url.Values{}, http.StatusSeeOther)
+		ada.get("/console/w/"+ws.ID, http.StatusOK)
+	})
+}
