@@ -338,7 +338,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Console = console.New(console.Deps{DB: s.DB, Hasher: hasher, Now: s.now, BaseURL: cfg.BaseURL,
 		Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn})
 	s.api.MountConsole(web.New(web.Deps{Console: s.Console, Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn,
-		Webhooks: s.Webhooks, Machines: s.Machines, Outbound: s.Outbound, Describe: s.api.Describe, Log: s.log, Now: s.now}))
+		Webhooks: s.Webhooks, Machines: s.Machines, Outbound: s.Outbound, Describe: s.api.Describe, Log: s.log, Now: s.now,
+		SendMinTime: cfg.RateLimit.SendMinTime}))
 	return s, nil
 }
 

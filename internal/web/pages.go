@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/audit"
@@ -51,7 +52,9 @@ func (h *Handler) sendCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email := f.text("email")
+	start := time.Now()
 	handle, err := h.Console.SendCode(r.Context(), email, client(r))
+	h.floor(r, start)
 	if err != nil {
 		if msg, ok := invalid(err); ok {
 			h.render(w, r, http.StatusBadRequest, "signin", view{Title: "Sign in", Data: signinData{Email: email, Error: strings.TrimPrefix(msg, "Not saved: ")}})
@@ -61,6 +64,21 @@ func (h *Handler) sendCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.render(w, r, http.StatusOK, "code", view{Title: "Enter your code", Data: signinData{Email: email, Handle: handle}})
+}
+
+// floor waits until SendMinTime has passed since start (or the request
+// ends), so the answer's timing tells nothing of the address.
+func (h *Handler) floor(r *http.Request, start time.Time) {
+	wait := h.SendMinTime - time.Since(start)
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
 }
 
 // verifyCode checks the code and starts a session with a new id; a session

@@ -51,6 +51,10 @@ type Deps struct {
 	Describe Describe
 	Log      *slog.Logger
 	Now      func() time.Time
+	// SendMinTime is the shortest time the code sign-in form answers in
+	// (rate_limit.send_min_time, as the API's sends): an operator's address
+	// and a stranger's take the same time.
+	SendMinTime time.Duration
 }
 
 // Handler serves /console/.
