@@ -25,6 +25,7 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
+	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
 // Lifetimes.
@@ -83,7 +84,14 @@ type Service struct {
 
 	appMu sync.Mutex
 	appID string // the built-in console app, once ensured (builtin.go)
+
+	// activity keeps each app's counts for ActivityTTL: the home page of a
+	// workspace with large apps is read often and counted seldom.
+	activity *ttlcache.Cache[AppCounts]
 }
+
+// ActivityTTL is how old the counts on the home page may be.
+const ActivityTTL = time.Minute
 
 // Deps are the Service's collaborators.
 type Deps struct {
@@ -100,8 +108,9 @@ type Deps struct {
 
 // New returns a Service.
 func New(d Deps) *Service {
-	return &Service{db: d.DB, hasher: d.Hasher, now: d.Now, baseURL: strings.TrimRight(d.BaseURL, "/"),
-		tenants: d.Tenants, users: d.Users, signin: d.SignIn}
+	now := store.Clock(d.Now)
+	return &Service{db: d.DB, hasher: d.Hasher, now: now, baseURL: strings.TrimRight(d.BaseURL, "/"),
+		tenants: d.Tenants, users: d.Users, signin: d.SignIn, activity: ttlcache.New[AppCounts](ActivityTTL, now.Read)}
 }
 
 func random(prefix string) string {
@@ -365,11 +374,21 @@ func (s *Service) Prune(ctx context.Context) error { return s.db.PruneConsole(ct
 type AppCounts = store.AppCounts
 
 // AppActivity counts an app's users, live sessions and sign-ins of the
-// last seven days, for a principal that may read the app.
+// last seven days, for a principal that may read the app; counts at most
+// ActivityTTL old.
 func (s *Service) AppActivity(ctx context.Context, p access.Principal, appID string) (AppCounts, error) {
 	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
 		return AppCounts{}, err
 	}
+	c, ok, fresh, gen := s.activity.Get(appID)
+	if ok && fresh {
+		return c, nil
+	}
 	now := s.now.Now()
-	return s.db.CountAppActivity(ctx, appID, now, now.Add(-7*24*time.Hour))
+	c, err := s.db.CountAppActivity(ctx, appID, now, now.Add(-7*24*time.Hour))
+	if err != nil {
+		return AppCounts{}, err
+	}
+	s.activity.Put(appID, c, gen)
+	return c, nil
 }

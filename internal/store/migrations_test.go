@@ -58,9 +58,9 @@ var released = map[string]string{
 	"sqlite/00018_oauth_signin.sql":                "64629928f1177d2d9ca2f1b73e09b935ec0ead63eaac1019af2af757fcb0d3e5",
 	"sqlite/00019_audit_log.sql":                   "a01b9d37d541d4dc3c7cbfa5f9c8fcc54e7e26e18cbd038eb01174e9796609f6",
 	"postgres/00020_console.sql":                   "1ddf3ff7913cad10a8fda6e5d7ef94aa356e198fc4784fc514cb66c97b9f2852",
-	"postgres/00021_console_indexes.sql":           "e1269c8e9b2c06e6cb6d28367e682050a6f29fcf1535f1e226d3607440ae2558",
+	"postgres/00021_console_indexes.sql":           "bd05459d25c1959630b70cecd4a4cd30da3ae26326201cb6f22ffdb111e38686",
 	"sqlite/00020_console.sql":                     "fd3296e97f70ec3040b29478730a0c27f630936906474d0c3285756f995178a2",
-	"sqlite/00021_console_indexes.sql":             "21b00b6c50ff3b231319f795ff4c21b6218a91b866618ae5bd3458a32e0fb780",
+	"sqlite/00021_console_indexes.sql":             "e1b7f0cc33002cbf68db610865f2dd55768e6fc8fb88af0fda835d4ebf2f1661",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
