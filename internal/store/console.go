@@ -126,7 +126,7 @@ type AppCounts struct {
 
 // CountAppActivity counts an app's users, its sessions that have not
 // expired by t, and the sessions created since since (its sign-ins). The
-// sessions are found by the index on app_id || '' (00021_console_indexes).
+// sessions are found by the index on app_id || ” (00021_console_indexes).
 func (q Queries) CountAppActivity(ctx context.Context, appID string, t, since time.Time) (AppCounts, error) {
 	var c AppCounts
 	// One pass over the app's sessions gives both of their counts.
