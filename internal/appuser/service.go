@@ -39,6 +39,9 @@ const (
 // Filter narrows List; zero fields do not filter.
 type Filter = store.UserFilter
 
+// UserCursor is a user's place in a list (Filter.After): keyset pages.
+type UserCursor = store.UserCursor
+
 // MetaInvalidError refuses an update whose user_meta breaks the app's schema.
 type MetaInvalidError struct{ Errors MetaErrors }
 

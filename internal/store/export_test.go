@@ -41,12 +41,12 @@ func (db *DB) UserListPlans(ctx context.Context, appID string, f UserFilter, lim
 				return err
 			}
 		}
-		c, p, args := tx.userStatements(appID, f, limit, offset)
+		c, p, countArgs, pageArgs := tx.userStatements(appID, f, limit, offset)
 		var err error
-		if count, err = explain(tx.Queries, c, args[:len(args)-2]); err != nil {
+		if count, err = explain(tx.Queries, c, countArgs); err != nil {
 			return err
 		}
-		page, err = explain(tx.Queries, p, args)
+		page, err = explain(tx.Queries, p, pageArgs)
 		return err
 	})
 	return count, page, err

@@ -146,6 +146,16 @@ type UserFilter struct {
 	PhonePrefix   string
 	Status        string
 	CreatedBefore *time.Time
+	// After lists only the users after this one in the list's order
+	// (newest first): keyset pages, which cost the same however deep. It
+	// narrows the page, not the total.
+	After *UserCursor
+}
+
+// UserCursor is a user's place in the list: its creation time and id.
+type UserCursor struct {
+	CreatedAt time.Time
+	ID        string
 }
 
 // userWhere is the condition ListAppUsers selects by, with its arguments.
@@ -192,22 +202,28 @@ func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 
 // userStatements are ListAppUsers's statements: the count, which takes all
 // of args but the last two, and the page, which takes all of them.
-func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (count, page string, args []any) {
+func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (count, page string, countArgs, pageArgs []any) {
 	cond, args := q.userWhere(appID, f)
-	args = append(args, limit, offset)
-	return `SELECT COUNT(*) FROM app_users WHERE ` + cond,
-		`SELECT ` + appUserColumns + ` FROM app_users WHERE ` + cond +
-			` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(args)-1) + ` OFFSET $` + itoa(len(args)), args
+	count, countArgs = `SELECT COUNT(*) FROM app_users WHERE `+cond, args
+	pageArgs = append([]any(nil), args...)
+	if f.After != nil {
+		// A row value: an index on (app_id, created_at, id) serves it on both engines.
+		pageArgs = append(pageArgs, ts(f.After.CreatedAt), f.After.ID)
+		cond += ` AND (created_at, id) < ($` + itoa(len(pageArgs)-1) + `, $` + itoa(len(pageArgs)) + `)`
+	}
+	pageArgs = append(pageArgs, limit, offset)
+	return count, `SELECT ` + appUserColumns + ` FROM app_users WHERE ` + cond +
+		` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(pageArgs)-1) + ` OFFSET $` + itoa(len(pageArgs)), countArgs, pageArgs
 }
 
 // ListAppUsers returns one page of an app's users, newest first, and the total that match.
 func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
-	count, page, args := q.userStatements(appID, f, limit, offset)
+	count, page, countArgs, pageArgs := q.userStatements(appID, f, limit, offset)
 	var total int
-	if err := q.r.queryRow(ctx, count, args[:len(args)-2]...).Scan(&total); err != nil {
+	if err := q.r.queryRow(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rs, err := q.r.query(ctx, page, args...)
+	rs, err := q.r.query(ctx, page, pageArgs...)
 	if err != nil {
 		return nil, 0, err
 	}

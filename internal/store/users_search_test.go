@@ -207,5 +207,46 @@ func TestUserPrefixSearch(t *testing.T) {
 				}
 			}
 		}
+
+		// Keyset pages (After): every user once, in the list's order, though
+		// 3000 of them share one creation time; the total stays the whole
+		// list's; a page reads the index from the cursor on.
+		all, total, err := db.ListAppUsers(ctx, app.ID, store.UserFilter{}, 5000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keyset []string
+		var after *store.UserCursor
+		for {
+			page, n, err := db.ListAppUsers(ctx, app.ID, store.UserFilter{After: after}, 700, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != total {
+				t.Fatalf("total with a cursor %d, want %d", n, total)
+			}
+			for _, u := range page {
+				keyset = append(keyset, u.ID)
+			}
+			if len(page) < 700 {
+				break
+			}
+			last := page[len(page)-1]
+			after = &store.UserCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		}
+		inOrder := make([]string, 0, len(all))
+		for _, u := range all {
+			inOrder = append(inOrder, u.ID)
+		}
+		if !slices.Equal(keyset, inOrder) {
+			t.Fatalf("keyset pages list %d users, want the %d of the list in its order", len(keyset), len(inOrder))
+		}
+		_, plan, err := db.UserListPlans(ctx, app.ID, store.UserFilter{After: &store.UserCursor{CreatedAt: t0.Add(time.Hour), ID: "bulk1500"}}, 25, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "app_users_app_created") {
+			t.Errorf("a keyset page does not read app_users_app_created:\n%s", plan)
+		}
 	})
 }

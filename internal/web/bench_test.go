@@ -45,7 +45,7 @@ func BenchmarkConsolePages(b *testing.B) {
 				"search":    ap + "/users?q=user5000",
 				"pasted_id": ap + "/users?q=" + ids[n/2],
 				"user":      ap + "/users/" + ids[n/3],
-				"deep_page": ap + "/users?page=" + strconv.Itoa(n/25/2),
+				"deep_page": ap + "/users?after=" + ids[n/2],
 				"audit_log": "/console/w/" + ws.ID + "/audit",
 				"settings":  ap,
 			}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/csv"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,11 +14,13 @@ import (
 )
 
 type usersData struct {
-	Page        appuser.Page
-	Q, Status   string
-	Prev, Next  string // query strings of the neighbouring pages
-	ExportQuery string
-	Statuses    []string
+	Page      appuser.Page
+	Q, Status string
+	// The first and the next (older) page and the export, as "?query"
+	// links (template.URL: a query string the template must not escape again).
+	First, Next, ExportQuery template.URL
+	Deeper                   bool // not the first page
+	Statuses                 []string
 }
 
 // userFilter reads the one search box: a pasted id finds that user; an
@@ -38,13 +41,24 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	page, _ := strconv.Atoi(q.Get("page"))
-	pg, err := h.Users.List(r.Context(), p, a, userFilter(q), max(page, 1), appuser.DefaultPerPage)
+	f := userFilter(q)
+	d := usersData{Q: q.Get("q"), Status: q.Get("status"), Statuses: []string{"active", "pending", "inactive", "imported"}}
+	// Keyset pages: "older" continues after the last user shown (after=id),
+	// which costs the same however deep (docs/performance.md).
+	if after := q.Get("after"); after != "" {
+		u, err := h.Users.Get(r.Context(), p, a, after)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		f.After = &appuser.UserCursor{CreatedAt: u.CreatedAt, ID: u.ID}
+		d.Deeper = true
+	}
+	pg, err := h.Users.List(r.Context(), p, a, f, 1, appuser.DefaultPerPage+1)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	d := usersData{Page: pg, Q: q.Get("q"), Status: q.Get("status"), Statuses: []string{"active", "pending", "inactive", "imported"}}
 	base := url.Values{}
 	if d.Q != "" {
 		base.Set("q", d.Q)
@@ -52,25 +66,28 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 	if d.Status != "" {
 		base.Set("status", d.Status)
 	}
-	d.ExportQuery = base.Encode()
-	if pg.Page > 1 {
-		prev := url.Values{}
-		for k, vs := range base {
-			prev[k] = vs
-		}
-		prev.Set("page", strconv.Itoa(pg.Page-1))
-		d.Prev = prev.Encode()
-	}
-	if pg.Page < pg.TotalPages {
+	d.ExportQuery = query(base)
+	if len(pg.Users) > appuser.DefaultPerPage {
+		pg.Users = pg.Users[:appuser.DefaultPerPage]
 		next := url.Values{}
 		for k, vs := range base {
 			next[k] = vs
 		}
-		next.Set("page", strconv.Itoa(pg.Page+1))
-		d.Next = next.Encode()
+		next.Set("after", pg.Users[len(pg.Users)-1].ID)
+		d.Next = query(next)
 	}
+	if d.Deeper {
+		d.First = query(base)
+	}
+	d.Page = pg
 	v.Data = d
 	h.render(w, r, http.StatusOK, "users", v)
+}
+
+// query is v as a link's "?query" ("?" alone for none), built by
+// url.Values, so safe to place in an href as it is.
+func query(v url.Values) template.URL {
+	return template.URL("?" + v.Encode())
 }
 
 // usersCSV exports the filtered list (up to 10 000 users, newest first):

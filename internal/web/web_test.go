@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -586,6 +587,21 @@ func TestConsoleUsers(t *testing.T) {
 		}
 		o.get(up+"/"+ids[0], http.StatusOK)
 		o.get(up+"/00000000-0000-7000-8000-000000000000", http.StatusNotFound)
+
+		// Pages: 25 newest, then "Older" after the last one shown.
+		for i := range 25 {
+			createUser(t, sys, app, fmt.Sprintf("u%02d@shop.example", i))
+		}
+		first := o.get(up, http.StatusOK).body
+		older := regexp.MustCompile(`href="\?(after=[0-9a-f-]+)" rel="next"`).FindStringSubmatch(first)
+		if older == nil || strings.Count(first, "/users/0") != 25 || strings.Contains(first, ">Newest<") {
+			t.Fatalf("first page:\n%s", first)
+		}
+		second := o.get(up+"?"+older[1], http.StatusOK).body
+		if strings.Count(second, "/users/0") != 3 || strings.Contains(second, `rel="next"`) || !strings.Contains(second, ">Newest<") {
+			t.Fatalf("second page:\n%s", second)
+		}
+		o.get(up+"?after=00000000-0000-7000-8000-000000000000", http.StatusNotFound)
 	})
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -74,8 +75,8 @@ type endpointData struct {
 	Page       webhook.DeliveryPage
 	Status     string
 	Statuses   []string
-	Prev, Next string
-	Secret     string // after a rotation: shown once
+	Prev, Next template.URL // "?query" links
+	Secret     string       // after a rotation: shown once
 }
 
 func (h *Handler) webhookEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -101,12 +102,12 @@ func (h *Handler) endpointPage(w http.ResponseWriter, r *http.Request, secret st
 		return
 	}
 	d := endpointData{Endpoint: ep, Page: pg, Status: status, Statuses: webhook.DeliveryStatuses, Secret: secret}
-	link := func(n int) string {
+	link := func(n int) template.URL {
 		u := url.Values{"page": {strconv.Itoa(n)}}
 		if status != "" {
 			u.Set("status", status)
 		}
-		return u.Encode()
+		return query(u)
 	}
 	if pg.Page > 1 {
 		d.Prev = link(pg.Page - 1)
