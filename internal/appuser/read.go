@@ -81,7 +81,8 @@ const (
 	MaxPerPage     = 100
 )
 
-// List returns one page (1-based) of the app's users, newest first (Read access).
+// List returns one page (1-based) of the app's users, newest first or in
+// f.Sort's order (Read access).
 func (s *Service) List(ctx context.Context, p access.Principal, app store.App, f Filter, page, perPage int) (_ Page, err error) {
 	defer errs.Wrap(&err, "list users")
 	if err := access.App(ctx, s.db.Queries, p, app.ID, access.Read); err != nil {

@@ -42,6 +42,9 @@ type Filter = store.UserFilter
 // UserCursor is a user's place in a list (Filter.After): keyset pages.
 type UserCursor = store.UserCursor
 
+// SortLastSignIn orders a list by last sign-in (Filter.Sort).
+const SortLastSignIn = store.SortLastSignIn
+
 // MetaInvalidError refuses an update whose user_meta breaks the app's schema.
 type MetaInvalidError struct{ Errors MetaErrors }
 

@@ -156,6 +156,15 @@ func (q Queries) DeleteTOTP(ctx context.Context, appUserID, id string) error {
 	return affected(n, err)
 }
 
+// DeleteUserTOTP removes every enrolment of a user and returns them.
+func (q Queries) DeleteUserTOTP(ctx context.Context, appUserID string) ([]TOTPEnrollment, error) {
+	rs, err := q.w.query(ctx, `DELETE FROM totp_enrollments WHERE app_user_id = $1 RETURNING `+totpColumns, appUserID)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, scanTOTP)
+}
+
 // DeleteUnverifiedTOTP removes a user's enrolments that were never confirmed.
 func (q Queries) DeleteUnverifiedTOTP(ctx context.Context, appUserID string) error {
 	_, err := q.w.exec(ctx, `DELETE FROM totp_enrollments WHERE app_user_id = $1 AND NOT verified`, appUserID)

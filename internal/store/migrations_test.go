@@ -61,6 +61,8 @@ var released = map[string]string{
 	"postgres/00021_console_indexes.sql":           "bd05459d25c1959630b70cecd4a4cd30da3ae26326201cb6f22ffdb111e38686",
 	"sqlite/00020_console.sql":                     "fd3296e97f70ec3040b29478730a0c27f630936906474d0c3285756f995178a2",
 	"sqlite/00021_console_indexes.sql":             "e1b7f0cc33002cbf68db610865f2dd55768e6fc8fb88af0fda835d4ebf2f1661",
+	"postgres/00022_console_activity.sql":          "103bf59b6bbbb92ff876da4e9c1dc1c8277f45adf4332d1c3a7df432bc22223e",
+	"sqlite/00022_console_activity.sql":            "2068b06e80112a42c372dccc4dda77e6808c5d54832a9e8b2f9acd6261e71358",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

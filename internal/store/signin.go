@@ -455,6 +455,28 @@ func (q Queries) ListSessions(ctx context.Context, appID, appUserID string, now 
 	})
 }
 
+// RecentSessions returns a user's last sessions, live or ended, newest
+// first: the user's sign-in history, as far as sessions are kept.
+func (q Queries) RecentSessions(ctx context.Context, appID, appUserID string, limit int) ([]Session, error) {
+	// COALESCE keeps app_id out of any index's condition (it is NOT NULL:
+	// the same test): PostgreSQL without statistics on a freshly filled
+	// table otherwise ANDs sessions_user with a scan of all of the app's
+	// entries in sessions_app_created (whose last column is app_id), 2 ms
+	// at 100 000 sessions instead of 0.1.
+	rs, err := q.r.query(ctx, `SELECT `+sessionColumns+` FROM sessions s
+		WHERE s.app_user_id = $2 AND COALESCE(s.app_id, '') = $1
+		ORDER BY s.created_at DESC, s.id DESC LIMIT $3`, appID, appUserID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, func(r row) (Session, error) {
+		var s Session
+		err := r.Scan(sessionDest(&s)...)
+		s.utc()
+		return s, err
+	})
+}
+
 // RevokeSession ends one session of a user (appUserID "" for any user of the app).
 func (q Queries) RevokeSession(ctx context.Context, appID, appUserID, sessionID string, now time.Time) error {
 	n, err := q.w.exec(ctx, `UPDATE sessions SET revoked_at = COALESCE(revoked_at, $4)

@@ -150,12 +150,21 @@ type UserFilter struct {
 	// (newest first): keyset pages, which cost the same however deep. It
 	// narrows the page, not the total.
 	After *UserCursor
+	// Sort orders the list: "" newest first, SortLastSignIn most recent
+	// sign-in first.
+	Sort string
 }
 
-// UserCursor is a user's place in the list: its creation time and id.
+// SortLastSignIn lists users by their last sign-in, most recent first,
+// then those who never signed in, newest first.
+const SortLastSignIn = "last_sign_in"
+
+// UserCursor is a user's place in the list: its creation time, last
+// sign-in (for SortLastSignIn; nil if none) and id.
 type UserCursor struct {
-	CreatedAt time.Time
-	ID        string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	ID         string
 }
 
 // userWhere is the condition ListAppUsers selects by, with its arguments.
@@ -216,12 +225,17 @@ func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (
 		` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(pageArgs)-1) + ` OFFSET $` + itoa(len(pageArgs)), countArgs, pageArgs
 }
 
-// ListAppUsers returns one page of an app's users, newest first, and the total that match.
+// ListAppUsers returns one page of an app's users, in f's order (newest
+// first unless f.Sort says otherwise), and the total that match.
 func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
 	count, page, countArgs, pageArgs := q.userStatements(appID, f, limit, offset)
 	var total int
 	if err := q.r.queryRow(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, err
+	}
+	if f.Sort == SortLastSignIn {
+		users, err := q.usersByLastSignIn(ctx, appID, f, limit, offset)
+		return users, total, err
 	}
 	rs, err := q.r.query(ctx, page, pageArgs...)
 	if err != nil {
@@ -229,6 +243,61 @@ func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, l
 	}
 	users, err := collect(rs, scanAppUser)
 	return users, total, err
+}
+
+// usersByLastSignIn is a page of SortLastSignIn in up to two statements,
+// each a range on app_users_app_last_used: the users who signed in, most
+// recent first, then, when the page is not full, those who never did
+// (last_used_at NULL), newest first. One statement with NULLS LAST would
+// need an OR in the cursor, which neither engine reads as one range.
+func (q Queries) usersByLastSignIn(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, error) {
+	cond, args := q.userWhere(appID, f)
+	run := func(cond string, args []any, order string, limit, offset int) ([]AppUser, error) {
+		args = append(append([]any(nil), args...), limit, offset)
+		rs, err := q.r.query(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE `+cond+` ORDER BY `+order+
+			` LIMIT $`+itoa(len(args)-1)+` OFFSET $`+itoa(len(args)), args...)
+		if err != nil {
+			return nil, err
+		}
+		return collect(rs, scanAppUser)
+	}
+	var users []AppUser
+	// Signed in: skipped when the cursor is already among the others.
+	if f.After == nil || f.After.LastUsedAt != nil {
+		c, a := cond+" AND last_used_at IS NOT NULL", args
+		if f.After != nil {
+			a = append(append([]any(nil), a...), ts(*f.After.LastUsedAt), f.After.ID)
+			c += ` AND (last_used_at, id) < ($` + itoa(len(a)-1) + `, $` + itoa(len(a)) + `)`
+		}
+		var err error
+		if users, err = run(c, a, "last_used_at DESC, id DESC", limit, offset); err != nil {
+			return nil, err
+		}
+		if len(users) == limit {
+			return users, nil
+		}
+		if offset > 0 && len(users) == 0 {
+			// The offset may reach past the signed-in users: skip only
+			// what is left of it among the others.
+			var signedIn int
+			if err := q.r.queryRow(ctx, `SELECT COUNT(*) FROM app_users WHERE `+c, a...).Scan(&signedIn); err != nil {
+				return nil, err
+			}
+			offset -= signedIn
+		} else {
+			offset = 0
+		}
+	}
+	c, a := cond+" AND last_used_at IS NULL", args
+	if f.After != nil && f.After.LastUsedAt == nil {
+		a = append(append([]any(nil), a...), f.After.ID)
+		c += ` AND id < $` + itoa(len(a))
+	}
+	rest, err := run(c, a, "id DESC", limit-len(users), max(offset, 0))
+	if err != nil {
+		return nil, err
+	}
+	return append(users, rest...), nil
 }
 
 // prefixEnd is the least string above every string that starts with prefix,

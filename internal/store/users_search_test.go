@@ -248,5 +248,78 @@ func TestUserPrefixSearch(t *testing.T) {
 		if !strings.Contains(plan, "app_users_app_created") {
 			t.Errorf("a keyset page does not read app_users_app_created:\n%s", plan)
 		}
+
+		// By last sign-in: those who signed in, most recent first (ties by
+		// id), then those who never did, newest first; by offset and by
+		// keyset, the same list, each user once, across the boundary.
+		signedIn := map[string]time.Time{}
+		for i := 0; i < 3000; i += 7 {
+			id := fmt.Sprintf("bulk%04d", i)
+			at := t0.Add(2*time.Hour + time.Duration(i%50)*time.Minute) // ties: 50 distinct times
+			if err := db.TouchAppUser(ctx, app.ID, id, at); err != nil {
+				t.Fatal(err)
+			}
+			signedIn[id] = at
+		}
+		var wantOrder []string
+		for _, u := range all {
+			if _, ok := signedIn[u.ID]; ok {
+				wantOrder = append(wantOrder, u.ID)
+			}
+		}
+		slices.SortStableFunc(wantOrder, func(a, b string) int {
+			if c := signedIn[b].Compare(signedIn[a]); c != 0 {
+				return c
+			}
+			return strings.Compare(b, a)
+		})
+		var never []string
+		for _, u := range all {
+			if _, ok := signedIn[u.ID]; !ok {
+				never = append(never, u.ID)
+			}
+		}
+		slices.SortFunc(never, func(a, b string) int { return strings.Compare(b, a) })
+		wantOrder = append(wantOrder, never...)
+		bySignIn := store.UserFilter{Sort: store.SortLastSignIn}
+		var offsetPaged, keysetPaged []string
+		for off := 0; off < len(wantOrder); off += 333 {
+			page, n, err := db.ListAppUsers(ctx, app.ID, bySignIn, 333, off)
+			if err != nil || n != total {
+				t.Fatalf("by last sign-in at %d: total %d, %v", off, n, err)
+			}
+			for _, u := range page {
+				offsetPaged = append(offsetPaged, u.ID)
+			}
+		}
+		for f := bySignIn; ; {
+			page, _, err := db.ListAppUsers(ctx, app.ID, f, 333, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range page {
+				keysetPaged = append(keysetPaged, u.ID)
+			}
+			if len(page) < 333 {
+				break
+			}
+			last := page[len(page)-1]
+			f.After = &store.UserCursor{CreatedAt: last.CreatedAt, LastUsedAt: last.LastUsedAt, ID: last.ID}
+		}
+		if !slices.Equal(offsetPaged, wantOrder) {
+			t.Errorf("offset pages by last sign-in: %d users, first %q; want %d, first %q", len(offsetPaged), offsetPaged[:3], len(wantOrder), wantOrder[:3])
+		}
+		if !slices.Equal(keysetPaged, wantOrder) {
+			t.Errorf("keyset pages by last sign-in: %d users; want %d in order", len(keysetPaged), len(wantOrder))
+		}
+		// A filter still applies to both parts.
+		page, n, err := db.ListAppUsers(ctx, app.ID, store.UserFilter{Sort: store.SortLastSignIn, EmailPrefix: "bulk000"}, 20, 0)
+		if err != nil || n != 10 || len(page) != 10 || page[0].ID != "bulk0007" || page[1].ID != "bulk0000" || page[2].ID != "bulk0009" {
+			ids := []string{}
+			for _, u := range page {
+				ids = append(ids, u.ID)
+			}
+			t.Errorf("by last sign-in under a prefix: %d of %d %q, %v; want bulk0007, bulk0000, then the rest newest first", len(page), n, ids, err)
+		}
 	})
 }
