@@ -1,8 +1,10 @@
 package appuser
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -123,12 +125,51 @@ func (s *Service) update(ctx context.Context, p access.Principal, app store.App,
 		if err != nil {
 			return err
 		}
+		if p.Kind != access.KindSelf {
+			// Which fields changed, not their values: the log outlives the
+			// user's personal data (as user.deleted).
+			if fields := changedFields(before, out); len(fields) > 0 {
+				if err := audit.Record(ctx, tx.Queries, u.UpdatedAt, p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
+					Action: "user.updated", TargetType: "user", TargetID: id, After: map[string][]string{"changed": fields}}); err != nil {
+					return err
+				}
+			}
+		}
 		return s.identifierEvents(ctx, tx, app, before, out)
 	})
 	if err != nil {
 		return User{}, err
 	}
 	return s.Decode(app, out), nil
+}
+
+// changedFields names what differs between two versions of a user:
+// "email", "phone" and "user_meta.<key>" for each metadata key set,
+// changed or removed, sorted.
+func changedFields(before, after store.AppUser) []string {
+	var out []string
+	if before.Email != after.Email {
+		out = append(out, "email")
+	}
+	if before.Phone != after.Phone {
+		out = append(out, "phone")
+	}
+	var b, a map[string]json.RawMessage
+	_ = json.Unmarshal(before.Meta, &b) // stored by this package: valid JSON objects, or empty
+	_ = json.Unmarshal(after.Meta, &a)
+	var keys []string
+	for k, v := range b {
+		if w, ok := a[k]; !ok || !bytes.Equal(v, w) {
+			keys = append(keys, "user_meta."+k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			keys = append(keys, "user_meta."+k)
+		}
+	}
+	slices.Sort(keys)
+	return append(out, keys...)
 }
 
 // SetStatus activates or deactivates a user (Write access). An unknown

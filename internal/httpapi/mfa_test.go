@@ -27,6 +27,37 @@ func TestMFA(t *testing.T) {
 		{"backup_codes", testBackupCodes},
 		{"step_up", testStepUp},
 		{"webauthn", testPasskeyFactor},
+		{"admin_reset", testAdminMFAReset},
+	})
+}
+
+// testAdminMFAReset: support resets a locked-out user's second factors
+// (DELETE /v1/{app}/users/{id}/mfa): every authenticator app and backup
+// code goes, one user.updated per factor, and the next sign-in needs no
+// second factor; a user's own token may not do it; a second reset changes
+// nothing and emits nothing.
+func testAdminMFAReset(t *testing.T, e *env) {
+	const email = "lost-phone@example.com"
+	userID := e.newMember(t, email, "")
+	_, access, _ := e.signIn(t, email, emailSent...)
+	e.setApp(t, map[string]any{"mfa_policy": "optional", "mfa_methods_allowed": []string{"totp", "backup_codes"}})
+	e.enrollTOTP(t, access, "Old phone")
+	e.enrollTOTP(t, access, "Tablet")
+	e.newBackupCodes(t, access)
+	e.mfaRequired(t, e.firstFactor(t, email, browser, mfaDue...), userID)
+	reset := "/v1/" + e.app.ID + "/users/" + userID + "/mfa"
+	runScenarios(t, e, []scenario{
+		{name: "not with the user's own token", method: "DELETE", path: reset, headers: user(access), wantStatus: 401},
+		{name: "an unknown user", method: "DELETE", path: "/v1/" + e.app.ID + "/users/00000000-0000-7000-8000-000000000000/mfa",
+			headers: bearer(e.appSecret), wantStatus: 404, wantCode: "user_not_found"},
+		{name: "the administrator resets", method: "DELETE", path: reset, headers: bearer(e.appSecret), wantStatus: 200,
+			events: []string{"user.updated", "user.updated", "user.updated"}},
+		{name: "nothing is left", method: "GET", path: e.authPath("/mfa/methods"), headers: user(access), wantStatus: 200,
+			wantBody: map[string]any{"mfa_enabled": false, "backup_codes_available": 0, "methods": []string{}}},
+		{name: "a second reset changes nothing", method: "DELETE", path: reset, headers: bearer(e.appSecret), wantStatus: 200},
+	})
+	t.Run("the next sign-in needs no second factor", func(t *testing.T) {
+		e.tokenSet(t, e.firstFactor(t, email, browser, emailVerified...), userID)
 	})
 }
 

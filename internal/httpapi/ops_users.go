@@ -324,6 +324,20 @@ func (s *Server) deleteUser(ctx context.Context, in *userIDInput) (*okOutput, er
 	return &okOutput{Body: okBody}, nil
 }
 
+var resetUserMfaOp = operation{id: "resetUserMfa", method: "DELETE", path: "/v1/{app_id}/users/{id}/mfa", summary: "Reset a user's second factors", tag: "MFA",
+	auth: authApp, errors: []string{"user_not_found"},
+	desc: "Removes every authenticator app (TOTP) and backup code of a user, for support when a user has lost them; passkeys stay (`DELETE /v1/{app_id}/users/{id}/devices/{device_id}` removes one). " +
+		"The user's failed-code lockouts end, the user gets a security notice, webhooks get `user.updated` (`change: mfa_method_removed`) per factor removed, and the audit log `user.mfa_reset`. " +
+		"If the app requires a second factor, the user enrols a new one at the next sign-in. A user with none answers 200 as well, and nothing is recorded. With the app's API secret, an API key or a workspace secret.",
+	resp: okBody}
+
+func (s *Server) resetUserMFA(ctx context.Context, in *userIDInput) (*okOutput, error) {
+	if err := s.SignIn.ResetUserMFA(ctx, principalFrom(ctx), appFrom(ctx), in.ID); err != nil {
+		return nil, err
+	}
+	return &okOutput{Body: okBody}, nil
+}
+
 const lookupUserDoc = "The client SDK's existence check (`?identifier=`) and its lookup after a magic link (`?user_id=`). " +
 	"Unknown users give `200 {\"user\": null}`. **Without credentials** the answer is limited to what the SDK reads " +
 	"and tells nothing about a contact the caller did not supply: looked up by e-mail, `phone` is null and " +

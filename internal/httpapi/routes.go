@@ -75,6 +75,7 @@ func (s *Server) registerRoutes() {
 	register(s, activateUserOp, s.activateUser)
 	register(s, deactivateUserOp, s.deactivateUser)
 	register(s, deleteUserOp, s.deleteUser)
+	register(s, resetUserMfaOp, s.resetUserMFA)
 	register(s, lookupUserOp, s.lookupUser)
 	register(s, listUserSessionsOp, s.userSessions)
 	register(s, listUserSessionsAppOp, s.userSessions)
