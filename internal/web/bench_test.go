@@ -20,8 +20,8 @@ import (
 // BenchmarkConsolePages renders the console's pages over HTTP for an app
 // of GATEHOUSE_BENCH_USERS users (default 100 000), each with a session:
 // the workspace home (counts), the users list, a search by the start of
-// an address, a pasted id, a user's detail, a deep page of the list and
-// the audit log. docs/performance.md has the figures. Run it alone:
+// an address, a pasted id, a user's detail, deep pages of the list (newest
+// first and by last sign-in) and the audit log. docs/performance.md has the figures. Run it alone:
 //
 //	go test ./internal/web -run '^$' -bench ConsolePages -benchtime 200x
 func BenchmarkConsolePages(b *testing.B) {
@@ -46,8 +46,13 @@ func BenchmarkConsolePages(b *testing.B) {
 				"pasted_id": ap + "/users?q=" + ids[n/2],
 				"user":      ap + "/users/" + ids[n/3],
 				"deep_page": ap + "/users?after=" + ids[n/2],
-				"audit_log": "/console/w/" + ws.ID + "/audit",
-				"settings":  ap,
+				// By last sign-in: the first page, a page deep among those who
+				// signed in, and one deep among those who never did.
+				"by_sign_in":            ap + "/users?sort=last_sign_in",
+				"by_sign_in_deep":       ap + "/users?sort=last_sign_in&after=" + ids[n/2-n/2%3+1],
+				"by_sign_in_deep_never": ap + "/users?sort=last_sign_in&after=" + ids[n/2-n/2%3],
+				"audit_log":             "/console/w/" + ws.ID + "/audit",
+				"settings":              ap,
 			}
 			b.Run("counts_query", func(b *testing.B) {
 				for b.Loop() {
@@ -83,7 +88,9 @@ func BenchmarkConsolePages(b *testing.B) {
 
 // seedUsers writes n users of app, each with a live session, straight
 // into the store (thousands to a transaction: the domain's import path
-// would take most of an hour at 100 000), and returns their ids.
+// would take most of an hour at 100 000), and returns their ids. Every
+// third user (j%3 == 0) never signed in; the others signed in when they
+// signed up.
 func seedUsers(b *testing.B, sys *servertest.System, app store.App, n int) []string {
 	ctx := context.Background()
 	ids := make([]string, 0, n)
@@ -98,7 +105,10 @@ func seedUsers(b *testing.B, sys *servertest.System, app store.App, n int) []str
 					return err
 				}
 				u := store.AppUser{ID: uuid.Must(uuid.NewV7()).String(), AppID: app.ID, UserID: base.ID, Status: store.StatusActive,
-					Email: base.Email, EmailVerified: true, CreatedAt: at, UpdatedAt: at, LastUsedAt: &now}
+					Email: base.Email, EmailVerified: true, CreatedAt: at, UpdatedAt: at, LastUsedAt: &at}
+				if j%3 == 0 {
+					u.LastUsedAt = nil
+				}
 				if err := tx.CreateAppUser(ctx, u); err != nil {
 					return err
 				}

@@ -290,17 +290,22 @@ func back(w http.ResponseWriter, r *http.Request, path, notice string) {
 // notices are the lines a redirect may ask a page to show: by key, so a
 // link cannot make the console say anything else.
 var notices = map[string]string{
-	"saved":           "Saved.",
-	"app-created":     "App created.",
-	"key-revoked":     "API key revoked.",
-	"member-added":    "Member added.",
-	"role-changed":    "Role changed.",
-	"member-removed":  "Member removed.",
-	"revoked":         "Sessions revoked.",
-	"test-sent":       "Test event queued: it appears below as a webhook.test delivery.",
-	"redelivered":     "Queued again: the same event, with a fresh set of attempts.",
-	"passkey-added":   "Passkey added: sign in with it next time.",
-	"passkey-removed": "Passkey removed.",
+	"saved":             "Saved.",
+	"app-created":       "App created.",
+	"key-revoked":       "API key revoked.",
+	"member-added":      "Member added.",
+	"role-changed":      "Role changed.",
+	"member-removed":    "Member removed.",
+	"revoked":           "Sessions revoked.",
+	"test-sent":         "Test event queued: it appears below as a webhook.test delivery.",
+	"redelivered":       "Queued again: the same event, with a fresh set of attempts.",
+	"passkey-added":     "Passkey added: sign in with it next time.",
+	"passkey-removed":   "Passkey removed.",
+	"profile-saved":     "Profile saved.",
+	"mfa-reset":         "Second factors reset: the user signs in without one (or enrols a new one if the app requires it).",
+	"status-changed":    "Status changed.",
+	"user-deleted":      "User deleted.",
+	"identity-unlinked": "Identity unlinked.",
 }
 
 func noticeOf(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

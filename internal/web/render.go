@@ -6,10 +6,12 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/console"
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -76,8 +78,19 @@ var funcs = template.FuncMap{
 		}
 		return false
 	},
-	"str":   func(b []byte) string { return string(b) },
-	"list3": func() []string { return []string{"member", "admin", "owner"} },
+	"str": func(b []byte) string { return string(b) },
+	// ended says how a session ended at now: revoked, expired, or not yet.
+	"ended": func(s signin.Session, now time.Time) string {
+		switch {
+		case s.RevokedAt != nil:
+			return "revoked " + s.RevokedAt.UTC().Format("2006-01-02 15:04 UTC")
+		case !s.ExpiresAt.After(now):
+			return "expired " + s.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		return "live"
+	},
+	"query1": func(k, v string) template.URL { return query(url.Values{k: {v}}) },
+	"list3":  func() []string { return []string{"member", "admin", "owner"} },
 	"deref": func(p *int) int {
 		if p == nil {
 			return 0

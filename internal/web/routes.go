@@ -39,6 +39,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /console/w/{ws}/apps/{app}/users.csv", h.session(h.usersCSV))
 	m.HandleFunc("GET /console/w/{ws}/apps/{app}/users/{user}", h.session(h.user))
 	m.HandleFunc("POST /console/w/{ws}/apps/{app}/users/{user}/sessions/revoke", h.session(h.revokeUserSessions))
+	m.HandleFunc("POST /console/w/{ws}/apps/{app}/users/{user}/profile", h.session(h.saveProfile))
+	m.HandleFunc("POST /console/w/{ws}/apps/{app}/users/{user}/mfa/reset", h.session(h.resetUserMFA))
 	m.HandleFunc("POST /console/w/{ws}/apps/{app}/users/{user}/status", h.session(h.setUserStatus))
 	m.HandleFunc("POST /console/w/{ws}/apps/{app}/users/{user}/delete", h.session(h.deleteUser))
 	m.HandleFunc("POST /console/w/{ws}/apps/{app}/users/{user}/passkeys/{id}/delete", h.session(h.deleteUserPasskey))

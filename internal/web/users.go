@@ -2,20 +2,30 @@ package web
 
 import (
 	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
 type usersData struct {
-	Page      appuser.Page
-	Q, Status string
+	Page            appuser.Page
+	Q, Status, Sort string
 	// The first and the next (older) page and the export, as "?query"
 	// links (template.URL: a query string the template must not escape again).
 	First, Next, ExportQuery template.URL
@@ -24,9 +34,13 @@ type usersData struct {
 }
 
 // userFilter reads the one search box: a pasted id finds that user; an
-// e-mail address or phone number (or its start) searches them.
+// e-mail address or phone number (or its start) searches them. The order
+// is newest first unless sort=last_sign_in (anything else is the default).
 func userFilter(q url.Values) appuser.Filter {
 	f := appuser.Filter{Status: q.Get("status")}
+	if q.Get("sort") == appuser.SortLastSignIn {
+		f.Sort = appuser.SortLastSignIn
+	}
 	s := q.Get("q")
 	if _, err := uuid.Parse(s); err == nil {
 		f.ID = s
@@ -42,8 +56,8 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := userFilter(q)
-	d := usersData{Q: q.Get("q"), Status: q.Get("status"), Statuses: []string{"active", "pending", "inactive", "imported"}}
-	// Keyset pages: "older" continues after the last user shown (after=id),
+	d := usersData{Q: q.Get("q"), Status: q.Get("status"), Sort: f.Sort, Statuses: []string{"active", "pending", "inactive", "imported"}}
+	// Keyset pages: "next" continues after the last user shown (after=id),
 	// which costs the same however deep (docs/performance.md).
 	if after := q.Get("after"); after != "" {
 		u, err := h.Users.Get(r.Context(), p, a, after)
@@ -51,7 +65,7 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		f.After = &appuser.UserCursor{CreatedAt: u.CreatedAt, ID: u.ID}
+		f.After = &appuser.UserCursor{CreatedAt: u.CreatedAt, LastUsedAt: u.LastUsedAt, ID: u.ID}
 		d.Deeper = true
 	}
 	pg, err := h.Users.List(r.Context(), p, a, f, 1, appuser.DefaultPerPage+1)
@@ -65,6 +79,9 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.Status != "" {
 		base.Set("status", d.Status)
+	}
+	if d.Sort != "" {
+		base.Set("sort", d.Sort)
 	}
 	d.ExportQuery = query(base)
 	if len(pg.Users) > appuser.DefaultPerPage {
@@ -90,7 +107,7 @@ func query(v url.Values) template.URL {
 	return template.URL("?" + v.Encode())
 }
 
-// usersCSV exports the filtered list (up to 10 000 users, newest first):
+// usersCSV exports the filtered list (up to 10 000 users, in the list's order):
 // id, e-mail, phone, status, signed up, last sign-in.
 func (h *Handler) usersCSV(w http.ResponseWriter, r *http.Request) {
 	p, a, _, ok := h.appPage(w, r, "Users", "users")
@@ -130,30 +147,172 @@ type userData struct {
 	Sessions   []signin.Session
 	Passkeys   []signin.Passkey
 	Identities []signin.Identity
+	MFA        signin.UserMFA
+	// SignIns is the recent sign-in history (live and ended sessions);
+	// Changes the administrative changes made to the user (owners and
+	// admins only: the audit log is theirs).
+	SignIns []signin.Session
+	Changes []tenant.AuditEntry
+	Now     time.Time
+	// The profile form: the app's declared metadata fields, and the values
+	// shown (the user's, or what a refused save sent) with the reason.
+	Fields             appuser.Schema
+	Email, Phone, Meta string
+	ProfileError       string
 }
+
+// recentSignIns is how many sessions the user page's history shows.
+const recentSignIns = 20
 
 func (h *Handler) user(w http.ResponseWriter, r *http.Request) {
 	p, a, v, ok := h.appPage(w, r, "User", "users")
 	if !ok {
 		return
 	}
-	u, sessions, err := h.SignIn.UserWithSessions(r.Context(), p, a, r.PathValue("user"))
+	d, err := h.userData(r, p, a, v)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	pks, err := h.SignIn.UserPasskeys(r.Context(), p, a, u.ID)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	ids, err := h.SignIn.UserIdentities(r.Context(), u.ID) // the user was read with p's Read access above
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	v.Data, v.Notice = userData{User: u, Sessions: sessions, Passkeys: pks, Identities: ids}, noticeOf(r)
+	d.Email, d.Phone, d.Meta = d.User.Email, d.User.Phone, metaText(d.User.Meta)
+	v.Data, v.Notice = d, noticeOf(r)
 	h.render(w, r, http.StatusOK, "user", v)
+}
+
+// userData reads everything the user page shows but the form's values.
+func (h *Handler) userData(r *http.Request, p access.Principal, a tenant.App, v view) (userData, error) {
+	ctx := r.Context()
+	u, sessions, err := h.SignIn.UserWithSessions(ctx, p, a, r.PathValue("user"))
+	if err != nil {
+		return userData{}, err
+	}
+	d := userData{User: u, Sessions: sessions, Fields: appuser.SchemaOf(a), Now: h.Now()}
+	if d.Passkeys, err = h.SignIn.UserPasskeys(ctx, p, a, u.ID); err != nil {
+		return userData{}, err
+	}
+	if d.Identities, err = h.SignIn.UserIdentities(ctx, u.ID); err != nil { // the user was read with p's Read access above
+		return userData{}, err
+	}
+	if d.MFA, err = h.SignIn.AdminUserMFA(ctx, p, a, u.ID); err != nil {
+		return userData{}, err
+	}
+	if d.SignIns, err = h.SignIn.RecentSignIns(ctx, p, a, u.ID, recentSignIns); err != nil {
+		return userData{}, err
+	}
+	if v.CanManage() {
+		d.Changes, err = h.Tenants.AuditLog(ctx, p, a.WorkspaceID, tenant.AuditFilter{AppID: a.ID, TargetID: u.ID, Limit: 10})
+		if err != nil {
+			return userData{}, err
+		}
+	}
+	return d, nil
+}
+
+// metaText is a user's metadata as the form shows it: indented JSON.
+func metaText(m map[string]any) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// saveProfile is PATCH /v1/{app}/users/{id} from the profile form: e-mail,
+// phone and metadata. The metadata box holds the whole object: a key left
+// out is removed, as null does in the API; an unchanged box changes
+// nothing. Input the API refuses shows the form again with the reason.
+func (h *Handler) saveProfile(w http.ResponseWriter, r *http.Request) {
+	p, a, v, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	f, ok := h.form(w, r)
+	if !ok {
+		return
+	}
+	userID := r.PathValue("user")
+	email, phone, metaIn := f.text("email"), f.text("phone"), f.text("meta")
+	in := appuser.UpdateInput{Email: &email, Phone: &phone}
+	var problem error
+	cur, err := h.Users.Get(r.Context(), p, a, userID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if metaIn == "" {
+		metaIn = "{}"
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(metaIn), &meta); err != nil || meta == nil {
+		problem = errs.Invalidf("metadata", "must be a JSON object, such as {\"company\": \"Acme\"}")
+	} else if !reflect.DeepEqual(meta, cur.Meta) && (len(meta) > 0 || len(cur.Meta) > 0) {
+		in.Meta = map[string]any{}
+		for k := range cur.Meta {
+			in.Meta[k] = nil
+		}
+		for k, val := range meta {
+			in.Meta[k] = val
+		}
+	}
+	if email == cur.Email {
+		in.Email = nil
+	}
+	if phone == cur.Phone {
+		in.Phone = nil
+	}
+	if problem == nil {
+		// Called with nothing changed too: the server checks the role.
+		_, problem = h.Users.Update(r.Context(), p, a, userID, in)
+		if problem == nil {
+			back(w, r, h.userPath(a.ID, r), "profile-saved")
+			return
+		}
+	}
+	status, _, msg := h.Describe(r.Context(), problem)
+	if status >= 500 || status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusUnauthorized {
+		h.fail(w, r, problem)
+		return
+	}
+	var bad *appuser.MetaInvalidError
+	if iv, ok := invalid(problem); ok {
+		msg = iv
+	} else if errors.As(problem, &bad) {
+		keys := slices.Sorted(maps.Keys(bad.Errors))
+		for i, k := range keys {
+			keys[i] = k + " " + bad.Errors[k]
+		}
+		msg = "Not saved: metadata " + strings.Join(keys, "; ") + "."
+	} else {
+		msg = "Not saved: " + msg
+	}
+	d, err := h.userData(r, p, a, v)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d.Email, d.Phone, d.Meta, d.ProfileError = email, phone, metaIn, msg
+	v.Data = d
+	h.render(w, r, status, "user", v)
+}
+
+// resetUserMFA is DELETE /v1/{app}/users/{id}/mfa: every authenticator app
+// and backup code of the user goes. It needs a recent sign-in.
+func (h *Handler) resetUserMFA(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "User", "users")
+	if !ok {
+		return
+	}
+	if !h.fresh(w, r) {
+		return
+	}
+	if err := h.SignIn.ResetUserMFA(r.Context(), p, a, r.PathValue("user")); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	back(w, r, h.userPath(a.ID, r), "mfa-reset")
 }
 
 // revokeUserSessions ends one session (form field session) or, without

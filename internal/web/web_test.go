@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,8 +22,10 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/appuser"
 	"github.com/gatehouse-auth/gatehouse/internal/console"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/web"
 )
@@ -133,6 +136,7 @@ func (o *operator) get(path string, want int) answer {
 
 func (o *operator) post(path string, form url.Values, want int) answer {
 	o.t.Helper()
+	form = maps.Clone(form) // the caller's form is not this operator's
 	if form == nil {
 		form = url.Values{}
 	}
@@ -588,20 +592,51 @@ func TestConsoleUsers(t *testing.T) {
 		o.get(up+"/"+ids[0], http.StatusOK)
 		o.get(up+"/00000000-0000-7000-8000-000000000000", http.StatusNotFound)
 
-		// Pages: 25 newest, then "Older" after the last one shown.
+		// Pages: 25 newest, then "Next page" after the last one shown.
 		for i := range 25 {
 			createUser(t, sys, app, fmt.Sprintf("u%02d@shop.example", i))
 		}
 		first := o.get(up, http.StatusOK).body
 		older := regexp.MustCompile(`href="\?(after=[0-9a-f-]+)" rel="next"`).FindStringSubmatch(first)
-		if older == nil || strings.Count(first, "/users/0") != 25 || strings.Contains(first, ">Newest<") {
+		if older == nil || strings.Count(first, "/users/0") != 25 || strings.Contains(first, ">First page<") {
 			t.Fatalf("first page:\n%s", first)
 		}
 		second := o.get(up+"?"+older[1], http.StatusOK).body
-		if strings.Count(second, "/users/0") != 3 || strings.Contains(second, `rel="next"`) || !strings.Contains(second, ">Newest<") {
+		if strings.Count(second, "/users/0") != 3 || strings.Contains(second, `rel="next"`) || !strings.Contains(second, ">First page<") {
 			t.Fatalf("second page:\n%s", second)
 		}
 		o.get(up+"?after=00000000-0000-7000-8000-000000000000", http.StatusNotFound)
+
+		// By last sign-in: bob, then ann, then those who never signed in;
+		// the next page keeps the order and lists the rest, each once.
+		now := sys.Clock.Now()
+		for i, id := range []string{ids[0], ids[1]} {
+			if err := sys.DB.TouchAppUser(context.Background(), app.ID, id, now.Add(time.Duration(i)*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		userLink := regexp.MustCompile(`/users/([0-9a-f-]{36})"`)
+		listed := func(b string) []string {
+			var out []string
+			for _, m := range userLink.FindAllStringSubmatch(b, -1) {
+				out = append(out, m[1])
+			}
+			return out
+		}
+		first = o.get(up+"?sort=last_sign_in", http.StatusOK).body
+		next := regexp.MustCompile(`href="\?(after=[0-9a-f-]+&amp;sort=last_sign_in)" rel="next"`).FindStringSubmatch(first)
+		got := listed(first)
+		if next == nil || len(got) != 25 || got[0] != ids[1] || got[1] != ids[0] || !strings.Contains(first, `value="last_sign_in" selected`) {
+			t.Fatalf("first page by last sign-in (%d users):\n%s", len(got), first)
+		}
+		got = append(got, listed(o.get(up+"?"+html.UnescapeString(next[1]), http.StatusOK).body)...)
+		seen := map[string]bool{}
+		for _, id := range got {
+			seen[id] = true
+		}
+		if len(got) != 28 || len(seen) != 28 {
+			t.Errorf("by last sign-in, two pages list %d users (%d distinct), want all 28 once", len(got), len(seen))
+		}
 	})
 }
 
@@ -1183,5 +1218,140 @@ func TestConsoleRequireSecondFactor(t *testing.T) {
 		o.get("/console/w/"+ws.ID, http.StatusOK)
 		o.post("/console/w/"+ws.ID+"/security", url.Values{}, http.StatusSeeOther)
 		ada.get("/console/w/"+ws.ID, http.StatusOK)
+	})
+}
+
+// TestConsoleUserProfileMFAAndHistory: the user page edits the profile and
+// metadata (as PATCH /v1/{app}/users/{id}: same checks, one audit entry
+// naming the fields, not their values), resets second factors after a
+// recent sign-in, and shows the sign-in history and the changes made.
+func TestConsoleUserProfileMFAAndHistory(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		ctx := context.Background()
+		ws, owner := sys.Workspace(t, "Acme")
+		app := sys.App(t, ws.ID, "Shop", func(s *tenant.AppSettings) {
+			s.MetaSchema = &appuser.Schema{{Name: "Company", FieldName: "company", FieldType: appuser.FieldString},
+				{Name: "Seats", FieldName: "seats", FieldType: appuser.FieldInteger}}
+		})
+		ann := createUser(t, sys, app, "ann@shop.example")
+		if _, err := sys.Tenants.AddMember(ctx, access.Operator(), ws.ID, "mel@acme.example", "", access.RoleMember); err != nil {
+			t.Fatal(err)
+		}
+		mel := signIn(t, sys, "mel@acme.example")
+		o := signIn(t, sys, owner.Email)
+		up := "/console/w/" + ws.ID + "/apps/" + app.ID + "/users/" + ann
+		get := func() appuser.User {
+			u, err := sys.Users.Get(ctx, access.Operator(), app, ann)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}
+
+		// Profile and metadata.
+		form := url.Values{"email": {"ann@shop.example"}, "phone": {""}, "meta": {"{\r\n  \"company\": \"Acme\",\r\n  \"seats\": 5\r\n}"}}
+		mel.post(up+"/profile", form, http.StatusForbidden)
+		mel.post(up+"/profile", url.Values{"email": {"ann@shop.example"}, "phone": {""}, "meta": {"{}"}}, http.StatusForbidden) // nothing changed: still not theirs
+		if b := mel.get(up, http.StatusOK).body; strings.Contains(b, "Save profile") || strings.Contains(b, "Reset second factors") {
+			t.Error("a member is offered to edit the profile or reset second factors")
+		}
+		o.post(up+"/profile", form, http.StatusSeeOther)
+		if u := get(); u.Meta["company"] != "Acme" || u.Meta["seats"] != 5.0 || u.Email != "ann@shop.example" {
+			t.Fatalf("after saving: %+v", u)
+		}
+		o.post(up+"/profile", form, http.StatusSeeOther) // the same again: no change, no entry
+		o.post(up+"/profile", url.Values{"email": {"ann.b@shop.example"}, "phone": {""}, "meta": {`{"seats": 6}`}}, http.StatusSeeOther)
+		if u := get(); u.Meta["company"] != nil || u.Meta["seats"] != 6.0 || u.Email != "ann.b@shop.example" || u.EmailVerified {
+			t.Fatalf("after the second save: %+v", u)
+		}
+		entries, err := sys.Tenants.AuditLog(ctx, access.Operator(), ws.ID, tenant.AuditFilter{Action: "user.updated", Limit: 10})
+		if err != nil || len(entries) != 2 {
+			t.Fatalf("%d user.updated entries (%v), want 2", len(entries), err)
+		}
+		if got := string(entries[0].After); got != `{"changed":["email","user_meta.company","user_meta.seats"]}` || entries[0].TargetID != ann {
+			t.Errorf("the entry of the second save: %s", got)
+		}
+		// The API's statuses: 400 for a form that is not JSON or an
+		// address that is not one, 422 for metadata against the schema.
+		for _, tc := range []struct {
+			email, meta, want string
+			status            int
+		}{
+			{"ann.b@shop.example", `{"company": `, "must be a JSON object", 400},
+			{"ann.b@shop.example", `["x"]`, "must be a JSON object", 400},
+			{"ann.b@shop.example", `{"nickname": "A"}`, "metadata nickname", 422},
+			{"ann.b@shop.example", `{"seats": "many"}`, "metadata seats", 422},
+			{"not an address", `{"seats": 6}`, "Not saved", 400},
+		} {
+			a := o.post(up+"/profile", url.Values{"email": {tc.email}, "phone": {""}, "meta": {tc.meta}}, tc.status)
+			if !strings.Contains(html.UnescapeString(a.body), tc.want) || !strings.Contains(a.body, html.EscapeString(tc.meta)) {
+				t.Errorf("%s / %s: the form again with %q and the input; got\n%s", tc.email, tc.meta, tc.want, a.body)
+			}
+		}
+		if u := get(); u.Meta["seats"] != 6.0 || u.Email != "ann.b@shop.example" {
+			t.Fatalf("a refused save changed the user: %+v", u)
+		}
+
+		// Second factors: listed, reset only after a recent sign-in.
+		now := sys.Clock.Now()
+		if err := sys.DB.CreateTOTP(ctx, store.TOTPEnrollment{ID: "totp-1", AppID: app.ID, AppUserID: ann, Name: "Old phone",
+			SecretSealed: []byte("sealed"), Verified: true, CreatedAt: now, VerifiedAt: &now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sys.DB.ReplaceBackupCodes(ctx, app.ID, ann, []string{"b1", "b2"}, []string{"h1", "h2"}, now); err != nil {
+			t.Fatal(err)
+		}
+		if b := o.get(up, http.StatusOK).body; !strings.Contains(b, "Old phone") || !strings.Contains(b, "Backup codes left: 2.") {
+			t.Fatalf("the user page does not list the second factors:\n%s", b)
+		}
+		mel.post(up+"/mfa/reset", nil, http.StatusForbidden)
+		sys.Clock.Advance(console.ReauthWindow + time.Minute)
+		o.post(up+"/mfa/reset", nil, http.StatusForbidden) // the re-authentication page
+		if st, _ := sys.DB.GetMFAState(ctx, ann); st.VerifiedTOTP != 1 || st.BackupCodes != 2 {
+			t.Fatalf("reset without a recent sign-in: %+v", st)
+		}
+		o = signIn(t, sys, owner.Email)
+		o.post(up+"/mfa/reset", nil, http.StatusSeeOther)
+		if st, _ := sys.DB.GetMFAState(ctx, ann); st.VerifiedTOTP != 0 || st.BackupCodes != 0 {
+			t.Fatalf("after the reset: %+v", st)
+		}
+		if got := auditCount(t, sys, ws.ID, "user.mfa_reset"); got != 1 {
+			t.Errorf("%d user.mfa_reset entries, want 1", got)
+		}
+		if msg, ok := sys.Mail.Last("ann.b@shop.example"); !ok || !strings.Contains(strings.ToLower(msg.Subject+msg.Text), "authenticator") {
+			t.Errorf("the user was not told of the reset: %+v", msg)
+		}
+
+		// Sign-in history: live and ended sessions; the changes made.
+		t0 := sys.Clock.Now()
+		for i, s := range []store.Session{
+			{ID: "s-old", Method: "email_otp", IP: "192.0.2.1", UserAgent: "Old browser", CreatedAt: t0.Add(-48 * time.Hour), ExpiresAt: t0.Add(-24 * time.Hour)},
+			{ID: "s-revoked", Method: "magic_link", IP: "192.0.2.2", UserAgent: "Firefox", CreatedAt: t0.Add(-2 * time.Hour), ExpiresAt: t0.Add(time.Hour)},
+			{ID: "s-live", Method: "passkey", IP: "192.0.2.3", UserAgent: "Safari", CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0.Add(time.Hour)},
+		} {
+			s.AppID, s.AppUserID, s.LastActiveAt = app.ID, ann, s.CreatedAt
+			if err := sys.DB.CreateSession(ctx, s); err != nil {
+				t.Fatal(i, err)
+			}
+		}
+		if err := sys.DB.RevokeSession(ctx, app.ID, ann, "s-revoked", t0.Add(-90*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		page := o.get(up, http.StatusOK).body
+		history := page[strings.Index(page, "Recent sign-ins"):]
+		order := []string{"Safari", "live", "Firefox", "revoked", "Old browser", "expired"}
+		for i := 1; i < len(order); i++ {
+			if a, b := strings.Index(history, order[i-1]), strings.Index(history, order[i]); a < 0 || b < a {
+				t.Fatalf("sign-in history: %q then %q:\n%s", order[i-1], order[i], history)
+			}
+		}
+		for _, want := range []string{"user.mfa_reset", "user.updated", "?target_id=" + ann} {
+			if !strings.Contains(history, want) {
+				t.Errorf("the changes section lacks %q", want)
+			}
+		}
+		if b := mel.get(up, http.StatusOK).body; !strings.Contains(b, "Recent sign-ins") || strings.Contains(b, "Changes by administrators") {
+			t.Error("a member sees the sign-in history but not the audit log's entries")
+		}
 	})
 }

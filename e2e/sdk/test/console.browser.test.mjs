@@ -157,12 +157,23 @@ test("find a user by a pasted id and revoke the user's session", async () => {
   await owner.getByLabel("Search").fill(id);
   await owner.getByRole("button", { name: "Search" }).click();
   await owner.getByRole("link", { name: ann }).click();
-  await owner.getByText("ConsoleTest/1.0").waitFor();
+  await owner.getByText("ConsoleTest/1.0").first().waitFor();
   await audit(owner, "user");
   await shot(owner, "user");
   await owner.getByRole("button", { name: /^Revoke session/ }).click();
   await owner.getByText("Sessions revoked.").waitFor();
   await owner.getByText("No live sessions.").waitFor();
+  // The sign-in stays in the history, now revoked.
+  await owner.getByRole("cell", { name: /^revoked / }).waitFor();
+  // The profile form, by keyboard-reachable controls only.
+  await owner.getByText("Edit profile and metadata").click();
+  await audit(owner, "user-profile");
+  const renamed = `ann-${tag}.b@console-test.example`;
+  await owner.getByLabel("E-mail address").fill(renamed);
+  await owner.getByRole("button", { name: "Save profile" }).click();
+  await owner.getByText("Profile saved.").waitFor();
+  const read = await gh.manage("GET", `/v1/${appId}/users/${id}`);
+  assert.equal(read.body.user.email, renamed);
   await owner.getByRole("link", { name: "Users" }).click();
   await audit(owner, "users");
   await shot(owner, "users");
