@@ -28,7 +28,132 @@ func TestMFA(t *testing.T) {
 		{"step_up", testStepUp},
 		{"webauthn", testPasskeyFactor},
 		{"admin_reset", testAdminMFAReset},
+		{"default_method", testDefaultMFAMethod},
+		{"enrolment_code_again", testEnrolmentCodeAgain},
 	})
+}
+
+// testEnrolmentCodeAgain is server-sdk-compat §5: both of Scute's server
+// SDKs' suites confirm an enrolment with a code and send the same code,
+// in the same 30 s step, as the answer of the next sign-in's MFA
+// challenge. It works that once; a third use is a replay.
+func testEnrolmentCodeAgain(t *testing.T, e *env) {
+	const email = "same-code@example.com"
+	userID := e.newMember(t, email, "")
+	_, access, _ := e.signIn(t, email, emailSent...)
+	e.setApp(t, map[string]any{"mfa_policy": "optional", "mfa_methods_allowed": []string{"totp"}})
+	r := scenario{method: "POST", path: e.authPath("/mfa/enroll"), headers: user(access),
+		body: map[string]any{"method": "totp", "name": "Phone"}, wantStatus: 200}.run(t, e)
+	id, secret := r.obj("enrollment")["id"].(string), r.str("secret")
+	e.remember(secret)
+	code := totpAt(t, secret, e.Clock.Now())
+	scenario{method: "POST", path: e.authPath("/mfa/enroll/verify"), headers: user(access),
+		body: map[string]any{"enrollment_id": id, "code": code}, wantStatus: 200, events: []string{"user.updated"}}.run(t, e)
+	tok := e.mfaRequired(t, e.firstFactor(t, email, browser, mfaDue...), userID)["token"].(string)
+	scenario{method: "POST", path: e.chPath(tok, "/verify"), headers: browser, body: map[string]any{"code": code},
+		wantStatus: 200, events: []string{"challenge.completed"},
+		check: func(t *testing.T, r response) { e.tokenSet(t, r, userID) }}.run(t, e)
+	tok = e.mfaRequired(t, e.firstFactor(t, email, browser, mfaDue...), userID)["token"].(string)
+	scenario{method: "POST", path: e.chPath(tok, "/verify"), body: map[string]any{"code": code},
+		wantStatus: 422, wantCode: "code_used", events: []string{"auth.login.failed"}}.run(t, e)
+}
+
+// testDefaultMFAMethod is server-sdk-compat §5's is_default: the first
+// verified second factor is the default, a user chooses another with
+// PATCH /mfa/methods/{id}, the sign-in's MFA challenge asks for the
+// default's kind and available_methods lists the others after it; the
+// default goes back to the first verified one when the chosen one is gone.
+func testDefaultMFAMethod(t *testing.T, e *env) {
+	const email = "default-factor@example.com"
+	userID := e.newMember(t, email, "")
+	_, access, _ := e.signIn(t, email, emailSent...)
+	e.setApp(t, map[string]any{"mfa_policy": "optional", "mfa_methods_allowed": []string{"totp", "backup_codes", "webauthn"}})
+	r := scenario{method: "POST", path: e.authPath("/mfa/enroll"), headers: user(access),
+		body: map[string]any{"method": "totp", "name": "Phone"}, wantStatus: 200}.run(t, e)
+	phone, secret := r.obj("enrollment")["id"].(string), r.str("secret")
+	e.remember(secret)
+	if r.obj("enrollment")["is_default"] != false {
+		t.Errorf("an unverified enrolment is the default: %s", r.raw)
+	}
+	scenario{method: "POST", path: e.authPath("/mfa/enroll/verify"), headers: user(access),
+		body: map[string]any{"enrollment_id": phone, "code": totpAt(t, secret, e.Clock.Now())}, wantStatus: 200,
+		events: []string{"user.updated"}, check: func(t *testing.T, r response) {
+			if en := r.obj("enrollment"); en["verified"] != true || en["is_default"] != true {
+				t.Errorf("the first verified enrolment: %s; want is_default true", r.raw)
+			}
+		}}.run(t, e)
+	e.Clock.Advance(totpPeriod)
+	tablet, _ := e.enrollTOTP(t, access, "Tablet")
+	a := newAuthenticator()
+	e.addPasskey(t, a, access)
+	r = scenario{method: "POST", path: e.authPath("/mfa/enroll"), headers: user(access),
+		body: map[string]any{"method": "totp", "name": "Unfinished"}, wantStatus: 200}.run(t, e)
+	unfinished := r.obj("enrollment")["id"].(string)
+	e.remember(r.str("secret"))
+
+	defaults := func(want string) func(t *testing.T, r response) {
+		return func(t *testing.T, r response) {
+			var got []string
+			for _, m := range r.body["methods"].([]any) {
+				if m := m.(map[string]any); m["is_default"] == true {
+					got = append(got, m["id"].(string))
+				}
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("defaults %v; want only %s\n%s", got, want, r.raw)
+			}
+		}
+	}
+	var passkey string
+	runScenarios(t, e, []scenario{
+		{name: "the first verified is the default", method: "GET", path: e.authPath("/mfa/methods"), headers: user(access), wantStatus: 200,
+			check: func(t *testing.T, r response) {
+				defaults(phone)(t, r)
+				for _, m := range r.body["methods"].([]any) {
+					if m := m.(map[string]any); m["method"] == "webauthn" {
+						passkey = m["id"].(string)
+					}
+				}
+			}},
+		{name: "false is refused", method: "PATCH", path: e.authPath("/mfa/methods/" + tablet), headers: user(access),
+			body: map[string]any{"is_default": false}, wantStatus: 400},
+		{name: "not an unverified enrolment", method: "PATCH", path: e.authPath("/mfa/methods/" + unfinished), headers: user(access),
+			body: map[string]any{"is_default": true}, wantStatus: 404, wantCode: "mfa_method_not_found"},
+		{name: "not another id", method: "PATCH", path: e.authPath("/mfa/methods/nope"), headers: user(access),
+			body: map[string]any{"is_default": true}, wantStatus: 404, wantCode: "mfa_method_not_found"},
+		{name: "not without the user's token", method: "PATCH", path: e.authPath("/mfa/methods/" + tablet),
+			body: map[string]any{"is_default": true}, wantStatus: 401},
+		{name: "the user chooses the tablet", method: "PATCH", path: e.authPath("/mfa/methods/" + tablet), headers: user(access),
+			body: map[string]any{"is_default": true}, wantStatus: 200, check: func(t *testing.T, r response) {
+				if m := r.obj("method"); m["id"] != tablet || m["is_default"] != true || m["method"] != "totp" {
+					t.Errorf("method = %s", r.raw)
+				}
+			}},
+		{name: "listed so", method: "GET", path: e.authPath("/mfa/methods"), headers: user(access), wantStatus: 200, check: defaults(tablet)},
+	})
+	challenge := func(t *testing.T, want string, rest ...string) {
+		t.Helper()
+		r := e.firstFactor(t, email, browser, mfaDue...)
+		ch := e.mfaRequired(t, r, userID)
+		if ch["method"] != want {
+			t.Errorf("mfa_challenge.method = %v; want %s", ch["method"], want)
+		}
+		if got, _ := json.Marshal(r.body["available_methods"]); !jsonEqual(r.body["available_methods"], append([]string{want}, rest...)) {
+			t.Errorf("available_methods = %s; want %s first, then %v", got, want, rest)
+		}
+	}
+	t.Run("a TOTP default: the challenge asks for totp", func(t *testing.T) {
+		challenge(t, "totp", "webauthn")
+	})
+	scenario{method: "PATCH", path: e.authPath("/mfa/methods/" + passkey), headers: user(access),
+		body: map[string]any{"is_default": true}, wantStatus: 200}.run(t, e)
+	t.Run("a passkey default: the challenge asks for webauthn", func(t *testing.T) {
+		challenge(t, "webauthn", "totp")
+	})
+	// The chosen one gone, the first verified is the default again.
+	scenario{method: "DELETE", path: e.authPath("/mfa/methods/" + passkey), headers: user(access), wantStatus: 204,
+		events: []string{"user.updated"}}.run(t, e)
+	scenario{method: "GET", path: e.authPath("/mfa/methods"), headers: user(access), wantStatus: 200, check: defaults(phone)}.run(t, e)
 }
 
 // testAdminMFAReset: support resets a locked-out user's second factors

@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"reflect"
 
+	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
 
@@ -12,21 +15,37 @@ type appIDInput struct {
 }
 
 type getAppInput struct {
-	ID string `path:"id" doc:"App id."`
+	ID            string `path:"id" doc:"App id."`
+	Authorization string `header:"Authorization" doc:"Optional: Bearer and a credential of the app (its API secret, an API key, a workspace secret) adds test_identities to the answer. Any other value is ignored: the read stays public."`
 }
 
 type appPublicOutput struct {
-	Body AppPublic
+	Body AppRead
+}
+
+// AppRead is GET /v1/apps/{id}: the public configuration, and for a caller
+// with a credential of the app whether it takes test identities.
+type AppRead struct {
+	AppPublic
+	TestIdentities *bool `json:"test_identities,omitempty" doc:"Only with a credential of the app (its API secret, an API key, a workspace secret): the app accepts test identities. Never shown to anonymous readers: it tells where the fixed code works."`
 }
 
 var getAppOp = operation{id: "getApp", method: "GET", path: "/v1/apps/{id}", summary: "Show an app's public configuration", tag: "Apps",
 	auth: authPublicApp,
-	desc: "An app's public configuration, as the client SDK reads it before showing a sign-in form: name, branding, identifiers, sign-up and MFA policy, token lifetimes and the user metadata schema. No credentials; never anything secret. 404 app_not_found for an unknown id.",
-	resp: exApp.AppPublic}
+	desc: "An app's public configuration, as the client SDK reads it before showing a sign-in form: name, branding, identifiers, sign-up and MFA policy, token lifetimes and the user metadata schema. No credentials needed; never anything secret. With a credential of the app in Authorization (its API secret, an API key, a workspace secret; Scute's server SDKs send the secret) the answer adds `test_identities`; any other Authorization is ignored (the client SDK sends its configured secret on every call, right or not). 404 app_not_found for an unknown id.",
+	resp: AppRead{AppPublic: exApp.AppPublic, TestIdentities: new(false)}}
 
-func (s *Server) getApp(ctx context.Context, _ *getAppInput) (*appPublicOutput, error) {
+func (s *Server) getApp(ctx context.Context, in *getAppInput) (*appPublicOutput, error) {
 	a := appFrom(ctx)
-	return &appPublicOutput{Body: appPublic(a, s.oauthProvidersPublic(ctx, a))}, nil
+	out := &appPublicOutput{Body: AppRead{AppPublic: appPublic(a, s.oauthProvidersPublic(ctx, a))}}
+	if in.Authorization != "" {
+		// Whether test identities work tells where the fixed code signs in:
+		// only for a caller holding a credential of this app.
+		if p, err := s.principal(ctx, in.Authorization); err == nil && access.Reaches(p, a.ID, a.WorkspaceID) {
+			out.Body.TestIdentities = &a.TestIdentities
+		}
+	}
+	return out, nil
 }
 
 // createAPIKeyInput's body is a pointer: huma requires every non-pointer
@@ -174,21 +193,42 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		TestIdentities: b.TestIdentities, SMSAllowedCountries: b.SMSAllowedCountries, SMSDailyCap: b.SMSDailyCap}
 }
 
+// AppSettingsPatch is a change of an app's settings in either form the
+// SDKs send (server-sdk-compat §4): the settings bare, as Scute's Ruby SDK
+// does, or wrapped in "app", as its Python SDK does; not both.
+type AppSettingsPatch struct {
+	AppSettingsBody
+	App *AppSettingsBody `json:"app,omitempty" doc:"The same settings wrapped, instead of bare: {\"app\": {\"mfa_policy\": \"optional\"}}. Not with settings outside it."`
+}
+
+// change is the patch's settings, whichever form it came in.
+func (p AppSettingsPatch) change() (tenant.AppSettings, error) {
+	if p.App == nil {
+		return p.AppSettingsBody.settings(), nil
+	}
+	if !reflect.ValueOf(p.AppSettingsBody).IsZero() {
+		return tenant.AppSettings{}, errs.Invalidf("app", "cannot come with settings outside it: send the settings bare or inside app, not both")
+	}
+	return p.App.settings(), nil
+}
+
 type updateOwnAppInput struct {
 	AppID string `path:"app_id" doc:"The app id."`
-	Body  struct {
-		App AppSettingsBody `json:"app" doc:"The settings to change; others keep their value."`
-	}
+	Body  AppSettingsPatch
 }
 
 var updateAppOp = operation{id: "updateApp", method: "PATCH", path: "/v1/apps/{app_id}", summary: "Update an app's settings with its own secret", tag: "Apps",
 	auth: authApp, errors: []string{"slug_taken", "app_not_found"},
-	desc: "Changes an app's settings (`{\"app\": {...}}`, the fields of the workspace route) with the app's own API secret (server-sdk-compat §4), or a workspace secret of an owner or admin. API keys may not. Same validation as PATCH /v1/workspaces/{workspace_id}/apps/{app_id}.",
+	desc: "Changes an app's settings with the app's own API secret, or a workspace secret of an owner or admin. API keys may not. The settings come bare (`{\"mfa_policy\": \"optional\"}`) or wrapped (`{\"app\": {...}}`), as Scute's server SDKs send them; both forms at once are refused (400 naming `app`), and so is an unknown setting (400 naming it). Same fields and validation as PATCH /v1/workspaces/{workspace_id}/apps/{app_id}.",
 	req:  `{"app":{"name":"Demo","mfa_policy":"optional","email_auth_type":"otp"}}`,
 	resp: body(func(o *appFullOutput) { o.Body.App = exApp })}
 
 func (s *Server) updateOwnApp(ctx context.Context, in *updateOwnAppInput) (*appFullOutput, error) {
-	a, err := s.Tenants.UpdateOwnApp(ctx, principalFrom(ctx), in.AppID, in.Body.App.settings())
+	change, err := in.Body.change()
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.Tenants.UpdateOwnApp(ctx, principalFrom(ctx), in.AppID, change)
 	if err != nil {
 		return nil, err
 	}

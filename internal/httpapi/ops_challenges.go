@@ -239,11 +239,12 @@ type Enrollment struct {
 	CreatedAt  time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
 	VerifiedAt *time.Time `json:"verified_at" doc:"When a first code confirmed it; null until then."`
 	LastUsedAt *time.Time `json:"last_used_at" doc:"When it last served as a second factor; null if never."`
+	IsDefault  bool       `json:"is_default" doc:"It is the user's default second factor, which a sign-in's MFA challenge asks for first: the first one verified, unless the user chose another (PATCH /mfa/methods/{id}). False until verified."`
 }
 
 func enrollmentOut(e signin.Enrollment) Enrollment {
 	return Enrollment{ID: e.ID, Method: e.Method, Name: e.Name, Verified: e.Verified, CreatedAt: e.CreatedAt,
-		VerifiedAt: e.VerifiedAt, LastUsedAt: e.LastUsedAt}
+		VerifiedAt: e.VerifiedAt, LastUsedAt: e.LastUsedAt, IsDefault: e.IsDefault}
 }
 
 type enrollInput struct {
@@ -362,6 +363,12 @@ type MFAMethod struct {
 	Verified   bool       `json:"verified" doc:"An authenticator app counts once a code confirmed it; passkeys always do."`
 	CreatedAt  time.Time  `json:"created_at" doc:"When it was created (RFC 3339)."`
 	LastUsedAt *time.Time `json:"last_used_at" doc:"When it last served; null if never."`
+	IsDefault  bool       `json:"is_default" doc:"The user's default second factor: a sign-in's MFA challenge asks for its kind first. The first verified one, unless the user chose another (PATCH /mfa/methods/{id})."`
+}
+
+func mfaMethodOut(m signin.MFAMethod) MFAMethod {
+	return MFAMethod{ID: m.ID, Method: m.Method, Name: m.Name, Verified: m.Verified, CreatedAt: m.CreatedAt,
+		LastUsedAt: m.LastUsedAt, IsDefault: m.IsDefault}
 }
 
 type mfaMethodsOutput struct {
@@ -377,7 +384,7 @@ var listMfaMethodsOp = operation{id: "listMfaMethods", method: "GET", path: "/v1
 	desc: "The user's authenticator apps (verified or not) and, when the app allows webauthn as a second factor, passkeys; with the count of unused backup codes.",
 	resp: body(func(o *mfaMethodsOutput) {
 		o.Body.MFAEnabled, o.Body.BackupCodesAvailable = true, 10
-		o.Body.Methods = []MFAMethod{{ID: exEnrollment.ID, Method: "totp", Name: "My phone", Verified: true, CreatedAt: exT0, LastUsedAt: &exT1}}
+		o.Body.Methods = []MFAMethod{{ID: exEnrollment.ID, Method: "totp", Name: "My phone", Verified: true, CreatedAt: exT0, LastUsedAt: &exT1, IsDefault: true}}
 	})}
 
 func (s *Server) listMFAMethods(ctx context.Context, _ *appIDInput) (*mfaMethodsOutput, error) {
@@ -388,9 +395,43 @@ func (s *Server) listMFAMethods(ctx context.Context, _ *appIDInput) (*mfaMethods
 	out := &mfaMethodsOutput{}
 	out.Body.MFAEnabled, out.Body.BackupCodesAvailable, out.Body.Methods = o.Enabled, o.BackupCodesAvailable, []MFAMethod{}
 	for _, m := range o.Methods {
-		out.Body.Methods = append(out.Body.Methods, MFAMethod{ID: m.ID, Method: m.Method, Name: m.Name, Verified: m.Verified,
-			CreatedAt: m.CreatedAt, LastUsedAt: m.LastUsedAt})
+		out.Body.Methods = append(out.Body.Methods, mfaMethodOut(m))
 	}
+	return out, nil
+}
+
+type setDefaultMFAMethodInput struct {
+	AppID string `path:"app_id" doc:"The app id."`
+	ID    string `path:"id" maxLength:"128" doc:"The id of a verified authenticator app, or of a passkey when the app allows webauthn as a second factor, as GET /mfa/methods lists it."`
+	Body  struct {
+		IsDefault bool `json:"is_default" doc:"true: make it the default. Only true: to change the default, make another method the default."`
+	}
+}
+
+type mfaMethodOutput struct {
+	Body struct {
+		Method MFAMethod `json:"method" doc:"The method, now the default."`
+	}
+}
+
+var setDefaultMfaMethodOp = operation{id: "setDefaultMfaMethod", method: "PATCH", path: "/v1/auth/{app_id}/mfa/methods/{id}", summary: "Choose the default second factor", tag: "MFA",
+	auth: authUser, errors: []string{"mfa_method_not_found"},
+	desc: "Makes one of the signed-in user's verified second factors their default: a sign-in's MFA challenge asks for its kind first (with both an authenticator app and a passkey), and `available_methods` lists the others after it. Without a choice, the first one verified is the default. `{\"is_default\": false}` is refused (400): choose another method instead. 404 mfa_method_not_found for an unverified enrolment or an id that is not the user's.",
+	req:  `{"is_default":true}`,
+	resp: body(func(o *mfaMethodOutput) {
+		o.Body.Method = MFAMethod{ID: exEnrollment.ID, Method: "totp", Name: "My phone", Verified: true, CreatedAt: exT0, LastUsedAt: &exT1, IsDefault: true}
+	})}
+
+func (s *Server) setDefaultMFAMethod(ctx context.Context, in *setDefaultMFAMethodInput) (*mfaMethodOutput, error) {
+	if !in.Body.IsDefault {
+		return nil, errs.Invalidf("is_default", "must be true: to change the default, make another method the default")
+	}
+	m, err := s.SignIn.SetDefaultMFAMethod(ctx, appFrom(ctx), callerFrom(ctx), in.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &mfaMethodOutput{}
+	out.Body.Method = mfaMethodOut(m)
 	return out, nil
 }
 

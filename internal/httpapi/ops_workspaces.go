@@ -293,17 +293,21 @@ func (s *Server) getWorkspaceApp(ctx context.Context, in *workspaceAppInput) (*a
 type updateWorkspaceAppInput struct {
 	WorkspaceID string `path:"workspace_id" doc:"The workspace id."`
 	AppID       string `path:"app_id" doc:"The app id."`
-	Body        AppSettingsBody
+	Body        AppSettingsPatch
 }
 
 var updateWorkspaceAppOp = operation{id: "updateWorkspaceApp", method: "PATCH", path: "/v1/workspaces/{workspace_id}/apps/{app_id}", summary: "Update an app", tag: "Workspaces",
 	auth: authWorkspace, errors: []string{"app_not_found", "slug_taken"},
-	desc: "Changes an app's settings; omitted fields keep their value, and user_meta_data_schema replaces the whole list. Owners and admins only. Changes take effect on every replica within seconds; choosing a new access_token_alg publishes its first key in the JWKS at once.",
+	desc: "Changes an app's settings; omitted fields keep their value, and user_meta_data_schema replaces the whole list. The settings come bare or wrapped in `app` (as on PATCH /v1/apps/{app_id}), not both. Owners and admins only. Changes take effect on every replica within seconds; choosing a new access_token_alg publishes its first key in the JWKS at once.",
 	req:  `{"mfa_policy":"optional","mfa_methods_allowed":["totp","backup_code","webauthn"],"access_expiration":900}`,
 	resp: body(func(o *appFullOutput) { o.Body.App = exApp })}
 
 func (s *Server) updateWorkspaceApp(ctx context.Context, in *updateWorkspaceAppInput) (*appFullOutput, error) {
-	a, err := s.Tenants.UpdateApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID, in.Body.settings())
+	change, err := in.Body.change()
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.Tenants.UpdateApp(ctx, principalFrom(ctx), in.WorkspaceID, in.AppID, change)
 	if err != nil {
 		return nil, err
 	}

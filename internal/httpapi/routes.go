@@ -153,6 +153,7 @@ func (s *Server) registerRoutes() {
 	register(s, listMfaMethodsOp, s.listMFAMethods)
 	register(s, mfaStatusOp, s.mfaStatus)
 	register(s, deleteMfaMethodOp, s.deleteMFAMethod)
+	register(s, setDefaultMfaMethodOp, s.setDefaultMFAMethod)
 	register(s, pendingPushOp, s.pendingPush)
 	register(s, approvePushOp, s.approvePush)
 	register(s, denyPushOp, s.denyPush)

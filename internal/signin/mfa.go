@@ -85,6 +85,17 @@ func (s *Service) mfaGate(ctx context.Context, tx *store.Tx, app store.App, u st
 			available = append(available, m)
 		}
 	}
+	// With both an authenticator app and a passkey, the user's default
+	// decides which the challenge asks for; available keeps the others.
+	if len(available) > 1 && slices.Contains(available, MethodTOTP) && slices.Contains(available, MethodPasskey) {
+		def, ok, err := s.defaultFactor(ctx, tx.Queries, app, u.ID)
+		if err != nil {
+			return gate{}, err
+		}
+		if i := slices.Index(available, def.Method); ok && i > 0 {
+			available = slices.Insert(slices.Delete(available, i, i+1), 0, def.Method)
+		}
+	}
 	if len(available) == 0 {
 		s.log.WarnContext(ctx, "sign-in without a second factor: the user has none the app allows", "app_id", app.ID,
 			"user_id", u.ID, "policy", app.MFAPolicy)
@@ -129,6 +140,9 @@ type Enrollment struct {
 	CreatedAt  time.Time
 	VerifiedAt *time.Time
 	LastUsedAt *time.Time
+	// IsDefault: the user's default second factor (set by VerifyEnrollment;
+	// the first one verified is).
+	IsDefault bool
 }
 
 func enrollmentOut(e store.TOTPEnrollment) Enrollment {
@@ -309,7 +323,13 @@ func (s *Service) VerifyEnrollment(ctx context.Context, app store.App, caller Ca
 	if err != nil {
 		return Enrollment{}, err
 	}
-	return enrollmentOut(out), nil
+	en := enrollmentOut(out)
+	def, ok, err := s.defaultFactor(ctx, s.db.Queries, app, userID)
+	if err != nil {
+		return Enrollment{}, err
+	}
+	en.IsDefault = ok && def.ID == en.ID
+	return en, nil
 }
 
 // backupCodeCount and backupCodeLength: 10 codes of 10 characters from a
@@ -374,6 +394,8 @@ type MFAMethod struct {
 	Verified   bool
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
+	// IsDefault: the user's default second factor (see defaultFactor).
+	IsDefault bool
 }
 
 // MFAOverview is /mfa/methods and /mfa/status.
@@ -389,11 +411,16 @@ type MFAOverview struct {
 // MFAMethods lists the signed-in user's second factors.
 func (s *Service) MFAMethods(ctx context.Context, app store.App, caller Caller) (_ MFAOverview, err error) {
 	defer errs.Wrap(&err, "list mfa methods")
-	list, err := s.db.ListTOTP(ctx, caller.User.ID)
+	return s.overview(ctx, s.db.Queries, app, caller.User.ID)
+}
+
+// overview reads a user's second factors with q.
+func (s *Service) overview(ctx context.Context, q store.Queries, app store.App, userID string) (MFAOverview, error) {
+	list, err := q.ListTOTP(ctx, userID)
 	if err != nil {
 		return MFAOverview{}, err
 	}
-	st, err := s.db.GetMFAState(ctx, caller.User.ID)
+	st, err := q.GetMFAState(ctx, userID)
 	if err != nil {
 		return MFAOverview{}, err
 	}
@@ -406,7 +433,7 @@ func (s *Service) MFAMethods(ctx context.Context, app store.App, caller Caller) 
 		out.Kinds = append(out.Kinds, MethodTOTP)
 	}
 	if slices.Contains(app.MFAMethodsAllowed, MethodPasskey) {
-		pks, err := s.db.ListPasskeys(ctx, app.ID, caller.User.ID)
+		pks, err := q.ListPasskeys(ctx, app.ID, userID)
 		if err != nil {
 			return MFAOverview{}, err
 		}
@@ -425,6 +452,15 @@ func (s *Service) MFAMethods(ctx context.Context, app store.App, caller Caller) 
 	}
 	out.Enabled = slices.Contains(out.Kinds, MethodTOTP) || slices.Contains(out.Kinds, MethodPasskey)
 	out.EnrollmentRequired = app.MFAPolicy == store.MFAPolicyRequired && !out.Enabled
+	if out.Enabled {
+		def, ok, err := s.defaultFactor(ctx, q, app, userID)
+		if err != nil {
+			return MFAOverview{}, err
+		}
+		for i := range out.Methods {
+			out.Methods[i].IsDefault = ok && out.Methods[i].ID == def.ID
+		}
+	}
 	return out, nil
 }
 

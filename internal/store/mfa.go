@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -251,5 +252,24 @@ func (q Queries) ApprovePush(ctx context.Context, id, data string, now time.Time
 // they passed a second factor or a step-up by some method.
 func (q Queries) EndAllFactorFailures(ctx context.Context, appUserID string) error {
 	_, err := q.w.exec(ctx, `DELETE FROM factor_failure_streaks WHERE app_user_id = $1`, appUserID)
+	return err
+}
+
+// MFADefault is the id of the second factor a user chose as their default
+// ("" if they never chose).
+func (q Queries) MFADefault(ctx context.Context, appUserID string) (string, error) {
+	var id string
+	err := q.r.queryRow(ctx, `SELECT method_id FROM mfa_defaults WHERE app_user_id = $1`, appUserID).Scan(&id)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	return id, err
+}
+
+// SetMFADefault records methodID as the user's default second factor.
+func (q Queries) SetMFADefault(ctx context.Context, appUserID, methodID string, now time.Time) error {
+	_, err := q.w.exec(ctx, `INSERT INTO mfa_defaults (app_user_id, method_id, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (app_user_id) DO UPDATE SET method_id = excluded.method_id, updated_at = excluded.updated_at`,
+		appUserID, methodID, ts(now))
 	return err
 }

@@ -63,6 +63,8 @@ var released = map[string]string{
 	"sqlite/00021_console_indexes.sql":             "e1b7f0cc33002cbf68db610865f2dd55768e6fc8fb88af0fda835d4ebf2f1661",
 	"postgres/00022_console_activity.sql":          "103bf59b6bbbb92ff876da4e9c1dc1c8277f45adf4332d1c3a7df432bc22223e",
 	"sqlite/00022_console_activity.sql":            "2068b06e80112a42c372dccc4dda77e6808c5d54832a9e8b2f9acd6261e71358",
+	"postgres/00023_mfa_default.sql":               "7e8c77eb4631ad5385a4584f4c4e3e19e2e1684dc210e1902f140beb1095be97",
+	"sqlite/00023_mfa_default.sql":                 "e5075af8171ccd192921f0b0c08ae398b94bfad373a2843e1c25bcb2d9bd3c17",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
