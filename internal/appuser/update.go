@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
@@ -45,9 +46,27 @@ func (s *Service) UpdateOwnMeta(ctx context.Context, app store.App, id string, m
 
 // metaPatch checks a metadata update against the app's schema and the
 // writer's rule: nil for no update, refused whole when any key breaks them.
+// A key set to null is removed.
 func metaPatch(app store.App, meta map[string]any, w Writer) (map[string]any, error) {
 	if meta == nil {
 		return nil, nil
+	}
+	// The app (an administrator) may remove a key the schema no longer
+	// declares: null for it is a removal, not a value to check.
+	var stale []string
+	if w == WriterApp {
+		sc := SchemaOf(app)
+		for k, v := range meta {
+			if _, declared := sc.field(k); v == nil && !declared {
+				stale = append(stale, k)
+			}
+		}
+		if len(stale) > 0 {
+			meta = maps.Clone(meta)
+			for _, k := range stale {
+				delete(meta, k)
+			}
+		}
 	}
 	clean, problems, err := cleanMeta(app, meta, w, false)
 	if err != nil {
@@ -55,6 +74,9 @@ func metaPatch(app store.App, meta map[string]any, w Writer) (map[string]any, er
 	}
 	if len(problems) > 0 {
 		return nil, &MetaInvalidError{Errors: problems}
+	}
+	for _, k := range stale {
+		clean[k] = nil
 	}
 	return clean, nil
 }

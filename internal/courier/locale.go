@@ -168,6 +168,7 @@ const (
 	NoticePasskeyRemoved     NoticeKind = "passkey_removed"  // Detail: the passkey's name
 	NoticeEmailChanged       NoticeKind = "email_changed"    // Detail: the new address, masked
 	NoticePhoneChanged       NoticeKind = "phone_changed"    // Detail: the new number, masked
+	NoticeMFAReset           NoticeKind = "mfa_reset"        // an administrator removed the second factors
 )
 
 // Notice is one security notice: its kind and the detail its sentence shows.
@@ -182,6 +183,7 @@ var noticeTexts = map[string]map[NoticeKind]string{
 	"en": {
 		NoticeTOTPAdded:          "An authenticator app was added to your account as a second sign-in step.",
 		NoticeTOTPRemoved:        "An authenticator app was removed from your account's sign-in steps.",
+		NoticeMFAReset:           "An administrator removed your account's authenticator apps and backup codes; set up a second factor again when you are asked to.",
 		NoticeBackupCodesCreated: "New backup codes were made for your account; any earlier ones no longer work.",
 		NoticeBackupCodeUsed:     "A backup code was used for your account; unused backup codes left: {detail}.",
 		NoticePasskeyAdded:       "A passkey ({detail}) was added to your account.",
@@ -192,6 +194,7 @@ var noticeTexts = map[string]map[NoticeKind]string{
 	"de": {
 		NoticeTOTPAdded:          "Ihrem Konto wurde eine Authenticator-App als zweiter Anmeldeschritt hinzugefügt.",
 		NoticeTOTPRemoved:        "Eine Authenticator-App wurde aus den Anmeldeschritten Ihres Kontos entfernt.",
+		NoticeMFAReset:           "Ein Administrator hat die Authenticator-Apps und Backup-Codes Ihres Kontos entfernt; richten Sie einen zweiten Faktor erneut ein, wenn Sie dazu aufgefordert werden.",
 		NoticeBackupCodesCreated: "Für Ihr Konto wurden neue Backup-Codes erstellt; frühere Codes funktionieren nicht mehr.",
 		NoticeBackupCodeUsed:     "Für Ihr Konto wurde ein Backup-Code verwendet; verbleibende ungenutzte Backup-Codes: {detail}.",
 		NoticePasskeyAdded:       "Ihrem Konto wurde ein Passkey ({detail}) hinzugefügt.",
@@ -202,6 +205,7 @@ var noticeTexts = map[string]map[NoticeKind]string{
 	"fr": {
 		NoticeTOTPAdded:          "Une application d'authentification a été ajoutée à votre compte comme seconde étape de connexion.",
 		NoticeTOTPRemoved:        "Une application d'authentification a été retirée des étapes de connexion de votre compte.",
+		NoticeMFAReset:           "Un administrateur a retiré les applications d'authentification et les codes de secours de votre compte ; configurez à nouveau un second facteur lorsque cela vous sera demandé.",
 		NoticeBackupCodesCreated: "De nouveaux codes de secours ont été générés pour votre compte ; les anciens ne fonctionnent plus.",
 		NoticeBackupCodeUsed:     "Un code de secours a été utilisé pour votre compte ; codes de secours inutilisés restants : {detail}.",
 		NoticePasskeyAdded:       "Une clé d'accès ({detail}) a été ajoutée à votre compte.",
@@ -212,6 +216,7 @@ var noticeTexts = map[string]map[NoticeKind]string{
 	"es": {
 		NoticeTOTPAdded:          "Se ha añadido una aplicación de autenticación a tu cuenta como segundo paso de inicio de sesión.",
 		NoticeTOTPRemoved:        "Se ha quitado una aplicación de autenticación de los pasos de inicio de sesión de tu cuenta.",
+		NoticeMFAReset:           "Un administrador ha quitado las aplicaciones de autenticación y los códigos de respaldo de tu cuenta; vuelve a configurar un segundo factor cuando se te pida.",
 		NoticeBackupCodesCreated: "Se han generado nuevos códigos de respaldo para tu cuenta; los anteriores ya no funcionan.",
 		NoticeBackupCodeUsed:     "Se ha usado un código de respaldo en tu cuenta; códigos de respaldo sin usar que quedan: {detail}.",
 		NoticePasskeyAdded:       "Se ha añadido una llave de acceso ({detail}) a tu cuenta.",

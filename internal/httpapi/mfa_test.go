@@ -169,14 +169,19 @@ func testAdminMFAReset(t *testing.T, e *env) {
 	e.enrollTOTP(t, access, "Old phone")
 	e.enrollTOTP(t, access, "Tablet")
 	e.newBackupCodes(t, access)
-	e.mfaRequired(t, e.firstFactor(t, email, browser, mfaDue...), userID)
+	r := scenario{method: "POST", path: e.authPath("/mfa/enroll"), headers: user(access),
+		body: map[string]any{"method": "totp", "name": "Unfinished"}, wantStatus: 200}.run(t, e)
+	e.remember(r.str("secret"))
+	pending := e.mfaRequired(t, e.firstFactor(t, email, browser, mfaDue...), userID)["token"].(string)
 	reset := "/v1/" + e.app.ID + "/users/" + userID + "/mfa"
 	runScenarios(t, e, []scenario{
 		{name: "not with the user's own token", method: "DELETE", path: reset, headers: user(access), wantStatus: 401},
 		{name: "an unknown user", method: "DELETE", path: "/v1/" + e.app.ID + "/users/00000000-0000-7000-8000-000000000000/mfa",
 			headers: bearer(e.appSecret), wantStatus: 404, wantCode: "user_not_found"},
-		{name: "the administrator resets", method: "DELETE", path: reset, headers: bearer(e.appSecret), wantStatus: 200,
-			events: []string{"user.updated", "user.updated", "user.updated"}},
+		{name: "the administrator resets: an event per verified app and one for the backup codes", method: "DELETE", path: reset,
+			headers: bearer(e.appSecret), wantStatus: 200, events: []string{"user.updated", "user.updated", "user.updated"}},
+		{name: "the sign-in waiting for its second factor ended", method: "POST", path: e.chPath(pending, "/verify"),
+			body: map[string]any{"code": "123456"}, wantStatus: 409, wantCode: "challenge_closed"},
 		{name: "nothing is left", method: "GET", path: e.authPath("/mfa/methods"), headers: user(access), wantStatus: 200,
 			wantBody: map[string]any{"mfa_enabled": false, "backup_codes_available": 0, "methods": []string{}}},
 		{name: "a second reset changes nothing", method: "DELETE", path: reset, headers: bearer(e.appSecret), wantStatus: 200},

@@ -327,7 +327,7 @@ func (s *Server) deleteUser(ctx context.Context, in *userIDInput) (*okOutput, er
 var resetUserMfaOp = operation{id: "resetUserMfa", method: "DELETE", path: "/v1/{app_id}/users/{id}/mfa", summary: "Reset a user's second factors", tag: "MFA",
 	auth: authApp, errors: []string{"user_not_found"},
 	desc: "Removes every authenticator app (TOTP) and backup code of a user, for support when a user has lost them; passkeys stay (`DELETE /v1/{app_id}/users/{id}/devices/{device_id}` removes one). " +
-		"The user's failed-code lockouts end, the user gets a security notice, webhooks get `user.updated` (`change: mfa_method_removed`) per factor removed, and the audit log `user.mfa_reset`. " +
+		"The user's failed-code lockouts end, a sign-in waiting for its second factor ends (its challenge is cancelled), the user gets a security notice, webhooks get `user.updated` (`change: mfa_method_removed`) per authenticator app removed and one for the backup codes, and the audit log `user.mfa_reset`. " +
 		"If the app requires a second factor, the user enrols a new one at the next sign-in. A user with none answers 200 as well, and nothing is recorded. With the app's API secret, an API key or a workspace secret.",
 	resp: okBody}
 

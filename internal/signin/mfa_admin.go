@@ -52,11 +52,12 @@ func (s *Service) AdminUserMFA(ctx context.Context, p access.Principal, app stor
 // ResetUserMFA removes every authenticator app and backup code of a user
 // for an administrator (Write access): the way back in for a user who lost
 // their phone. Passkeys stay (they are removed one by one). The user's
-// failed-code streaks end with it; the user is told by a security notice,
-// webhooks get user.updated (mfa_method_removed) per factor removed, and
-// the audit log user.mfa_reset. With nothing to remove it does nothing.
-// If the app requires a second factor, the user enrols a new one at their
-// next sign-in.
+// failed-code streaks and a sign-in's pending MFA step end with it; the user
+// is told by a security notice (mfa_reset), webhooks get user.updated
+// (mfa_method_removed) per verified authenticator app and one for the
+// backup codes, and the audit log user.mfa_reset. With nothing to remove it
+// does nothing. If the app requires a second factor, the user enrols a new
+// one at their next sign-in.
 func (s *Service) ResetUserMFA(ctx context.Context, p access.Principal, app store.App, userID string) (err error) {
 	defer errs.Wrap(&err, "reset user mfa")
 	return s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -89,6 +90,11 @@ func (s *Service) ResetUserMFA(ctx context.Context, p access.Principal, app stor
 		if err := tx.EndAllFactorFailures(ctx, userID); err != nil {
 			return err
 		}
+		// The pending second step of a sign-in may ask for a factor that is
+		// gone: it ends, and that sign-in starts again.
+		if err := tx.CancelPurpose(ctx, userID, PurposeMFA); err != nil {
+			return err
+		}
 		verified := 0
 		var events []webhook.Event
 		removedEvent := func(method, id string) webhook.Event {
@@ -97,10 +103,10 @@ func (s *Service) ResetUserMFA(ctx context.Context, p access.Principal, app stor
 			}}
 		}
 		for _, e := range removed {
-			if e.Verified {
+			if e.Verified { // an unfinished enrolment was never announced
 				verified++
+				events = append(events, removedEvent(MethodTOTP, e.ID))
 			}
-			events = append(events, removedEvent(MethodTOTP, e.ID))
 		}
 		if codes > 0 {
 			events = append(events, removedEvent(MethodBackupCode, ""))
@@ -110,14 +116,14 @@ func (s *Service) ResetUserMFA(ctx context.Context, p access.Principal, app stor
 		}
 		if err := audit.Record(ctx, tx.Queries, s.clock(), p, audit.Change{WorkspaceID: app.WorkspaceID, AppID: app.ID,
 			Action: "user.mfa_reset", TargetType: "user", TargetID: userID,
-			Before: map[string]int{"authenticator_apps": len(removed), "backup_codes": codes},
+			Before: map[string]int{"authenticator_apps": verified, "backup_codes": codes},
 			After:  map[string]int{"authenticator_apps": 0, "backup_codes": 0}}); err != nil {
 			return err
 		}
-		if verified == 0 {
-			return nil
+		if verified == 0 && codes == 0 {
+			return nil // only an unfinished enrolment went
 		}
-		return s.securityNotice(ctx, tx, app, u, courier.Notice{Kind: courier.NoticeTOTPRemoved})
+		return s.securityNotice(ctx, tx, app, u, courier.Notice{Kind: courier.NoticeMFAReset})
 	})
 }
 

@@ -447,12 +447,7 @@ func (q Queries) ListSessions(ctx context.Context, appID, appUserID string, now 
 	if err != nil {
 		return nil, err
 	}
-	return collect(rs, func(r row) (Session, error) {
-		var s Session
-		err := r.Scan(sessionDest(&s)...)
-		s.utc()
-		return s, err
-	})
+	return collectSessions(rs)
 }
 
 // RecentSessions returns a user's last sessions, live or ended, newest
@@ -469,6 +464,10 @@ func (q Queries) RecentSessions(ctx context.Context, appID, appUserID string, li
 	if err != nil {
 		return nil, err
 	}
+	return collectSessions(rs)
+}
+
+func collectSessions(rs rows) ([]Session, error) {
 	return collect(rs, func(r row) (Session, error) {
 		var s Session
 		err := r.Scan(sessionDest(&s)...)

@@ -302,7 +302,7 @@ var notices = map[string]string{
 	"passkey-added":     "Passkey added: sign in with it next time.",
 	"passkey-removed":   "Passkey removed.",
 	"profile-saved":     "Profile saved.",
-	"mfa-reset":         "Second factors reset: the user signs in without one (or enrols a new one if the app requires it).",
+	"mfa-reset":         "Authenticator apps and backup codes removed (passkeys stay); the user was told.",
 	"status-changed":    "Status changed.",
 	"user-deleted":      "User deleted.",
 	"identity-unlinked": "Identity unlinked.",

@@ -66,6 +66,19 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.After = &appuser.UserCursor{CreatedAt: u.CreatedAt, LastUsedAt: u.LastUsedAt, ID: u.ID}
+		// By last sign-in the cursor is the time the page showed (at=),
+		// not the user's current one: a sign-in since must not send the
+		// next page back to the top.
+		if at := q.Get("at"); at == "none" {
+			f.After.LastUsedAt = nil
+		} else if at != "" {
+			t, err := time.Parse(time.RFC3339Nano, at)
+			if err != nil {
+				h.fail(w, r, errs.Invalidf("at", "is not a page cursor this list made"))
+				return
+			}
+			f.After.LastUsedAt = &t
+		}
 		d.Deeper = true
 	}
 	pg, err := h.Users.List(r.Context(), p, a, f, 1, appuser.DefaultPerPage+1)
@@ -90,7 +103,14 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 		for k, vs := range base {
 			next[k] = vs
 		}
-		next.Set("after", pg.Users[len(pg.Users)-1].ID)
+		last := pg.Users[len(pg.Users)-1]
+		next.Set("after", last.ID)
+		if d.Sort == appuser.SortLastSignIn {
+			next.Set("at", "none")
+			if last.LastUsedAt != nil {
+				next.Set("at", last.LastUsedAt.UTC().Format(time.RFC3339Nano))
+			}
+		}
 		d.Next = query(next)
 	}
 	if d.Deeper {
@@ -116,16 +136,20 @@ func (h *Handler) usersCSV(w http.ResponseWriter, r *http.Request) {
 	}
 	f := userFilter(r.URL.Query())
 	var rows []appuser.User
-	for page := 1; len(rows) < 10000; page++ {
-		pg, err := h.Users.List(r.Context(), p, a, f, page, appuser.MaxPerPage)
+	// Keyset pages, each after the last row read: a user signing up or in
+	// meanwhile shifts no later page (no row twice, none skipped for it).
+	for len(rows) < 10000 {
+		pg, err := h.Users.List(r.Context(), p, a, f, 1, appuser.MaxPerPage)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		rows = append(rows, pg.Users...)
-		if page >= pg.TotalPages {
+		if len(pg.Users) < appuser.MaxPerPage {
 			break
 		}
+		last := pg.Users[len(pg.Users)-1]
+		f.After = &appuser.UserCursor{CreatedAt: last.CreatedAt, LastUsedAt: last.LastUsedAt, ID: last.ID}
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="users.csv"`)
@@ -159,7 +183,12 @@ type userData struct {
 	Fields             appuser.Schema
 	Email, Phone, Meta string
 	ProfileError       string
+	Version            string // the user's version the form was made from (version)
 }
+
+// version is a user's version for the profile form: when its row last
+// changed (sign-ins do not change it).
+func version(u appuser.User) string { return u.UpdatedAt.UTC().Format(time.RFC3339Nano) }
 
 // recentSignIns is how many sessions the user page's history shows.
 const recentSignIns = 20
@@ -174,7 +203,7 @@ func (h *Handler) user(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	d.Email, d.Phone, d.Meta = d.User.Email, d.User.Phone, metaText(d.User.Meta)
+	d.Email, d.Phone, d.Meta, d.Version = d.User.Email, d.User.Phone, metaText(d.User.Meta), version(d.User)
 	v.Data, v.Notice = d, noticeOf(r)
 	h.render(w, r, http.StatusOK, "user", v)
 }
@@ -221,9 +250,13 @@ func metaText(m map[string]any) string {
 }
 
 // saveProfile is PATCH /v1/{app}/users/{id} from the profile form: e-mail,
-// phone and metadata. The metadata box holds the whole object: a key left
-// out is removed, as null does in the API; an unchanged box changes
-// nothing. Input the API refuses shows the form again with the reason.
+// phone and metadata. The metadata box holds the whole object; what is
+// sent is only what the operator changed in it (a key left out is removed,
+// as null does in the API), so keys nobody touched are never checked or
+// rewritten. The form carries the user's version (updated_at): a user
+// changed since the page was read is not overwritten (409). A new e-mail
+// address or phone number redirects sign-in codes, so it needs a recent
+// sign-in. Input the API refuses shows the form again with the reason.
 func (h *Handler) saveProfile(w http.ResponseWriter, r *http.Request) {
 	p, a, v, ok := h.appPage(w, r, "User", "users")
 	if !ok {
@@ -248,13 +281,20 @@ func (h *Handler) saveProfile(w http.ResponseWriter, r *http.Request) {
 	var meta map[string]any
 	if err := json.Unmarshal([]byte(metaIn), &meta); err != nil || meta == nil {
 		problem = errs.Invalidf("metadata", "must be a JSON object, such as {\"company\": \"Acme\"}")
-	} else if !reflect.DeepEqual(meta, cur.Meta) && (len(meta) > 0 || len(cur.Meta) > 0) {
-		in.Meta = map[string]any{}
+	} else {
+		patch := map[string]any{}
 		for k := range cur.Meta {
-			in.Meta[k] = nil
+			if _, kept := meta[k]; !kept {
+				patch[k] = nil
+			}
 		}
 		for k, val := range meta {
-			in.Meta[k] = val
+			if old, had := cur.Meta[k]; !had || !reflect.DeepEqual(old, val) {
+				patch[k] = val
+			}
+		}
+		if len(patch) > 0 {
+			in.Meta = patch
 		}
 	}
 	if email == cur.Email {
@@ -262,6 +302,21 @@ func (h *Handler) saveProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	if phone == cur.Phone {
 		in.Phone = nil
+	}
+	if problem == nil && f.text("version") != version(cur) {
+		d, err := h.userData(r, p, a, v)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		d.Email, d.Phone, d.Meta, d.Version = email, phone, metaIn, version(cur)
+		d.ProfileError = "Not saved: this user changed since you opened the page (below, what you typed). Reload the page to see the changes, then edit again."
+		v.Data = d
+		h.render(w, r, http.StatusConflict, "user", v)
+		return
+	}
+	if problem == nil && (in.Email != nil || in.Phone != nil) && !h.fresh(w, r) {
+		return
 	}
 	if problem == nil {
 		// Called with nothing changed too: the server checks the role.
@@ -293,7 +348,7 @@ func (h *Handler) saveProfile(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	d.Email, d.Phone, d.Meta, d.ProfileError = email, phone, metaIn, msg
+	d.Email, d.Phone, d.Meta, d.ProfileError, d.Version = email, phone, metaIn, msg, version(cur)
 	v.Data = d
 	h.render(w, r, status, "user", v)
 }

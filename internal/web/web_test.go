@@ -606,6 +606,7 @@ func TestConsoleUsers(t *testing.T) {
 			t.Fatalf("second page:\n%s", second)
 		}
 		o.get(up+"?after=00000000-0000-7000-8000-000000000000", http.StatusNotFound)
+		o.get(up+"?sort=last_sign_in&after="+ids[0]+"&at=yesterday", http.StatusBadRequest)
 
 		// By last sign-in: bob, then ann, then those who never signed in;
 		// the next page keeps the order and lists the rest, each once.
@@ -624,10 +625,15 @@ func TestConsoleUsers(t *testing.T) {
 			return out
 		}
 		first = o.get(up+"?sort=last_sign_in", http.StatusOK).body
-		next := regexp.MustCompile(`href="\?(after=[0-9a-f-]+&amp;sort=last_sign_in)" rel="next"`).FindStringSubmatch(first)
+		next := regexp.MustCompile(`href="\?(after=[0-9a-f-]+&amp;at=[^"&]+&amp;sort=last_sign_in)" rel="next"`).FindStringSubmatch(first)
 		got := listed(first)
 		if next == nil || len(got) != 25 || got[0] != ids[1] || got[1] != ids[0] || !strings.Contains(first, `value="last_sign_in" selected`) {
 			t.Fatalf("first page by last sign-in (%d users):\n%s", len(got), first)
+		}
+		// The last user shown signs in before the next page is read: the
+		// page continues from where the first one ended all the same.
+		if err := sys.DB.TouchAppUser(context.Background(), app.ID, got[24], now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
 		}
 		got = append(got, listed(o.get(up+"?"+html.UnescapeString(next[1]), http.StatusOK).body)...)
 		seen := map[string]bool{}
@@ -1248,25 +1254,47 @@ func TestConsoleUserProfileMFAAndHistory(t *testing.T) {
 			return u
 		}
 
-		// Profile and metadata.
-		form := url.Values{"email": {"ann@shop.example"}, "phone": {""}, "meta": {"{\r\n  \"company\": \"Acme\",\r\n  \"seats\": 5\r\n}"}}
-		mel.post(up+"/profile", form, http.StatusForbidden)
-		mel.post(up+"/profile", url.Values{"email": {"ann@shop.example"}, "phone": {""}, "meta": {"{}"}}, http.StatusForbidden) // nothing changed: still not theirs
+		// Profile and metadata. The form carries the user's version, read
+		// here as the page shows it.
+		profile := func(op *operator, email, meta string, want int) answer {
+			t.Helper()
+			return op.post(up+"/profile", url.Values{"email": {email}, "phone": {""}, "meta": {meta},
+				"version": {get().UpdatedAt.UTC().Format(time.RFC3339Nano)}}, want)
+		}
+		if b := o.get(up, http.StatusOK).body; !strings.Contains(b, `name="version" value="`+get().UpdatedAt.UTC().Format(time.RFC3339Nano)+`"`) {
+			t.Fatal("the profile form does not carry the user's version")
+		}
+		acme := "{\r\n  \"company\": \"Acme\",\r\n  \"seats\": 5\r\n}"
+		profile(mel, "ann@shop.example", acme, http.StatusForbidden)
+		profile(mel, "ann@shop.example", "{}", http.StatusForbidden) // nothing changed: still not theirs
 		if b := mel.get(up, http.StatusOK).body; strings.Contains(b, "Save profile") || strings.Contains(b, "Reset second factors") {
 			t.Error("a member is offered to edit the profile or reset second factors")
 		}
-		o.post(up+"/profile", form, http.StatusSeeOther)
+		profile(o, "ann@shop.example", acme, http.StatusSeeOther)
 		if u := get(); u.Meta["company"] != "Acme" || u.Meta["seats"] != 5.0 || u.Email != "ann@shop.example" {
 			t.Fatalf("after saving: %+v", u)
 		}
-		o.post(up+"/profile", form, http.StatusSeeOther) // the same again: no change, no entry
-		o.post(up+"/profile", url.Values{"email": {"ann.b@shop.example"}, "phone": {""}, "meta": {`{"seats": 6}`}}, http.StatusSeeOther)
+		profile(o, "ann@shop.example", acme, http.StatusSeeOther) // the same again: no change, no entry
+		// A form made before the user changed is not saved over the change.
+		stale := get().UpdatedAt.UTC().Format(time.RFC3339Nano)
+		sys.Clock.Advance(time.Second)
+		if _, err := sys.Users.Update(ctx, access.Operator(), app, ann, appuser.UpdateInput{Meta: map[string]any{"seats": 7}}); err != nil {
+			t.Fatal(err)
+		}
+		if a := o.post(up+"/profile", url.Values{"email": {"ann@shop.example"}, "phone": {""}, "meta": {acme}, "version": {stale}},
+			http.StatusConflict); !strings.Contains(a.body, "changed since you opened the page") {
+			t.Errorf("a stale form: %s", a.body)
+		}
+		if u := get(); u.Meta["seats"] != 7.0 {
+			t.Fatalf("a stale form overwrote the user: %+v", u)
+		}
+		profile(o, "ann.b@shop.example", `{"seats": 6}`, http.StatusSeeOther)
 		if u := get(); u.Meta["company"] != nil || u.Meta["seats"] != 6.0 || u.Email != "ann.b@shop.example" || u.EmailVerified {
 			t.Fatalf("after the second save: %+v", u)
 		}
 		entries, err := sys.Tenants.AuditLog(ctx, access.Operator(), ws.ID, tenant.AuditFilter{Action: "user.updated", Limit: 10})
-		if err != nil || len(entries) != 2 {
-			t.Fatalf("%d user.updated entries (%v), want 2", len(entries), err)
+		if err != nil || len(entries) != 3 {
+			t.Fatalf("%d user.updated entries (%v), want 3 (two saves here, one by the operator)", len(entries), err)
 		}
 		if got := string(entries[0].After); got != `{"changed":["email","user_meta.company","user_meta.seats"]}` || entries[0].TargetID != ann {
 			t.Errorf("the entry of the second save: %s", got)
@@ -1283,13 +1311,31 @@ func TestConsoleUserProfileMFAAndHistory(t *testing.T) {
 			{"ann.b@shop.example", `{"seats": "many"}`, "metadata seats", 422},
 			{"not an address", `{"seats": 6}`, "Not saved", 400},
 		} {
-			a := o.post(up+"/profile", url.Values{"email": {tc.email}, "phone": {""}, "meta": {tc.meta}}, tc.status)
+			a := profile(o, tc.email, tc.meta, tc.status)
 			if !strings.Contains(html.UnescapeString(a.body), tc.want) || !strings.Contains(a.body, html.EscapeString(tc.meta)) {
 				t.Errorf("%s / %s: the form again with %q and the input; got\n%s", tc.email, tc.meta, tc.want, a.body)
 			}
 		}
 		if u := get(); u.Meta["seats"] != 6.0 || u.Email != "ann.b@shop.example" {
 			t.Fatalf("a refused save changed the user: %+v", u)
+		}
+		// A key the schema does not declare (any more) is left alone while
+		// untouched, and can be removed.
+		row, err := sys.DB.GetAppUser(ctx, app.ID, ann)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row.Meta, row.UpdatedAt = []byte(`{"seats": 6, "legacy": 1}`), sys.Clock.Now().Add(2*time.Second)
+		if _, err := sys.DB.UpdateAppUser(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+		profile(o, "ann.b@shop.example", `{"seats": 8, "legacy": 1}`, http.StatusSeeOther)
+		if u := get(); u.Meta["seats"] != 8.0 || u.Meta["legacy"] != 1.0 {
+			t.Fatalf("with an undeclared key kept: %+v", u.Meta)
+		}
+		profile(o, "ann.b@shop.example", `{"seats": 8}`, http.StatusSeeOther)
+		if u := get(); u.Meta["legacy"] != nil || u.Meta["seats"] != 8.0 {
+			t.Fatalf("the undeclared key was not removed: %+v", u.Meta)
 		}
 
 		// Second factors: listed, reset only after a recent sign-in.
@@ -1309,6 +1355,13 @@ func TestConsoleUserProfileMFAAndHistory(t *testing.T) {
 		o.post(up+"/mfa/reset", nil, http.StatusForbidden) // the re-authentication page
 		if st, _ := sys.DB.GetMFAState(ctx, ann); st.VerifiedTOTP != 1 || st.BackupCodes != 2 {
 			t.Fatalf("reset without a recent sign-in: %+v", st)
+		}
+		// A new address redirects sign-in codes: it needs a recent sign-in
+		// too; metadata does not.
+		profile(o, "ann.c@shop.example", `{"seats": 8}`, http.StatusForbidden)
+		profile(o, "ann.b@shop.example", `{"seats": 9}`, http.StatusSeeOther)
+		if u := get(); u.Email != "ann.b@shop.example" || u.Meta["seats"] != 9.0 {
+			t.Fatalf("after an old session's saves: %+v", u)
 		}
 		o = signIn(t, sys, owner.Email)
 		o.post(up+"/mfa/reset", nil, http.StatusSeeOther)
