@@ -131,8 +131,13 @@ func (s *Service) matchChoices(ch store.Challenge) []int {
 
 // describeRequester names the requesting device for the e-mail.
 func describeRequester(ch store.Challenge) string {
-	browser, os := DescribeUserAgent(ch.UserAgent)
-	out := browser + " on " + os
+	// A part that is not known is left out, not shown empty: a client
+	// whose system is unknown (curl, a script) reads "curl, 192.0.2.1".
+	device, os := DescribeUserAgent(ch.UserAgent)
+	if os != "" {
+		device += " on " + os
+	}
+	out := device
 	if ch.IP != "" {
 		out += ", " + ch.IP
 	}
