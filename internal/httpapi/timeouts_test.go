@@ -61,8 +61,14 @@ func TestTimeoutsAnswer503(t *testing.T) {
 			if strings.Contains(string(r.raw), "SQLSTATE") || strings.Contains(string(r.raw), "deadline") {
 				t.Errorf("body = %s; want no driver detail", r.raw)
 			}
-			if lines := sys.Logs.Lines(`"request timed out"`, tc.cause); len(lines) == 0 {
-				t.Errorf("no \"request timed out\" log line names %q; log:\n%s", tc.cause, sys.Logs.String())
+			// The log names the bound: on the request's own line, or, when the
+			// job queue's polls met the same held lock first and the outage
+			// watch found the database not answering, on its one "database
+			// unreachable" line, which then leaves the request's line out on
+			// purpose (a timeout during an outage is counted, not logged).
+			if lines := sys.Logs.Lines(`"request timed out"`, tc.cause); len(lines) == 0 &&
+				len(sys.Logs.Lines(`"database unreachable`, tc.cause)) == 0 {
+				t.Errorf("no \"request timed out\" or \"database unreachable\" log line names %q; log:\n%s", tc.cause, sys.Logs.String())
 			}
 			// Nothing was half-written, and the next request is served.
 			got := e.do(t, "GET", path, bearer(e.wsSecret), nil)
