@@ -71,7 +71,7 @@ for dir in $dirs; do
     fi
     echo "FAIL"
     cat "$log"
-    crasher=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | head -n 1)
+    crasher=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | sed -n 1p)
     if [ -n "$crasher" ]; then
       echo
       echo "crasher: ${dir#./}/$crasher"
