@@ -23,6 +23,8 @@ const (
 	schemeM2M        = "m2mToken"
 	schemeClient     = "clientBasic"
 	schemeKeyHeader  = "apiKeyHeader"
+	// schemeMetricsToken is metrics.token on GET /metrics.
+	schemeMetricsToken = "metricsToken"
 )
 
 // HeaderM2MToken carries an M2M access token (interface §4.13 leaves the

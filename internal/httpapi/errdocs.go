@@ -281,7 +281,7 @@ func (s *Server) documentErrors(o *huma.Operation, decl []string) {
 				Schema: &huma.Schema{Type: "integer", Minimum: ptrFloat(1)}}}
 		}
 		if status == http.StatusUnauthorized && slices.Contains(st.codes, "invalid_client") {
-			resp.Headers = map[string]*huma.Param{"WWW-Authenticate": {Description: "With HTTP Basic client authentication: `Basic realm=\"gatehouse\", charset=\"UTF-8\"` (RFC 6749 §5.2)."}}
+			resp.Headers = map[string]*huma.Param{"WWW-Authenticate": {Description: "With HTTP Basic client authentication: `Basic realm=\"gatehouse\", charset=\"UTF-8\"` (RFC 6749 §5.2).", Schema: &huma.Schema{Type: "string"}}}
 		}
 		o.Responses[strconv.Itoa(status)] = resp
 	}

@@ -33,13 +33,17 @@ type operation struct {
 	req, resp any
 
 	// Plain routes only.
-	contentType string         // of the 200 answer
-	redirect    string         // answers a 302 to here instead
-	pages       map[int]string // a page's other answers (pageOp)
+	contentType    string // of the 200 answer
+	redirect       string // answers a 302 (or redirectStatus) to here instead
+	redirectStatus int
+	pages          map[int]string // a page's other answers (pageOp)
 
 	// amend finishes the registered operation's description when the
 	// declaration cannot say it (documentTokenRequest).
 	amend func(*Server, *huma.Operation)
+	// security replaces what the credential rule (register) or none (plain)
+	// puts in the document: a credential that is optional, say.
+	security []map[string][]string
 }
 
 func (d operation) huma() huma.Operation {
@@ -68,6 +72,11 @@ func register[I, O any](s *Server, d operation, h func(context.Context, *I) (*O,
 		o.Security = []map[string][]string{{}, {schemeAPISecret: {}}}
 	case authM2M:
 		o.Security = []map[string][]string{{schemeM2M: {}}, {schemeM2M: {}, schemeAPISecret: {}}}
+	default: // no credential: said outright, as lint tools and generators want
+		o.Security = []map[string][]string{}
+	}
+	if d.security != nil {
+		o.Security = d.security
 	}
 	decl := append(append(slices.Clip(anyOperation), "503", codeTimeout), authErrors(d.auth)...)
 	s.documentErrors(&o, append(decl, d.errors...))
@@ -100,14 +109,19 @@ func (s *Server) plain(d operation, h http.HandlerFunc) {
 	o := d.huma()
 	o.Responses = map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{d.contentType: {}}}}
 	if d.redirect != "" {
-		o = redirectOp(o, d.redirect)
+		o = redirectOp(o, d.redirect, d.redirectStatus)
 	}
 	if d.pages != nil {
 		o = pageOp(o, d.pages)
 	}
 	s.documentErrors(&o, append(slices.Clip(anyOperation), d.errors...))
+	o.Security = d.security
+	if o.Security == nil {
+		o.Security = []map[string][]string{} // no credential
+	}
 	pattern := o.Method + " " + o.Path
-	o.Path = strings.ReplaceAll(o.Path, "{$}", "") // ServeMux's "exactly this path" marker
+	o.Path = strings.ReplaceAll(o.Path, "{$}", "")   // ServeMux's "exactly this path" marker
+	o.Path = strings.ReplaceAll(o.Path, "...}", "}") // and its "the rest, even empty" wildcard
 	// OpenAPI requires every path template variable to be declared.
 	for _, name := range pathParams(o.Path) {
 		o.Parameters = append(o.Parameters, &huma.Param{Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: "string"}})

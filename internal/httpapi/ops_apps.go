@@ -15,23 +15,25 @@ type appIDInput struct {
 }
 
 type getAppInput struct {
-	ID            string `path:"id" doc:"App id."`
-	Authorization string `header:"Authorization" doc:"Optional: Bearer and a credential of the app (its API secret, an API key, a workspace secret) adds test_identities to the answer. Any other value is ignored: the read stays public."`
+	AppID string `path:"app_id" doc:"The app id."`
+	// Optional: a credential of the app adds test_identities; any other
+	// value is ignored. Documented as the operation's optional security.
+	Authorization string `header:"Authorization" hidden:"true"`
 }
 
 type appPublicOutput struct {
 	Body AppRead
 }
 
-// AppRead is GET /v1/apps/{id}: the public configuration, and for a caller
+// AppRead is GET /v1/apps/{app_id}: the public configuration, and for a caller
 // with a credential of the app whether it takes test identities.
 type AppRead struct {
 	AppPublic
 	TestIdentities *bool `json:"test_identities,omitempty" doc:"Only with a credential of the app (its API secret, an API key, a workspace secret): the app accepts test identities. Never shown to anonymous readers: it tells where the fixed code works."`
 }
 
-var getAppOp = operation{id: "getApp", method: "GET", path: "/v1/apps/{id}", summary: "Show an app's public configuration", tag: "Apps",
-	auth: authPublicApp,
+var getAppOp = operation{id: "getApp", method: "GET", path: "/v1/apps/{app_id}", summary: "Show an app's public configuration", tag: "Apps",
+	auth: authPublicApp, security: []map[string][]string{{}, {schemeAPISecret: {}}},
 	desc: "An app's public configuration, as the client SDK reads it before showing a sign-in form: name, branding, identifiers, sign-up and MFA policy, token lifetimes and the user metadata schema. No credentials needed; never anything secret. With a credential of the app in Authorization (its API secret, an API key, a workspace secret; Scute's server SDKs send the secret) the answer adds `test_identities`; any other Authorization is ignored (the client SDK sends its configured secret on every call, right or not). 404 app_not_found for an unknown id.",
 	resp: AppRead{AppPublic: exApp.AppPublic, TestIdentities: new(false)}}
 

@@ -278,7 +278,7 @@ func documentTokenRequest(s *Server, op *huma.Operation) {
 	op.Security = []map[string][]string{{schemeClient: {}}, {}}
 	op.RequestBody = &huma.RequestBody{Required: true, Description: "The token request, as a form or as JSON.",
 		Content: map[string]*huma.MediaType{
-			"application/x-www-form-urlencoded": {Schema: schema, Example: "grant_type=client_credentials&scope=invoices%3Aread"},
+			"application/x-www-form-urlencoded": {Schema: schema, Example: map[string]any{"grant_type": "client_credentials", "scope": "invoices:read"}},
 			"application/json":                  {Schema: schema, Example: map[string]any{"grant_type": "client_credentials", "scope": "invoices:read"}},
 		}}
 }

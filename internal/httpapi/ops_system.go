@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -72,6 +73,7 @@ func metricsOp(token bool) operation {
 	if token {
 		o.desc = "Request counts and latencies by route, plus Go runtime and process metrics. Needs `Authorization: Bearer` with the server's metrics.token (else 401)."
 		o.errors = []string{"401"}
+		o.security = []map[string][]string{{schemeMetricsToken: {}}}
 	}
 	return o
 }
@@ -141,8 +143,8 @@ func (s *Server) openAPIDocument(w http.ResponseWriter, _ *http.Request) {
 }
 
 var docsRedirectOp = operation{id: "docsRedirect", method: "GET", path: "/v1/docs", summary: "API documentation (redirect)", tag: "Operations",
-	contentType: "text/html",
-	desc:        "Redirects to /v1/docs/."}
+	redirect: "/v1/docs/", redirectStatus: http.StatusMovedPermanently,
+	desc: "Redirects (301) to /v1/docs/, the documentation page: its script and stylesheet are addressed relative to it."}
 
 func (s *Server) docsRedirect(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/v1/docs/", http.StatusMovedPermanently)
@@ -159,21 +161,20 @@ func (s *Server) rootRedirect(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/v1/docs/", http.StatusFound)
 }
 
-// redirectOp documents a plain redirect: a 302 with its Location instead of
-// plainOp's 200.
-func redirectOp(o huma.Operation, location string) huma.Operation {
-	o.Responses = map[string]*huma.Response{"302": {Description: "Found: the page is at " + location,
+// redirectOp documents a plain redirect: a 302 (or status) with its
+// Location instead of plainOp's 200.
+func redirectOp(o huma.Operation, location string, status int) huma.Operation {
+	o.Responses = map[string]*huma.Response{strconv.Itoa(cmp.Or(status, http.StatusFound)): {Description: http.StatusText(cmp.Or(status, http.StatusFound)) + ": the page is at " + location,
 		Headers: map[string]*huma.Param{"Location": {Description: "Always " + location + ".", Schema: &huma.Schema{Type: "string"}}}}}
 	return o
 }
 
-var docsOp = operation{id: "docs", method: "GET", path: "/v1/docs/{$}", summary: "API documentation", tag: "Operations",
-	contentType: "text/html",
-	desc:        "A documentation page for this API, served by the binary itself (no CDN)."}
-
-var docsAssetOp = operation{id: "docsAsset", method: "GET", path: "/v1/docs/{asset}", summary: "API documentation assets", tag: "Operations",
-	contentType: "text/css", errors: []string{"not_found"},
-	desc: "The documentation page's script and stylesheet."}
+// The page and its two files share one route: its wildcard also matches
+// nothing, which is the page itself at /v1/docs/ (a path ending in a slash,
+// which OpenAPI linters refuse as a path of its own).
+var docsOp = operation{id: "docs", method: "GET", path: "/v1/docs/{asset...}", summary: "API documentation", tag: "Operations",
+	contentType: "text/html", errors: []string{"not_found"},
+	desc: "A documentation page for this API, served by the binary itself (no CDN): the page at /v1/docs/ (`asset` empty), its script (`app.js`, text/javascript) and its stylesheet (`style.css`, text/css). Any other asset is 404."}
 
 func (s *Server) docs() http.Handler {
 	h := http.StripPrefix("/v1/docs", apidocs.Handler("/v1/openapi.json", "Gatehouse API"))

@@ -1,6 +1,10 @@
 package httpapi
 
-import "github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
+import (
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/gatehouse-auth/gatehouse/internal/webhook/eventschema"
+)
 
 // registerRoutes is the whole API surface, one line per route. Each
 // operation is declared, with its docs and examples, beside its handler
@@ -10,15 +14,17 @@ func (s *Server) registerRoutes() {
 	s.plain(healthOp, s.health)
 	s.plain(readyOp, s.ready)
 	if s.MetricsOnAPI {
+		if s.MetricsToken != "" {
+			s.api.OpenAPI().Components.SecuritySchemes[schemeMetricsToken] = &huma.SecurityScheme{Type: "http", Scheme: "bearer",
+				Description: "The server's metrics.token (GET /metrics only)."}
+		}
 		s.plain(metricsOp(s.MetricsToken != ""), s.metricsHandler().ServeHTTP)
 	}
 	s.plain(jwksOp, s.jwks)
 	s.plain(appJwksOp, s.jwks)
 	s.plain(openapiOp, s.openAPIDocument)
 	s.plain(docsRedirectOp, s.docsRedirect)
-	docs := s.docs()
-	s.plain(docsOp, docs.ServeHTTP)
-	s.plain(docsAssetOp, docs.ServeHTTP)
+	s.plain(docsOp, s.docs().ServeHTTP)
 	s.plain(rootOp, s.rootRedirect)
 	if s.Dev {
 		register(s, devOutboxOp, s.devOutbox)

@@ -161,6 +161,7 @@ func New(d Deps) *Server {
 	jsonFormat.Unmarshal = unmarshalJSON
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.Info.Description = apiOverview // the docs page shows it first
+	cfg.Info.License = &huma.License{Name: "Apache-2.0", Identifier: "Apache-2.0"}
 	if d.BaseURL != "" {
 		cfg.Servers = []*huma.Server{{URL: d.BaseURL}}
 	}

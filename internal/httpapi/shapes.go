@@ -319,7 +319,7 @@ var okBody = OK{Message: "ok"}
 // The CLI prints the API's own shapes, so an operator's script reads the
 // same fields from either.
 
-// AppJSON is an app as GET /v1/apps/{id} shows it to its workspace.
+// AppJSON is an app as GET /v1/apps/{app_id} shows it to its workspace.
 func (s *Server) AppJSON(ctx context.Context, a tenant.App) AppFull { return s.appFull(ctx, a) }
 
 // UserJSON is a user as the API shows one (its sessions list empty, as in lists).

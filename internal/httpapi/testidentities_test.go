@@ -32,7 +32,7 @@ func TestTestIdentities(t *testing.T) {
 func (e *env) optIn(t *testing.T) {
 	t.Helper()
 	if app := e.setApp(t, map[string]any{"test_identities": true}).obj("app"); app["test_identities"] != true {
-		t.Fatalf("PATCH /v1/apps/{id} answered %v; want test_identities true", app)
+		t.Fatalf("PATCH /v1/apps/{app_id} answered %v; want test_identities true", app)
 	}
 	runScenarios(t, e, []scenario{
 		{name: "the workspace sees it", method: "GET", path: "/v1/workspaces/" + e.ws.ID + "/apps/" + e.app.ID,

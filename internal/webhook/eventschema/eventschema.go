@@ -135,7 +135,10 @@ func AddToOpenAPI(o *huma.OpenAPI) {
 	}
 	for _, e := range webhook.Events() {
 		o.Webhooks[e.Type] = &huma.PathItem{Post: &huma.Operation{
-			Summary: e.When, Tags: []string{"Webhooks"},
+			OperationID: "event-" + strings.ReplaceAll(e.Type, ".", "-"),
+			Summary:     e.When, Tags: []string{"Webhooks"},
+			// Gatehouse calls the receiver: its signature, not a credential.
+			Security:    []map[string][]string{},
 			Description: "Signed with X-Webhook-Signature (docs/webhooks.md, Verifying deliveries).",
 			RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 				"application/json": {Schema: &huma.Schema{Ref: prefix + s.envelopes[e.Type]}}}},
