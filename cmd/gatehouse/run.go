@@ -124,12 +124,16 @@ func required(cmd *cobra.Command, names ...string) error {
 }
 
 // load reads the configuration for a command; a bad setting is status 2.
-// First of all it warns about each GATEHOUSE_* variable that names no
-// setting, even when the settings are then refused: a misspelt variable may
-// be why.
+// First of all it reports each GATEHOUSE_* variable that names no setting,
+// even when the settings are then refused: a misspelt variable may be why.
+// In development mode that is a warning; otherwise the command stops (status
+// 2), because a misspelt GATEHOUSE_DATABASE_URL would put a production
+// server's data somewhere else without a word.
 func (e *env) load(cmd *cobra.Command) (config.Config, error) {
 	cfg, err := config.Load(cmd.Flags(), e.configFile, e.environ)
-	if unknown := config.UnknownVariables(e.environ); len(unknown) > 0 {
+	unknown := config.UnknownVariables(e.environ)
+	strict := err == nil && !cfg.Dev
+	if len(unknown) > 0 {
 		// Without valid settings (err != nil) cfg is zero: JSON at info.
 		log := newLogger(cfg, e.stderr)
 		for _, u := range unknown {
@@ -137,11 +141,23 @@ func (e *env) load(cmd *cobra.Command) (config.Config, error) {
 			if u.Suggestion != "" {
 				attrs = append(attrs, "did_you_mean", u.Suggestion)
 			}
-			log.Warn(u.Message(), attrs...)
+			if strict {
+				log.Error(u.Refusal(), attrs...)
+			} else {
+				log.Warn(u.Message(), attrs...)
+			}
 		}
 	}
 	if err != nil {
 		return cfg, usageError(err)
+	}
+	if strict && len(unknown) > 0 {
+		names := make([]string, len(unknown))
+		for i, u := range unknown {
+			names[i] = u.Name
+		}
+		return cfg, usageError(fmt.Errorf("not settings: %s (outside --dev an unknown GATEHOUSE_ variable stops every command; rename or unset it)",
+			strings.Join(names, ", ")))
 	}
 	return cfg, nil
 }

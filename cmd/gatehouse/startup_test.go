@@ -30,59 +30,75 @@ func firstRecord(t *testing.T, stderr string) logRecord {
 	return rec
 }
 
-// TestMisspeltVariableWarns is the issue's case, through the real command
-// path: GATEHOUSE_DATABSE_URL (misspelt) is named in a warning, with the
-// setting it means, before anything else, by every command that loads the
-// settings (even one that then fails), and its value never appears. The
-// server it was meant for runs on SQLite, and says so.
-func TestMisspeltVariableWarns(t *testing.T) {
+// TestMisspeltVariableStops is the issue's case, through the real command
+// path: outside --dev, GATEHOUSE_DATABSE_URL (misspelt) stops every command
+// that loads the settings with status 2, before anything else, naming it and
+// the setting it means (a typo must not move production data to SQLite);
+// its value never appears. In development mode it is a warning, and the
+// server runs on SQLite in the data directory, saying so.
+func TestMisspeltVariableStops(t *testing.T) {
 	const value = "postgres://gh:hunter2@db.invalid/gh"
 	dir := t.TempDir()
-	environ := []string{"GATEHOUSE_DATA_DIR=" + dir, "GATEHOUSE_DATABSE_URL=" + value}
-	check := func(t *testing.T, stderr string) {
+	environ := []string{"GATEHOUSE_DATA_DIR=" + dir, "GATEHOUSE_DATABSE_URL=" + value, "GATEHOUSE_MASTER_KEY=" + newMasterKey(t)}
+	check := func(t *testing.T, stderr, level string) {
 		t.Helper()
 		rec := firstRecord(t, stderr)
-		if rec.Level != "WARN" || rec.Variable != "GATEHOUSE_DATABSE_URL" || rec.DidYouMean != "GATEHOUSE_DATABASE_URL" ||
+		if rec.Level != level || rec.Variable != "GATEHOUSE_DATABSE_URL" || rec.DidYouMean != "GATEHOUSE_DATABASE_URL" ||
 			!strings.Contains(rec.Msg, "GATEHOUSE_DATABSE_URL") || !strings.Contains(rec.Msg, "did you mean GATEHOUSE_DATABASE_URL?") {
-			t.Errorf("first log record = %+v; want the warning naming GATEHOUSE_DATABSE_URL", rec)
+			t.Errorf("first log record = %+v; want the %s naming GATEHOUSE_DATABSE_URL", rec, level)
 		}
 		if n := strings.Count(stderr, "GATEHOUSE_DATABSE_URL is not a setting"); n != 1 {
-			t.Errorf("the warning appears %d times; want once:\n%s", n, stderr)
+			t.Errorf("the record appears %d times; want once:\n%s", n, stderr)
 		}
 		if strings.Contains(stderr, "hunter2") || strings.Contains(stderr, "db.invalid") {
 			t.Errorf("stderr quotes the variable's value:\n%s", stderr)
 		}
 	}
-
-	t.Run("migrate", func(t *testing.T) {
-		code, _, stderr := gatehouse(t, environ, "migrate", "status")
-		if code != 0 {
-			t.Fatalf("migrate status = %d; stderr %s", code, stderr)
-		}
-		check(t, stderr)
-	})
-	t.Run("operator command that fails", func(t *testing.T) {
-		code, _, stderr := gatehouse(t, environ, "keys", "list")
-		if code != 2 || !strings.Contains(stderr, "gatehouse: invalid setting master_key") {
-			t.Errorf("keys list without a master key = %d, %q; want 2 naming master_key", code, stderr)
-		}
-		check(t, stderr)
-	})
-	t.Run("serve", func(t *testing.T) {
-		env := append([]string{"GATEHOUSE_MASTER_KEY=" + newMasterKey(t)}, environ...)
-		s := serveInProcess(t, env, "serve", "--addr", "127.0.0.1:0")
+	for _, args := range [][]string{{"serve", "--addr", "127.0.0.1:0"}, {"migrate", "status"}, {"keys", "list"}} {
+		t.Run(args[0], func(t *testing.T) {
+			code, stdout, stderr := gatehouse(t, environ, args...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, "gatehouse: not settings: GATEHOUSE_DATABSE_URL (outside --dev") {
+				t.Errorf("%s = %d, %q, %q; want 2 naming the variable", args[0], code, stdout, stderr)
+			}
+			check(t, stderr, "ERROR")
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gatehouse.db")); !os.IsNotExist(err) {
+		t.Errorf("a refused command made the SQLite database (%v)", err)
+	}
+	t.Run("dev", func(t *testing.T) {
+		s := serveInProcess(t, environ, "serve", "--dev", "--addr", "127.0.0.1:0")
 		if code := s.stop(); code != 0 {
 			t.Errorf("exit = %d; want 0", code)
 		}
-		check(t, s.logs.String())
+		check(t, s.logs.String(), "WARN")
 		started := s.logs.Lines(`"msg":"gatehouse started"`)
 		if len(started) != 1 || !strings.Contains(started[0], `"database":"sqlite"`) {
 			t.Errorf("start-up lines %q; want one saying sqlite", started)
 		}
-		if len(s.logs.Lines(`"level":"WARN"`, "database.url is not set: SQLite at")) != 1 {
-			t.Errorf("no warning that database.url is not set:\n%s", s.logs.String())
-		}
 	})
+}
+
+// TestDefaultDatabaseSaysWhere: outside --dev without database.url, serve
+// warns that it runs on SQLite and names the file by its absolute path, in
+// the warning and in the start-up line.
+func TestDefaultDatabaseSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	environ := []string{"GATEHOUSE_DATA_DIR=" + dir, "GATEHOUSE_MASTER_KEY=" + newMasterKey(t)}
+	s := serveInProcess(t, environ, "serve", "--addr", "127.0.0.1:0")
+	if code := s.stop(); code != 0 {
+		t.Errorf("exit = %d; want 0", code)
+	}
+	path := filepath.Join(dir, "gatehouse.db")
+	if !filepath.IsAbs(path) {
+		t.Fatalf("t.TempDir() %q is not absolute", dir)
+	}
+	if len(s.logs.Lines(`"level":"WARN"`, "database.url is not set: SQLite at "+path+",")) != 1 {
+		t.Errorf("no warning naming %s:\n%s", path, s.logs.String())
+	}
+	if started := s.logs.Lines(`"msg":"gatehouse started"`, `"database_path":"`+path+`"`); len(started) != 1 {
+		t.Errorf("the start-up line does not name %s:\n%s", path, s.logs.String())
+	}
 }
 
 // TestDataDirMasterKey: outside --dev, a master.key left in the data

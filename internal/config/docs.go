@@ -20,15 +20,19 @@ Gatehouse reads its settings from four sources. Each source overrides the ones b
    empty variables are ignored;
 4. command-line flags, but only those given on the command line.
 
-A ` + "`GATEHOUSE_*`" + ` variable that names no setting is ignored, and every command (` + "`serve`" + `, ` + "`migrate`" + `,
-the operator commands) logs one warning per such variable before doing anything else, naming it and,
-when a setting's variable is close, the one it probably means:
+A ` + "`GATEHOUSE_*`" + ` variable that names no setting **stops every command** (` + "`serve`" + `, ` + "`migrate`" + `, the
+operator commands) outside development mode, with status 2, before anything else: a misspelt
+` + "`GATEHOUSE_DATABASE_URL`" + ` would otherwise leave the default in place and put a production server's data
+in a SQLite file. One line per such variable names it and, when a setting's variable is close, the one
+it probably means; then the command says why it stopped:
 
 ` + "```" + `
-{"time":"…","level":"WARN","msg":"GATEHOUSE_DATABSE_URL is not a setting and is ignored; did you mean GATEHOUSE_DATABASE_URL?","variable":"GATEHOUSE_DATABSE_URL","did_you_mean":"GATEHOUSE_DATABASE_URL"}
+{"time":"…","level":"ERROR","msg":"GATEHOUSE_DATABSE_URL is not a setting; did you mean GATEHOUSE_DATABASE_URL? Outside --dev the command stops: rename or unset it","variable":"GATEHOUSE_DATABSE_URL","did_you_mean":"GATEHOUSE_DATABASE_URL"}
+gatehouse: not settings: GATEHOUSE_DATABSE_URL (outside --dev an unknown GATEHOUSE_ variable stops every command; rename or unset it)
 ` + "```" + `
 
-The value is never logged. These variables are not settings and never warn, because the project's own
+In development mode (` + "`--dev`" + ` or ` + "`GATEHOUSE_DEV`" + `) the same line is a warning and the command goes on. The
+value is never logged. These variables are not settings and never warn, because the project's own
 tests, scripts and examples read them: ` + "%TOOLVARS%" + `.
 
 In the YAML file, each dot in a setting name is one level of nesting. Unknown keys are an error,

@@ -6,9 +6,10 @@ import (
 )
 
 // UnknownVariable is a GATEHOUSE_* environment variable that names no
-// setting. Load ignores it; the commands warn about it, because a misspelt
-// variable otherwise silently leaves a default in place (a typo in
-// GATEHOUSE_DATABASE_URL would put a server on SQLite).
+// setting. Load ignores it; the commands warn about it in development mode
+// and refuse to run outside it, because a misspelt variable otherwise
+// silently leaves a default in place (a typo in GATEHOUSE_DATABASE_URL would
+// put a server on SQLite).
 type UnknownVariable struct {
 	// Name is the variable's name. Its value is never kept: it may be secret.
 	Name string
@@ -24,6 +25,15 @@ func (u UnknownVariable) Message() string {
 		msg += "; did you mean " + u.Suggestion + "?"
 	}
 	return msg
+}
+
+// Refusal is the error line for u outside development mode.
+func (u UnknownVariable) Refusal() string {
+	msg := u.Name + " is not a setting"
+	if u.Suggestion != "" {
+		msg += "; did you mean " + u.Suggestion + "?"
+	}
+	return msg + " Outside --dev the command stops: rename or unset it"
 }
 
 // ToolVariables are the GATEHOUSE_* variables that are not settings but are

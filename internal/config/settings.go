@@ -160,7 +160,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "database.url", Flag: "database-url",
-				Help: "Database: postgres://... or postgresql://... for PostgreSQL; sqlite:PATH, sqlite://PATH or file:PATH for SQLite. Empty: SQLite at DATA_DIR/gatehouse.db."},
+				Help: "Database: postgres://... or postgresql://... for PostgreSQL; sqlite:PATH, sqlite://PATH or file:PATH for SQLite. Empty: SQLite at DATA_DIR/gatehouse.db (outside --dev, serve warns and names the file by its absolute path)."},
 			bind:  stringField(func(c *Config) *string { return &c.Database.URL }),
 			check: func(c Config) error { return checkDatabaseURL(c.Database.URL) },
 		},

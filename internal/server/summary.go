@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/internal/config"
@@ -31,6 +32,10 @@ func startupSummary(cfg config.Config, rateLimits string, algs []string) startup
 		host, name := postgresTarget(target)
 		add("database_host", host, "database_name", name)
 	} else {
+		// Exactly where the data goes, whatever the working directory.
+		if abs, err := filepath.Abs(target); err == nil {
+			target = abs
+		}
 		add("database_path", target)
 	}
 	mail, sms := provider(cfg.Mail.Provider, cfg.Dev), provider(cfg.SMS.Provider, cfg.Dev)
