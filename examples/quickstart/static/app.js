@@ -19,6 +19,7 @@ async function showUser() {
   if (error || !data.user) return show("send-form");
   $("user-email").textContent = data.user.email;
   $("user-id").textContent = data.user.id;
+  $("avatar").textContent = (data.user.email || "?").charAt(0).toUpperCase();
   show("signed-in");
 
   const { data: token } = await scute.getAuthToken();
