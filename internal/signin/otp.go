@@ -120,8 +120,10 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 	now := s.clock()
 	var out TokenSet
 	err = s.settle(ctx, func(tx *store.Tx, wrong *error) error {
-		g, err := s.takeGuess(ctx, tx, userID, MethodEmailOTP, c, now, func(since time.Time) (store.Guess, error) {
-			return tx.TakeLatestCodeAttempt(ctx, app.ID, userID, c.IP, now, since)
+		var u store.AppUser
+		g, err := s.takeGuess(ctx, tx, userID, MethodEmailOTP, c, now, func(since time.Time) (g store.Guess, err error) {
+			g, u, err = tx.TakeLatestCodeAttemptWithUser(ctx, app.ID, userID, c.IP, now, since)
+			return g, err
 		})
 		if errors.Is(err, errNoAttempt) {
 			ch, err := tx.LatestCodeChallenge(ctx, app.ID, userID)
@@ -140,15 +142,17 @@ func (s *Service) VerifyOTP(ctx context.Context, app store.App, userID, code str
 			*wrong = ErrInvalidCode
 			return s.wrongGuess(ctx, tx, app, g, userID, ch.Method, c, now)
 		}
-		// The challenge's completion and the user's verified contact, in one
-		// statement on PostgreSQL (verifyContact, for this hot path).
+		// The challenge's completion and the user's verified contact
+		// (verifyContact, for this hot path): one statement on PostgreSQL,
+		// deferred to go out with the session and the COMMIT, so a right
+		// code costs two round trips in all. The take returned the user as
+		// it stands, and Verified is what the statement makes of it.
 		sms := channelOf(ch) == "sms"
-		u, won, err := tx.CompleteAttemptAndMarkVerified(ctx, ch.ID, app.ID, ch.AppUserID, !sms, sms, now)
-		if err != nil || !won {
-			return orInvalid(err, won)
+		if u = u.Verified(!sms, sms, now); u.Status != store.StatusActive {
+			return ErrInvalidCode // deactivated: nothing is written
 		}
-		if u.Status != store.StatusActive {
-			return ErrInvalidCode
+		if err := tx.Deferred(nil).CompleteAttemptAndMarkVerified(ctx, ch.ID, app.ID, ch.AppUserID, !sms, sms, now); err != nil {
+			return err
 		}
 		if err := s.emitVerification(ctx, tx, ch, webhook.OutcomeVerified, &now, nil); err != nil {
 			return err

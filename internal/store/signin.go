@@ -245,16 +245,55 @@ func (q Queries) GuessState(ctx context.Context, appUserID, method, source strin
 func scanGuess(r row) (Guess, error) {
 	var g Guess
 	var poll *string
+	err := r.Scan(g.dest(&poll)...)
+	g.finish(poll)
+	return g, err
+}
+
+// dest lists where a row of challengeColumns and guessState goes.
+func (g *Guess) dest(poll **string) []any {
 	c := &g.Challenge
-	err := r.Scan(&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, &poll,
+	return []any{&c.ID, &c.AppID, &c.AppUserID, &c.Purpose, &c.Method, &c.Recipient, &c.Status, &c.SecretHash, poll,
 		&c.RemainingAttempts, &c.WebauthnEnabled, &c.IP, &c.UserAgent, &c.CreatedAt, &c.ExpiresAt, &c.CompletedAt,
 		&c.CollectedAt, &c.Consent, &c.MatchNumber, &c.Location, &c.Intent, &c.Data, &c.SessionID,
-		&g.Streak, &g.FactorStreak, &g.FromSource)
+		&g.Streak, &g.FactorStreak, &g.FromSource}
+}
+
+func (g *Guess) finish(poll *string) {
+	c := &g.Challenge
 	c.PollHash = deref(poll)
 	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
 	c.CompletedAt, c.CollectedAt = utcPtr(c.CompletedAt), utcPtr(c.CollectedAt)
-	return g, err
 }
+
+// TakeLatestCodeAttemptWithUser is TakeLatestCodeAttempt that also returns
+// the challenge's user as it stands (locked by LockGuesses): on PostgreSQL
+// in the same statement, so that a code sign-in needs no other read before
+// its writes, which then all go out with its COMMIT (VerifyOTP).
+func (q Queries) TakeLatestCodeAttemptWithUser(ctx context.Context, appID, appUserID, source string, now, since time.Time) (Guess, AppUser, error) {
+	if q.d.name != Postgres {
+		g, err := q.TakeLatestCodeAttempt(ctx, appID, appUserID, source, now, since)
+		if err != nil {
+			return g, AppUser{}, err
+		}
+		u, err := q.GetAppUser(ctx, appID, appUserID)
+		return g, u, err
+	}
+	var g Guess
+	var poll *string
+	u, err := scanAppUserAfter(q.w.queryRow(ctx, takeLatestCodeAttemptWithUser, appID, ts(now), appUserID, "", source, ts(since)), g.dest(&poll)...)
+	g.finish(poll)
+	return g, u, err
+}
+
+var takeLatestCodeAttemptWithUser = `WITH taken AS (UPDATE challenges SET remaining_attempts = remaining_attempts - 1
+		WHERE id = (SELECT id FROM challenges
+			WHERE app_id = $1 AND app_user_id = $3 AND method IN ('email_otp', 'sms_otp') AND purpose = 'authenticate' AND status <> 'superseded'
+			ORDER BY created_at DESC, id DESC LIMIT 1)
+		AND status || '' = 'pending' AND expires_at > $2 AND remaining_attempts > 0
+		RETURNING ` + challengeColumns + `)
+	SELECT taken.*, ` + guessStateAt(3) + `, ` + prefixColumns("u.", appUserColumns) + `
+	FROM taken JOIN app_users u ON u.id = taken.app_user_id AND u.app_id = $1`
 
 // CompleteAttempt completes a pending challenge whose attempt this
 // transaction took with a right answer, recording the consent decision
@@ -571,41 +610,51 @@ func (q Queries) GetRefreshToken(ctx context.Context, id string) (RefreshToken, 
 }
 
 // MarkUserVerified records that a user proved control of their e-mail or
-// phone, and activates a pending user.
+// phone, and activates a pending user (AppUser.Verified says the same in Go).
 func (q Queries) MarkUserVerified(ctx context.Context, appID, appUserID string, email, phone bool, now time.Time) (AppUser, error) {
-	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET
+	return scanAppUser(q.w.queryRow(ctx, markUserVerified+` RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
+}
+
+const markUserVerified = `UPDATE app_users SET
 		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
 		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,
 		last_used_at = $5, updated_at = $5
-		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
+		WHERE app_id = $1 AND id = $2`
+
+// Verified is u as markUserVerified leaves it: the statement's effect, for
+// a caller that deferred it and needs the result before the commit. A test
+// holds the two together.
+func (u AppUser) Verified(email, phone bool, now time.Time) AppUser {
+	u.EmailVerified, u.PhoneVerified = u.EmailVerified || email, u.PhoneVerified || phone
+	if u.Status == StatusPending || u.Status == StatusImported {
+		u.Status = StatusActive
+	}
+	now = ts(now) // as stored
+	u.LastUsedAt, u.UpdatedAt = &now, now
+	return u
 }
 
 // CompleteAttemptAndMarkVerified is CompleteAttempt (with no consent)
-// then MarkUserVerified, for a code sign-in: on PostgreSQL in one statement
-// (a data-modifying CTE: the user is updated only if the challenge was
-// completed), on SQLite two. won is false, and the user unchanged, when the
-// challenge was no longer pending.
-func (q Queries) CompleteAttemptAndMarkVerified(ctx context.Context, challengeID, appID, appUserID string, email, phone bool, now time.Time) (u AppUser, won bool, err error) {
+// then MarkUserVerified, for a code sign-in whose attempt this transaction
+// took (TakeLatestCodeAttemptWithUser): on PostgreSQL in one statement (a
+// data-modifying CTE), on SQLite two. It returns nothing, so that it can go
+// out with the COMMIT (Tx.Deferred): the take left the challenge pending
+// and locked by this transaction, so the completion cannot miss, and the
+// user as updated is AppUser.Verified of the user the take returned.
+func (q Queries) CompleteAttemptAndMarkVerified(ctx context.Context, challengeID, appID, appUserID string, email, phone bool, now time.Time) error {
 	if q.d.name != Postgres {
-		if won, err = q.CompleteAttempt(ctx, challengeID, now, ""); err != nil || !won {
-			return AppUser{}, won, err
+		if _, err := q.CompleteAttempt(ctx, challengeID, now, ""); err != nil {
+			return err
 		}
-		u, err = q.MarkUserVerified(ctx, appID, appUserID, email, phone, now)
-		return u, true, err
+		_, err := q.w.exec(ctx, markUserVerified, appID, appUserID, email, phone, ts(now))
+		return err
 	}
-	u, err = scanAppUser(q.w.queryRow(ctx, `WITH done AS (
+	_, err := q.w.exec(ctx, `WITH done AS (
 			UPDATE challenges SET status = 'completed', completed_at = $5, consent = '',
 			remaining_attempts = remaining_attempts + 1 WHERE id = $6 AND status || '' = 'pending' RETURNING id)
-		UPDATE app_users SET
-		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
-		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,
-		last_used_at = $5, updated_at = $5
-		WHERE app_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM done) RETURNING `+appUserColumns,
-		appID, appUserID, email, phone, ts(now), challengeID))
-	if errors.Is(err, ErrNotFound) {
-		return AppUser{}, false, nil
-	}
-	return u, err == nil, err
+		`+markUserVerified+` AND EXISTS (SELECT 1 FROM done)`,
+		appID, appUserID, email, phone, ts(now), challengeID)
+	return err
 }
 
 // CodeFailure is one wrong one-time code: when it was entered, for whom,

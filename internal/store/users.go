@@ -93,14 +93,28 @@ const appUserColumns = `id, app_id, user_id, status, email, phone, email_verifie
 	user_meta, created_at, updated_at, last_used_at, webauthn_types`
 
 func scanAppUser(r row) (AppUser, error) {
+	return scanAppUserAfter(r)
+}
+
+// scanAppUserAfter scans a row of first's columns then appUserColumns.
+func scanAppUserAfter(r row, first ...any) (AppUser, error) {
 	var u AppUser
 	var e, p *string
 	var types string
-	err := r.Scan(&u.ID, &u.AppID, &u.UserID, &u.Status, &e, &p, &u.EmailVerified, &u.PhoneVerified,
-		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt, &types)
+	err := r.Scan(append(first, &u.ID, &u.AppID, &u.UserID, &u.Status, &e, &p, &u.EmailVerified, &u.PhoneVerified,
+		&u.WebauthnEnabled, &u.Meta, &u.CreatedAt, &u.UpdatedAt, &u.LastUsedAt, &types)...)
 	u.Email, u.Phone, u.WebauthnTypes = deref(e), deref(p), splitTypes(types)
 	u.CreatedAt, u.UpdatedAt, u.LastUsedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC(), utcPtr(u.LastUsedAt)
 	return u, err
+}
+
+// prefixColumns qualifies each of a list of columns with prefix ("u.").
+func prefixColumns(prefix, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
 }
 
 // CreateAppUser inserts u. The same e-mail, phone or person twice in an app is ErrConflict.
