@@ -1,24 +1,38 @@
-# Gatehouse container image: the static binary and CA certificates on an
-# empty base (scratch), running as a non-root numeric user.
+# Gatehouse container image, built from source in two stages: a golang
+# stage compiles a static binary (CGO_ENABLED=0; the SQLite driver is pure
+# Go), and the final image holds only it and the CA certificates on an empty
+# base (scratch), running as a non-root numeric user. From a clone:
 #
-# There is no build stage: the image packs a binary built beforehand, so it
-# builds offline (no golang image to pull) and holds exactly the binary that
-# was tested. The build context is a directory holding `gatehouse` (static:
-# CGO_ENABLED=0), `ca-certificates.crt` and an empty directory `data`.
-# scripts/image.sh prepares it in dist/image and builds:
-#
-#   scripts/image.sh gatehouse:0.1.0     # podman; CONTAINER_TOOL=docker for docker
-#
-# which amounts to:
-#
-#   mkdir -p dist/image/data
-#   CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o dist/image/gatehouse ./cmd/gatehouse
-#   cp /etc/ssl/certs/ca-certificates.crt dist/image/
-#   podman build --format docker -t gatehouse:0.1.0 -f Dockerfile dist/image
+#   docker build -t gatehouse:local .
+#   podman build --format docker -t gatehouse:local .
 #
 # (--format docker keeps the HEALTHCHECK, which the OCI image format drops.)
-# docs/install.md shows a multi-stage variant for builders that can pull a
-# golang image.
+# It needs BuildKit (docker's default builder since Docker 23) or podman/
+# buildah, for the cache mount and $BUILDPLATFORM. Dockerfile.prebuilt is the
+# offline variant that packs a binary built beforehand (scripts/image.sh; CI,
+# which cannot pull a golang image); keep both final stages alike.
+
+# Go 1.26.8, the release CI tests with (go.mod asks for 1.26.0 or newer).
+# The stage runs on the builder's own platform and cross-compiles for the
+# target one, so a multi-arch build needs no emulation.
+FROM --platform=$BUILDPLATFORM golang:1.26.8-bookworm AS build
+WORKDIR /src
+# Modules in a layer of their own, downloaded again only when go.mod or
+# go.sum change.
+COPY go.mod go.sum ./
+RUN go mod download
+# The whole clone, .git included (.dockerignore leaves out only what git
+# ignores): go build records the commit `gatehouse version` prints, with
+# +dirty when git status shows changes. The cache mount keeps compiled
+# packages between builds; when it is empty, everything is compiled.
+COPY . .
+ARG TARGETOS
+ARG TARGETARCH
+RUN --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -buildvcs=true -trimpath -ldflags='-s -w' -o /out/gatehouse ./cmd/gatehouse \
+ && mkdir /out/data
+
 FROM scratch
 
 ARG VERSION=dev
@@ -30,15 +44,15 @@ LABEL org.opencontainers.image.title="Gatehouse" \
 
 # Go reads this path first for the system's CA bundle: outgoing HTTPS
 # (webhooks, Postmark, Twilio, SMS gateways) and SMTP over TLS verify with it.
-COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY gatehouse /gatehouse
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /out/gatehouse /gatehouse
 
 # The data directory (the SQLite database when no PostgreSQL URL is set) and
 # a temporary directory (SQLite's large sorts), owned by the user: scratch has
 # no /tmp, and WORKDIR or VOLUME alone would make them root's. COPY of an
 # empty directory is how a scratch image gets a directory with an owner.
-COPY --chown=65532:65532 data /data
-COPY --chown=65532:65532 data /tmp
+COPY --from=build --chown=65532:65532 /out/data /data
+COPY --from=build --chown=65532:65532 /out/data /tmp
 
 # The API on 8080; /metrics alone on 9090 (metrics.addr), which the API
 # port does not serve outside --dev. Publish 8080 only; let Prometheus

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -82,5 +83,38 @@ func TestDeploymentFilesNameRealSettings(t *testing.T) {
 	}
 	if _, err := config.Load(nil, "", environ); err != nil {
 		t.Errorf("docs/compose.yaml's settings do not load: %v", err)
+	}
+}
+
+// TestDockerfilesShipTheSameImage: the Dockerfile (built from source) and
+// Dockerfile.prebuilt (CI's offline build of a binary made beforehand) end
+// in the same final stage, apart from where its files come from, so the
+// image CI tests is the image users build.
+func TestDockerfilesShipTheSameImage(t *testing.T) {
+	final := func(name string, sources *strings.Replacer) []string {
+		b, err := os.ReadFile(filepath.Join("..", "..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, stage, ok := strings.Cut(string(b), "\nFROM scratch\n")
+		if !ok {
+			t.Fatalf("%s has no FROM scratch stage", name)
+		}
+		var out []string
+		for _, line := range strings.Split(stage, "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, sources.Replace(line))
+			}
+		}
+		return out
+	}
+	fromSource := final("Dockerfile", strings.NewReplacer("--from=build ", "", "/etc/ssl/certs/ca-certificates.crt /etc", "ca-certificates.crt /etc",
+		"/out/gatehouse", "gatehouse", "/out/data", "data"))
+	prebuilt := final("Dockerfile.prebuilt", strings.NewReplacer())
+	if strings.Join(fromSource, "\n") != strings.Join(prebuilt, "\n") {
+		t.Errorf("the final stages differ:\nDockerfile:\n%s\n\nDockerfile.prebuilt:\n%s", strings.Join(fromSource, "\n"), strings.Join(prebuilt, "\n"))
+	}
+	if len(prebuilt) < 10 {
+		t.Errorf("the final stage has %d lines; want the whole image", len(prebuilt))
 	}
 }
