@@ -173,8 +173,18 @@ func (s *Service) PrepareSignUp(app store.App, identifier string, meta map[strin
 // has a user with that contact (created concurrently). The caller has just
 // looked the identifier up, so no second look is taken: the unique
 // constraints catch a race.
-func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser) (webhook.Event, error) {
-	u, err := s.insertRow(ctx, tx, app, u, false)
+//
+// With person looked up (LookupForSignUp), nothing is read: the person
+// (when new) and the user go out with the transaction's next statement or
+// its COMMIT, and a person made concurrently is ErrUserExists too (the
+// caller looks up again and finds it).
+func (s *Service) SignUpTx(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, person Person) (webhook.Event, error) {
+	var err error
+	if person.LookedUp && (u.Email == "" || u.Phone == "") {
+		u, err = s.insertLookedUp(ctx, tx, app, u, person.ID)
+	} else {
+		u, err = s.insertRow(ctx, tx, app, u, false)
+	}
 	if err != nil {
 		return webhook.Event{}, err
 	}
@@ -214,12 +224,6 @@ func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u 
 	u.UserID = base.ID
 	// Deferred: the insert goes out with the transaction's next statement
 	// or its COMMIT, whose error then says the user exists.
-	userExists := func(err error) error {
-		if errors.Is(err, store.ErrConflict) {
-			return ErrUserExists
-		}
-		return err
-	}
 	if err := tx.Deferred(userExists).CreateAppUser(ctx, u); err != nil {
 		return u, userExists(err)
 	}
@@ -227,6 +231,35 @@ func (s *Service) insertRow(ctx context.Context, tx *store.Tx, app store.App, u 
 		return u, nil
 	}
 	return u, s.events.Emit(ctx, tx, app.ID, webhook.UserCreated, s.EventData(app, u))
+}
+
+// userExists translates a unique constraint's refusal of a new user (or
+// of its new person) into ErrUserExists.
+func userExists(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return ErrUserExists
+	}
+	return err
+}
+
+// insertLookedUp stores u, with one contact, as a user of the person the
+// caller's lookup found (person), or of a new one when it found none: both
+// deferred, so they cost no round trip of their own. People are never
+// deleted, so a person found is there still; one made meanwhile by another
+// sign-up breaks the new person's unique contact: ErrUserExists.
+func (s *Service) insertLookedUp(ctx context.Context, tx *store.Tx, app store.App, u store.AppUser, person string) (store.AppUser, error) {
+	u.UserID = person
+	if person == "" {
+		u.UserID = newID()
+		b := store.BaseUser{ID: u.UserID, WorkspaceID: app.WorkspaceID, Email: u.Email, Phone: u.Phone, CreatedAt: u.CreatedAt}
+		if err := tx.Deferred(userExists).CreateBaseUser(ctx, b); err != nil {
+			return u, userExists(err)
+		}
+	}
+	if err := tx.Deferred(userExists).CreateAppUser(ctx, u); err != nil {
+		return u, userExists(err)
+	}
+	return u, nil
 }
 
 // contactsFree returns ErrUserExists when app has a user with email or phone.

@@ -52,6 +52,41 @@ func (s *Service) Lookup(ctx context.Context, app store.App, identifier string) 
 	return &d, nil
 }
 
+// LookupForSignUp is Lookup that also finds, in the same read, the
+// workspace's person with the identifier when the app has no such user:
+// PrepareSignUp's user then joins that person (Person.ID, or a new person
+// when none), and SignUpTx needs no read of its own.
+func (s *Service) LookupForSignUp(ctx context.Context, app store.App, identifier string) (_ *User, person Person, err error) {
+	defer errs.Wrap(&err, "look up user")
+	id, err := ParseIdentifier(identifier)
+	if err != nil {
+		return nil, Person{}, nil
+	}
+	var email, phone string
+	if id.Kind == KindEmail {
+		email = id.Value
+	} else {
+		phone = id.Value
+	}
+	u, found, err := s.db.FindAppUserOrPerson(ctx, app.ID, app.WorkspaceID, email, phone)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Person{ID: found, LookedUp: true}, nil
+	}
+	if err != nil {
+		return nil, Person{}, err
+	}
+	d := s.Decode(app, u)
+	return &d, Person{ID: found, LookedUp: true}, nil
+}
+
+// Person is what a sign-in's lookup found of the workspace's person with
+// the identifier: its id, or "" for none. Without LookedUp, SignUpTx finds
+// or makes the person itself.
+type Person struct {
+	ID       string
+	LookedUp bool
+}
+
 // LookupByID finds a user by id; nil (and no error) when unknown. Like
 // Lookup, it serves signing in.
 func (s *Service) LookupByID(ctx context.Context, app store.App, id string) (_ *User, err error) {

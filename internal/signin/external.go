@@ -151,7 +151,7 @@ func (s *Service) signInExternal(ctx context.Context, app store.App, x External,
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var events []webhook.Event
 		if signUp != nil {
-			created, err := s.users.SignUpTx(ctx, tx, app, user)
+			created, err := s.users.SignUpTx(ctx, tx, app, user, appuser.Person{})
 			if err != nil {
 				return err
 			}

@@ -27,6 +27,7 @@ type recipient struct {
 	ID         appuser.Identifier
 	User       *appuser.User
 	New        bool
+	Person     appuser.Person // when New: the workspace's person the user joins
 	MetaErrors appuser.MetaErrors
 	meta       map[string]any // cleaned registration metadata, for a retry
 }
@@ -63,7 +64,8 @@ func (s *Service) resolve(ctx context.Context, app store.App, identifier string,
 // timing oracle) and a known user's metadata is left alone.
 func (s *Service) find(ctx context.Context, app store.App, r *recipient) error {
 	r.User, r.New = nil, false
-	u, err := s.users.Lookup(ctx, app, r.ID.Value)
+	u, person, err := s.users.LookupForSignUp(ctx, app, r.ID.Value)
+	r.Person = person
 	switch {
 	case err != nil:
 		return err
@@ -80,20 +82,24 @@ func (s *Service) find(ctx context.Context, app store.App, r *recipient) error {
 }
 
 // sendTo runs send (which builds a challenge for r and issues it) and, when
-// r was new and another request created the same user meanwhile, once more
-// for that user.
+// r was new and another request created the same user (or, from another
+// app, the same person) meanwhile, again for what it created: at most twice,
+// as a person found leaves only the user to lose a race over, and a user
+// found none.
 func (s *Service) sendTo(ctx context.Context, app store.App, r *recipient, send func() (SendResult, error)) (SendResult, error) {
-	res, err := send()
-	if !r.New || !errors.Is(err, appuser.ErrUserExists) {
-		return res, err
+	for try := 0; ; try++ {
+		res, err := send()
+		if !r.New || !errors.Is(err, appuser.ErrUserExists) || try == 2 {
+			return res, err
+		}
+		before := r.Person.ID
+		if err := s.find(ctx, app, r); err != nil {
+			return SendResult{}, err
+		}
+		if r.New && r.Person.ID == before { // nothing new to join: give up as any conflict would
+			return SendResult{}, err
+		}
 	}
-	if err := s.find(ctx, app, r); err != nil {
-		return SendResult{}, err
-	}
-	if r.New { // gone again: give up as any conflict would
-		return SendResult{}, err
-	}
-	return send()
 }
 
 // newChallenge starts a challenge for r with the request's device details.
@@ -149,7 +155,7 @@ func (s *Service) issue(ctx context.Context, app store.App, r recipient, ch stor
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		var events []webhook.Event
 		if r.New {
-			created, err := s.users.SignUpTx(ctx, tx, app, r.User.AppUser)
+			created, err := s.users.SignUpTx(ctx, tx, app, r.User.AppUser, r.Person)
 			if err != nil {
 				return err
 			}

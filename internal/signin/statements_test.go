@@ -91,6 +91,11 @@ func TestStatementsPerOperation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A new address once the app's endpoints and templates are known: the
+		// person and the user go out with the challenge's batch.
+		if _, err := e.SignIn.SendOTP(op("send, another new user"), e.app, "another@example.com", nil, e.client); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := e.SignIn.Refresh(op("refresh"), e.app, ts.Refresh); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +109,8 @@ func TestStatementsPerOperation(t *testing.T) {
 		for _, b := range []struct {
 			op         string
 			max, trips int
-		}{{"send, new user", 11, 7}, {"verify, first sign-in", 7, 3}, {"send, known user", 7, 4}, {"verify, known user", 7, 3},
+		}{{"send, new user", 11, 6}, {"verify, first sign-in", 7, 3}, {"send, known user", 7, 4}, {"verify, known user", 7, 3},
+			{"send, another new user", 9, 4},
 			{"refresh", 2, 2}, {"current_user", 1, 1}} {
 			got := c.of(b.op)
 			t.Logf("%s: %d statements in %d round trips (+: in the one before):\n  %s", b.op, len(got), c.tripsOf(b.op),

@@ -147,6 +147,38 @@ func (q Queries) FindAppUser(ctx context.Context, appID, email, phone string) (A
 	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND phone = $2`, appID, phone))
 }
 
+// FindAppUserOrPerson is FindAppUser that also answers, in the same
+// statement, the workspace's person with that contact (FindBaseUser): a
+// sign-in's one read before its transaction, so that signing a new address
+// up knows whether to make a person too (person "" when there is none).
+// ErrNotFound when the app has no such user, person set all the same.
+func (q Queries) FindAppUserOrPerson(ctx context.Context, appID, workspaceID, email, phone string) (u AppUser, person string, err error) {
+	column, value := "email", email
+	if email == "" {
+		column, value = "phone", phone
+	}
+	var (
+		p, id, uApp, uPerson, status, e, ph, types *string
+		emailV, phoneV, webauthn                   *bool
+		meta                                       []byte
+		created, updated, lastUsed                 *time.Time
+	)
+	err = q.r.queryRow(ctx, `SELECT (SELECT id FROM base_users WHERE workspace_id = $3 AND `+column+` = $2 ORDER BY created_at LIMIT 1), `+
+		prefixColumns("u.", appUserColumns)+`
+		FROM (SELECT 1 AS one) AS k LEFT JOIN app_users u ON u.app_id = $1 AND u.`+column+` = $2`, appID, value, workspaceID).
+		Scan(&p, &id, &uApp, &uPerson, &status, &e, &ph, &emailV, &phoneV, &webauthn, &meta, &created, &updated, &lastUsed, &types)
+	if err != nil {
+		return AppUser{}, "", err
+	}
+	if id == nil {
+		return AppUser{}, deref(p), ErrNotFound
+	}
+	u = AppUser{ID: *id, AppID: deref(uApp), UserID: deref(uPerson), Status: deref(status), Email: deref(e), Phone: deref(ph),
+		EmailVerified: *emailV, PhoneVerified: *phoneV, WebauthnEnabled: *webauthn, WebauthnTypes: splitTypes(deref(types)),
+		Meta: meta, CreatedAt: created.UTC(), UpdatedAt: updated.UTC(), LastUsedAt: utcPtr(lastUsed)}
+	return u, u.UserID, nil
+}
+
 // UserFilter narrows ListAppUsers; zero fields do not filter.
 type UserFilter struct {
 	ID    string
