@@ -25,7 +25,7 @@ func healthcheckCommand(e *env) *cobra.Command {
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if url == "" {
-				cfg, err := e.load(cmd)
+				cfg, err := e.loadConfig(cmd, false)
 				if err != nil {
 					return err
 				}

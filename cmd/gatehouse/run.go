@@ -128,11 +128,19 @@ func required(cmd *cobra.Command, names ...string) error {
 // even when the settings are then refused: a misspelt variable may be why.
 // In development mode that is a warning; otherwise the command stops (status
 // 2), because a misspelt GATEHOUSE_DATABASE_URL would put a production
-// server's data somewhere else without a word.
-func (e *env) load(cmd *cobra.Command) (config.Config, error) {
+// server's data somewhere else without a word. Variables shaped like the
+// ones Kubernetes makes for a Service named gatehouse…
+// (GATEHOUSE_SERVICE_HOST, GATEHOUSE_PORT_8080_TCP, …) only warn.
+func (e *env) load(cmd *cobra.Command) (config.Config, error) { return e.loadConfig(cmd, true) }
+
+// loadConfig is load; strict false only warns about unknown variables, for
+// the container's health check, which reads nothing but http.addr and must
+// not call a running server unhealthy over a variable serve accepted.
+func (e *env) loadConfig(cmd *cobra.Command, strict bool) (config.Config, error) {
 	cfg, err := config.Load(cmd.Flags(), e.configFile, e.environ)
 	unknown := config.UnknownVariables(e.environ)
-	strict := err == nil && !cfg.Dev
+	strict = strict && err == nil && !cfg.Dev
+	var refused []string
 	if len(unknown) > 0 {
 		// Without valid settings (err != nil) cfg is zero: JSON at info.
 		log := newLogger(cfg, e.stderr)
@@ -141,8 +149,9 @@ func (e *env) load(cmd *cobra.Command) (config.Config, error) {
 			if u.Suggestion != "" {
 				attrs = append(attrs, "did_you_mean", u.Suggestion)
 			}
-			if strict {
+			if strict && !u.ServiceLink() {
 				log.Error(u.Refusal(), attrs...)
+				refused = append(refused, u.Name)
 			} else {
 				log.Warn(u.Message(), attrs...)
 			}
@@ -151,13 +160,9 @@ func (e *env) load(cmd *cobra.Command) (config.Config, error) {
 	if err != nil {
 		return cfg, usageError(err)
 	}
-	if strict && len(unknown) > 0 {
-		names := make([]string, len(unknown))
-		for i, u := range unknown {
-			names[i] = u.Name
-		}
-		return cfg, usageError(fmt.Errorf("not settings: %s (outside --dev an unknown GATEHOUSE_ variable stops every command; rename or unset it)",
-			strings.Join(names, ", ")))
+	if len(refused) > 0 {
+		return cfg, usageError(fmt.Errorf("not settings: %s (outside --dev an unknown GATEHOUSE_ variable stops the command; rename or unset it)",
+			strings.Join(refused, ", ")))
 	}
 	return cfg, nil
 }

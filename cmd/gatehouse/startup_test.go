@@ -79,6 +79,30 @@ func TestMisspeltVariableStops(t *testing.T) {
 	})
 }
 
+// TestServiceLinksOnlyWarn: Kubernetes gives a pod behind a Service named
+// gatehouse GATEHOUSE_SERVICE_HOST, GATEHOUSE_PORT_8080_TCP and the like;
+// outside --dev they warn and serve starts. The health check, which reads
+// only http.addr, never refuses over an unknown variable.
+func TestServiceLinksOnlyWarn(t *testing.T) {
+	dir := t.TempDir()
+	environ := []string{"GATEHOUSE_DATA_DIR=" + dir, "GATEHOUSE_MASTER_KEY=" + newMasterKey(t),
+		"GATEHOUSE_SERVICE_HOST=10.0.0.7", "GATEHOUSE_PORT=tcp://10.0.0.7:8080", "GATEHOUSE_PORT_8080_TCP_ADDR=10.0.0.7"}
+	s := serveInProcess(t, environ, "serve", "--addr", "127.0.0.1:0")
+	if code := s.stop(); code != 0 {
+		t.Errorf("exit = %d; want 0", code)
+	}
+	for _, name := range []string{"GATEHOUSE_SERVICE_HOST", "GATEHOUSE_PORT", "GATEHOUSE_PORT_8080_TCP_ADDR"} {
+		if len(s.logs.Lines(`"level":"WARN"`, `"variable":"`+name+`"`)) != 1 {
+			t.Errorf("no warning naming %s:\n%s", name, s.logs.String())
+		}
+	}
+	// A misspelt setting stops serve, not the health check (nothing listens: 1).
+	typo := append([]string{"GATEHOUSE_DATABSE_URL=postgres://x", "GATEHOUSE_HTTP_ADDR=127.0.0.1:1"}, environ...)
+	if code, _, stderr := gatehouse(t, typo, "healthcheck"); code != 1 || !strings.Contains(stderr, `"level":"WARN"`) {
+		t.Errorf("healthcheck with a misspelt variable = %d, %q; want 1 (not 2) and a warning", code, stderr)
+	}
+}
+
 // TestDefaultDatabaseSaysWhere: outside --dev without database.url, serve
 // warns that it runs on SQLite and names the file by its absolute path, in
 // the warning and in the start-up line.

@@ -31,8 +31,11 @@ it probably means; then the command says why it stopped:
 gatehouse: not settings: GATEHOUSE_DATABSE_URL (outside --dev an unknown GATEHOUSE_ variable stops every command; rename or unset it)
 ` + "```" + `
 
-In development mode (` + "`--dev`" + ` or ` + "`GATEHOUSE_DEV`" + `) the same line is a warning and the command goes on. The
-value is never logged. These variables are not settings and never warn, because the project's own
+In development mode (` + "`--dev`" + ` or ` + "`GATEHOUSE_DEV`" + `) the same line is a warning and the command goes on;
+so it is for ` + "`gatehouse healthcheck`" + ` (the container's health check, which reads only ` + "`http.addr`" + `), and for
+the variables Kubernetes puts in every pod for a Service named ` + "`gatehouse`" + ` or ` + "`gatehouse-…`" + `
+(` + "`GATEHOUSE_SERVICE_HOST`" + `, ` + "`GATEHOUSE_SERVICE_PORT…`" + `, ` + "`GATEHOUSE_PORT`" + `, ` + "`GATEHOUSE_PORT_8080_TCP…`" + `),
+which only warn (` + "`enableServiceLinks: false`" + ` in the pod spec removes them). The value is never logged. These variables are not settings and never warn, because the project's own
 tests, scripts and examples read them: ` + "%TOOLVARS%" + `.
 
 In the YAML file, each dot in a setting name is one level of nesting. Unknown keys are an error,

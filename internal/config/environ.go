@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -26,6 +27,18 @@ func (u UnknownVariable) Message() string {
 	}
 	return msg
 }
+
+// ServiceLink reports whether u has the shape of the variables Kubernetes
+// puts in every pod for each Service of the namespace (enableServiceLinks,
+// on by default): a Service named gatehouse (or gatehouse-…) gives
+// GATEHOUSE_SERVICE_HOST, GATEHOUSE_SERVICE_PORT[_NAME], GATEHOUSE_PORT and
+// GATEHOUSE_PORT_8080_TCP[_PROTO|_PORT|_ADDR]. They only warn: refusing
+// them would stop a server that runs behind its own Service.
+func (u UnknownVariable) ServiceLink() bool {
+	return serviceLink.MatchString(u.Name)
+}
+
+var serviceLink = regexp.MustCompile(`^GATEHOUSE(_[A-Z0-9_]+)?_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT|PORT_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)$`)
 
 // Refusal is the error line for u outside development mode.
 func (u UnknownVariable) Refusal() string {

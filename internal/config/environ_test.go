@@ -119,6 +119,7 @@ func TestRepositoryVariables(t *testing.T) {
 		"GATEHOUSE_DATABSE_URL", "GATEHOUSE_MASTERKEY", "GATEHOUSE_SMTP_PASWORD", "GATEHOUSE_LOG_LEVLE",
 		"GATEHOUSE_TEST_IDENTITES_CODE", "GATEHOUSE_ADDR", "GATEHOUSE_METRICS_ADDRESS", "GATEHOUSE_SOMETHING_ELSE",
 		"GATEHOUSE_DB_URL", "GATEHOUSE_EMPTY", "GATEHOUSE_NOEQUALS", "GATEHOUSE_HTTP_ADDR_X", "GATEHOUSE_DATABASE",
+		"GATEHOUSE_SMTP_PROT", "GATEHOUSE_SERVICE", "GATEHOUSE_PORTS", "GATEHOUSE_PORT_X_TCP", "GATEHOUSE_HTTP_ADRR",
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -160,12 +161,32 @@ func TestRepositoryVariables(t *testing.T) {
 		t.Fatalf("found only %d GATEHOUSE_* names under %s; the walk is broken", len(seen), root)
 	}
 	for n, file := range seen {
-		// A name ending in _ is a prefix written in prose or in ToolVariables.
-		if slices.Contains(misspelt, n) || strings.HasSuffix(n, "_") {
+		// A name ending in _ is a prefix written in prose or in ToolVariables;
+		// Kubernetes' service links are shown as what they are.
+		if slices.Contains(misspelt, n) || strings.HasSuffix(n, "_") || (UnknownVariable{Name: n}).ServiceLink() {
 			continue
 		}
 		if u := UnknownVariables([]string{n + "=x"}); len(u) > 0 {
 			t.Errorf("%s (in %s) is neither a setting nor in ToolVariables: add it there if a tool reads it", n, file)
+		}
+	}
+}
+
+// TestServiceLinks: the variables Kubernetes makes for a Service named
+// gatehouse (or gatehouse-…) have the service-link shape, misspelt settings
+// do not.
+func TestServiceLinks(t *testing.T) {
+	for _, name := range []string{"GATEHOUSE_SERVICE_HOST", "GATEHOUSE_SERVICE_PORT", "GATEHOUSE_SERVICE_PORT_HTTP",
+		"GATEHOUSE_PORT", "GATEHOUSE_PORT_8080_TCP", "GATEHOUSE_PORT_8080_TCP_PROTO", "GATEHOUSE_PORT_8080_TCP_PORT",
+		"GATEHOUSE_PORT_8080_TCP_ADDR", "GATEHOUSE_API_SERVICE_HOST", "GATEHOUSE_API_PORT_9090_UDP"} {
+		if !(UnknownVariable{Name: name}).ServiceLink() {
+			t.Errorf("%s is not taken for a Kubernetes service link", name)
+		}
+	}
+	for _, name := range []string{"GATEHOUSE_DATABSE_URL", "GATEHOUSE_SMTP_PROT", "GATEHOUSE_SERVICE", "GATEHOUSE_PORTS",
+		"GATEHOUSE_PORT_X_TCP", "GATEHOUSE_HTTP_ADRR"} {
+		if (UnknownVariable{Name: name}).ServiceLink() {
+			t.Errorf("%s is taken for a Kubernetes service link", name)
 		}
 	}
 }

@@ -46,12 +46,14 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 		return SendResult{}, err
 	}
 	ttl := time.Duration(app.MagicLinkExpiration) * time.Second
-	if r.User == nil {
-		now := s.clock()
-		return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true,
-			MatchNumber: matchNumber(), MetaErrors: r.MetaErrors}, nil
-	}
-	return s.sendTo(ctx, app, &r, func() (SendResult, error) { return s.sendMagicLink(ctx, app, r, ttl, webauthn, c) })
+	return s.sendTo(ctx, app, &r, func() (SendResult, error) {
+		if r.User == nil { // nothing may be sent: the answer is a decoy's
+			now := s.clock()
+			return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true,
+				MatchNumber: matchNumber(), MetaErrors: r.MetaErrors}, nil
+		}
+		return s.sendMagicLink(ctx, app, r, ttl, webauthn, c)
+	})
 }
 
 // sendMagicLink issues a magic-link challenge for r, whose user is set.

@@ -73,10 +73,12 @@ func (s *Service) SendOTP(ctx context.Context, app store.App, identifier string,
 	if err != nil {
 		return SendResult{}, err
 	}
-	if r.User == nil {
-		return SendResult{ChallengeID: newID(), SentAt: s.clock(), UserID: newID(), Sent: true, MetaErrors: r.MetaErrors}, nil
-	}
-	return s.sendTo(ctx, app, &r, func() (SendResult, error) { return s.sendOTP(ctx, app, r, c) })
+	return s.sendTo(ctx, app, &r, func() (SendResult, error) {
+		if r.User == nil { // nothing may be sent: answer as if it was
+			return SendResult{ChallengeID: newID(), SentAt: s.clock(), UserID: newID(), Sent: true, MetaErrors: r.MetaErrors}, nil
+		}
+		return s.sendOTP(ctx, app, r, c)
+	})
 }
 
 // sendOTP issues a code challenge for r, whose user is set.

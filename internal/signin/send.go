@@ -81,11 +81,12 @@ func (s *Service) find(ctx context.Context, app store.App, r *recipient) error {
 	return nil
 }
 
-// sendTo runs send (which builds a challenge for r and issues it) and, when
-// r was new and another request created the same user (or, from another
-// app, the same person) meanwhile, again for what it created: at most twice,
-// as a person found leaves only the user to lose a race over, and a user
-// found none.
+// sendTo runs send (which builds a challenge for r and issues it, or
+// answers as if it had when r.User is nil) and, when r was new and another
+// request created the same user (or, from another app, the same person)
+// meanwhile, again for what it created (a user found deactivated meanwhile
+// gets send's answer for nobody): at most two retries, as a person found
+// leaves only the user to lose a race over, and a user found none.
 func (s *Service) sendTo(ctx context.Context, app store.App, r *recipient, send func() (SendResult, error)) (SendResult, error) {
 	for try := 0; ; try++ {
 		res, err := send()
