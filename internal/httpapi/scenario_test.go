@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
@@ -189,6 +190,33 @@ func (e *env) recordEvents(t *testing.T) {
 	}
 	e.events = &eventLog{sys: e.System, appID: e.app.ID, endpointID: ep.ID, seen: map[string]bool{}}
 	e.events.take(t)
+}
+
+// await waits (real time, at most 15 s) until an event of type typ that no
+// take has returned is recorded, then takes everything recorded: for events
+// that background work emits at a moment of its own (a challenge's expiry
+// once the clock has passed it), which must not be taken for the next
+// request's.
+func (l *eventLog) await(t *testing.T, typ string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		page, err := l.sys.Webhooks.Deliveries(context.Background(), servertest.Operator, l.appID, l.endpointID, 1, 100)
+		if err != nil {
+			t.Fatalf("read the recorded events: %v", err)
+		}
+		l.mu.Lock()
+		found := slices.ContainsFunc(page.Deliveries, func(d webhook.Delivery) bool { return !l.seen[d.ID] && d.EventType == typ })
+		l.mu.Unlock()
+		if found {
+			l.take(t)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event within 15 s", typ)
+		}
+		time.Sleep(20 * time.Millisecond) // real time: the background worker runs in real time
+	}
 }
 
 // take returns the types of the events emitted since the last take, sorted,
