@@ -1,6 +1,10 @@
 package appuser
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+)
 
 // Search narrows f to the users whose e-mail address or phone number starts
 // with q (GET /v1/{app_id}/users?q=), compared as the identifiers are stored
@@ -54,4 +58,29 @@ func phonePrefix(q string) (string, bool) {
 		}
 	}
 	return string(out), true
+}
+
+// SearchNames narrows f to the users whose name fields (see NameKeys)
+// hold every word of q, whatever their case (ASCII): the console's name
+// search. No index serves it (the address and number prefixes of Search
+// are index reads), so it is asked for, not guessed from q. An app without
+// name fields, or an empty q, adds nothing.
+func SearchNames(f Filter, q string, app store.App) Filter {
+	if keys := NameKeys(app); len(keys) > 0 && strings.TrimSpace(q) != "" {
+		f.Name, f.NameKeys = q, keys
+	}
+	return f
+}
+
+// NameKeys are the user_meta keys of app's schema that hold a name: text
+// fields whose key contains "name" (name, first_name, last_name,
+// display_name, username…).
+func NameKeys(app store.App) []string {
+	var keys []string
+	for _, fd := range SchemaOf(app) {
+		if (fd.FieldType == FieldString || fd.FieldType == FieldText) && strings.Contains(fd.FieldName, "name") {
+			keys = append(keys, fd.FieldName)
+		}
+	}
+	return keys
 }

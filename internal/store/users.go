@@ -188,8 +188,14 @@ type UserFilter struct {
 	// byte for byte (stored e-mail addresses are lower-case, phone numbers
 	// E.164): a range scan on an index, unlike the substrings above. They
 	// must be valid UTF-8.
-	EmailPrefix   string
-	PhonePrefix   string
+	EmailPrefix string
+	PhonePrefix string
+	// Name matches users whose NameKeys (user_meta keys, each matching
+	// ^[a-z][a-z0-9_]*$; others are ignored) hold every word of it,
+	// ASCII case-insensitively. No index serves it: it reads every user of
+	// the app (docs/performance.md).
+	Name          string
+	NameKeys      []string
 	Status        string
 	CreatedBefore *time.Time
 	// After lists only the users after this one in the list's order
@@ -217,10 +223,12 @@ type UserCursor struct {
 func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 	where := []string{"app_id = $1"}
 	args := []any{appID}
-	add := func(cond string, v any) {
+	// arg adds an argument and returns its placeholder.
+	arg := func(v any) string {
 		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+itoa(len(args))))
+		return "$" + itoa(len(args))
 	}
+	add := func(cond string, v any) { where = append(where, strings.ReplaceAll(cond, "?", arg(v))) }
 	if f.ID != "" {
 		add("id = ?", f.ID)
 	}
@@ -246,6 +254,12 @@ func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 			add(col+" < ?", end)
 		}
 	}
+	if nm := nameMatch(f.Name, f.NameKeys); nm != nil {
+		for _, w := range nm.words {
+			add(nm.text+" LIKE ?", "%"+escapeLike(w)+"%")
+			where[len(where)-1] += ` ESCAPE '\'`
+		}
+	}
 	if f.Status != "" {
 		add("status = ?", f.Status)
 	}
@@ -253,6 +267,45 @@ func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 		add("created_at < ?", ts(*f.CreatedBefore))
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// names is a name search: the words to find, lower-case, and the
+// expression (the user's name keys, joined by spaces) to find them in.
+type names struct {
+	words []string
+	text  string
+}
+
+// nameMatch is the name search of words in keys, or nil when there is
+// nothing to search (no words, or no usable key). Keys go into the
+// statement as string literals, so only plain field names are taken.
+func nameMatch(text string, keys []string) *names {
+	words := strings.Fields(asciiLower(text))
+	var parts []string
+	for _, k := range keys {
+		if plainKey(k) {
+			// ->> takes an object key on both engines (SQLite reads 'k' as '$.k').
+			parts = append(parts, "COALESCE(user_meta ->> '"+k+"', '')")
+		}
+	}
+	if len(words) == 0 || len(parts) == 0 {
+		return nil
+	}
+	return &names{words: words, text: "LOWER(" + strings.Join(parts, " || ' ' || ") + ")"}
+}
+
+// plainKey reports whether k matches ^[a-z][a-z0-9_]{0,63}$ (a declared
+// field name).
+func plainKey(k string) bool {
+	if k == "" || len(k) > 64 || k[0] < 'a' || k[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // userStatements are ListAppUsers's statements: the count, which takes all
@@ -275,20 +328,29 @@ func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (
 // first unless f.Sort says otherwise), and the total that match.
 func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
 	count, page, countArgs, pageArgs := q.userStatements(appID, f, limit, offset)
+	var users []AppUser
+	var err error
+	if f.Sort == SortLastSignIn {
+		users, err = q.usersByLastSignIn(ctx, appID, f, limit, offset)
+	} else {
+		var rs rows
+		if rs, err = q.r.query(ctx, page, pageArgs...); err == nil {
+			users, err = collect(rs, scanAppUser)
+		}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	// A first page that is not full holds every match: no count needed
+	// (a search that reads every user, such as a name, reads them once).
+	if f.After == nil && offset == 0 && len(users) < limit {
+		return users, len(users), nil
+	}
 	var total int
 	if err := q.r.queryRow(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	if f.Sort == SortLastSignIn {
-		users, err := q.usersByLastSignIn(ctx, appID, f, limit, offset)
-		return users, total, err
-	}
-	rs, err := q.r.query(ctx, page, pageArgs...)
-	if err != nil {
-		return nil, 0, err
-	}
-	users, err := collect(rs, scanAppUser)
-	return users, total, err
+	return users, total, nil
 }
 
 // usersByLastSignIn is a page of SortLastSignIn in up to two statements,
