@@ -25,7 +25,6 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 	"github.com/gatehouse-auth/gatehouse/internal/token"
-	"github.com/gatehouse-auth/gatehouse/internal/ttlcache"
 )
 
 // Lifetimes.
@@ -85,12 +84,14 @@ type Service struct {
 	appMu sync.Mutex
 	appID string // the built-in console app, once ensured (builtin.go)
 
-	// activity keeps each app's counts for ActivityTTL: the home page of a
-	// workspace with large apps is read often and counted seldom.
-	activity *ttlcache.Cache[AppCounts]
+	// counts keeps each app's home-page counts, made in the background
+	// (activity.go): the home page of a workspace with large apps is read
+	// often and counted seldom.
+	counts counter
 }
 
-// ActivityTTL is how old the counts on the home page may be.
+// ActivityTTL is how old the counts on the home page may be before a view
+// has them made again (in the background: activity.go).
 const ActivityTTL = time.Minute
 
 // Deps are the Service's collaborators.
@@ -110,7 +111,7 @@ type Deps struct {
 func New(d Deps) *Service {
 	now := store.Clock(d.Now)
 	return &Service{db: d.DB, hasher: d.Hasher, now: now, baseURL: strings.TrimRight(d.BaseURL, "/"),
-		tenants: d.Tenants, users: d.Users, signin: d.SignIn, activity: ttlcache.New[AppCounts](ActivityTTL, now.Read)}
+		tenants: d.Tenants, users: d.Users, signin: d.SignIn, counts: newCounter()}
 }
 
 func random(prefix string) string {
@@ -369,26 +370,3 @@ func (s *Service) Principal(ctx context.Context, sess Session, workspaceID strin
 
 // Prune deletes expired links and sessions.
 func (s *Service) Prune(ctx context.Context) error { return s.db.PruneConsole(ctx, s.now.Now()) }
-
-// AppCounts are an app's figures on the console's home page.
-type AppCounts = store.AppCounts
-
-// AppActivity counts an app's users, live sessions and sign-ins of the
-// last seven days, for a principal that may read the app; counts at most
-// ActivityTTL old.
-func (s *Service) AppActivity(ctx context.Context, p access.Principal, appID string) (AppCounts, error) {
-	if err := access.App(ctx, s.db.Queries, p, appID, access.Read); err != nil {
-		return AppCounts{}, err
-	}
-	c, ok, fresh, gen := s.activity.Get(appID)
-	if ok && fresh {
-		return c, nil
-	}
-	now := s.now.Now()
-	c, err := s.db.CountAppActivity(ctx, appID, now, now.Add(-7*24*time.Hour))
-	if err != nil {
-		return AppCounts{}, err
-	}
-	s.activity.Put(appID, c, gen)
-	return c, nil
-}

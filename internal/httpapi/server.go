@@ -109,9 +109,10 @@ type Server struct {
 }
 
 // MountConsole serves the operators' console (package web) under
-// /console/, behind the same security headers, recovery, request id,
-// client address, metrics and audit context as the API, but not its JSON
-// rules or CORS: the console is same-origin HTML with its own CSP.
+// /console/, and the apps' hosted pages under /login/ and /account/,
+// behind the same security headers, recovery, request id, client address,
+// metrics and audit context as the API, but not its JSON rules or CORS:
+// the console is same-origin HTML with its own CSP.
 func (s *Server) MountConsole(h http.Handler) { s.console = h }
 
 // Describe is the error table's answer to err (status, code, message),
@@ -205,6 +206,16 @@ func (s *Server) handler() http.Handler {
 			}
 			s.console.ServeHTTP(w, r)
 			r.Pattern = "/console/" // one metrics label for every console page
+			return
+		}
+		// The apps' hosted sign-in and account pages are served by the
+		// console's handler too (package web, with their own headers).
+		if s.console != nil && (strings.HasPrefix(r.URL.Path, "/login/") || strings.HasPrefix(r.URL.Path, "/account/")) {
+			s.console.ServeHTTP(w, r)
+			r.Pattern = "/login/" // one metrics label each for the two families
+			if strings.HasPrefix(r.URL.Path, "/account/") {
+				r.Pattern = "/account/"
+			}
 			return
 		}
 		api.ServeHTTP(w, r)

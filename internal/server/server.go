@@ -338,8 +338,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	s.Console = console.New(console.Deps{DB: s.DB, Hasher: hasher, Now: s.now, BaseURL: cfg.BaseURL,
 		Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn})
 	s.api.MountConsole(web.New(web.Deps{Console: s.Console, Tenants: s.Tenants, Users: s.Users, SignIn: s.SignIn,
-		Webhooks: s.Webhooks, Machines: s.Machines, Outbound: s.Outbound, Describe: s.api.Describe, Log: s.log, Now: s.now,
-		SendMinTime: cfg.RateLimit.SendMinTime}))
+		Webhooks: s.Webhooks, Machines: s.Machines, Outbound: s.Outbound, Social: s.Social, Describe: s.api.Describe, Log: s.log, Now: s.now,
+		Sealer: sealer, Hasher: hasher, SendMinTime: cfg.RateLimit.SendMinTime}))
 	return s, nil
 }
 
@@ -534,6 +534,8 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		})
 	})
 	wg.Go(func() { every(loops, queue.RescueEvery, func() { s.rescue(loops) }) })
+	// The console's home-page counts, made when a view asks (idle: none).
+	wg.Go(func() { s.Console.RunCounts(loops) })
 	if s.pruneRates != nil {
 		wg.Go(func() { every(loops, time.Minute, func() { _ = s.pruneRates(loops) }) })
 	}

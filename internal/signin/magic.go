@@ -177,10 +177,15 @@ func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "authenticate magic link")
 	method := MethodMagicLink
-	defer func() { s.countSignIn(method, set.MFA != nil, err) }()
+	defer func() {
+		if method != MethodHosted { // the hosted page's sign-in was counted there
+			s.countSignIn(method, set.MFA != nil, err)
+		}
+	}()
 	// A social sign-in's token (sct_magic on the app's callback) comes
-	// here too, as the client SDK treats it as a magic link's.
-	ch, err := s.openToken(ctx, app, tok, MethodMagicLink, MethodOAuth)
+	// here too, as the client SDK treats it as a magic link's, and so does
+	// the hosted sign-in page's hand-off (hosted.go).
+	ch, err := s.openToken(ctx, app, tok, MethodMagicLink, MethodOAuth, MethodHosted)
 	if err != nil {
 		return TokenSet{}, err
 	}
@@ -205,6 +210,10 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 		}
 		if ch.Method == MethodOAuth {
 			out, err = s.signInExternalChallenge(ctx, tx, app, ch, now, c)
+			return err
+		}
+		if ch.Method == MethodHosted {
+			out, err = s.signInHostedChallenge(ctx, tx, app, ch, now, c)
 			return err
 		}
 		out, err = s.signInVerified(ctx, tx, app, ch, linkFactor(ch), now, c, ErrMagicLinkNotFound)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/console"
@@ -14,9 +15,20 @@ import (
 )
 
 type appRow struct {
-	App    tenant.App
-	Counts console.AppCounts
+	Workspace string
+	App       tenant.App
+	Counts    console.Activity
 }
+
+const (
+	// homeWait is how long the home page waits for counts never made
+	// before showing "counting" (the counts read every session of an app:
+	// docs/performance.md).
+	homeWait = 20 * time.Millisecond
+	// rowWait is how long the row that htmx fetches for a counting app
+	// waits for them; past it, it answers the same row and asks again.
+	rowWait = 5 * time.Second
+)
 
 // apps is the workspace's home: its apps with users, live sessions and
 // sign-ins of the last seven days.
@@ -30,17 +42,36 @@ func (h *Handler) apps(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	ids := make([]string, len(list))
+	for i, a := range list {
+		ids[i] = a.ID
+	}
+	counts, err := h.Console.AppActivity(r.Context(), p, ids, homeWait)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	rows := make([]appRow, 0, len(list))
 	for _, a := range list {
-		c, err := h.Console.AppActivity(r.Context(), p, a.ID)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		rows = append(rows, appRow{App: a, Counts: c})
+		rows = append(rows, appRow{Workspace: a.WorkspaceID, App: a, Counts: counts[a.ID]})
 	}
 	v.Data, v.Notice = rows, noticeOf(r)
 	h.render(w, r, http.StatusOK, "apps", v)
+}
+
+// appActivity is one app's row on the home page, which htmx fetches while
+// the app's counts are being made.
+func (h *Handler) appActivity(w http.ResponseWriter, r *http.Request) {
+	p, a, _, ok := h.appPage(w, r, "Apps", "apps")
+	if !ok {
+		return
+	}
+	counts, err := h.Console.AppActivity(r.Context(), p, []string{a.ID}, rowWait)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.fragment(w, r, "app-row", appRow{Workspace: a.WorkspaceID, App: a, Counts: counts[a.ID]})
 }
 
 func (h *Handler) createApp(w http.ResponseWriter, r *http.Request) {

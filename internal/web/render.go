@@ -114,7 +114,7 @@ func newRenderer() *renderer {
 	r := &renderer{pages: map[string]*template.Template{}}
 	for _, p := range pages {
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
-		if name == "layout" || name == "partials" {
+		if name == "layout" || name == "partials" || strings.HasPrefix(name, "hosted_") { // hosted pages: their own layout (hosted.go)
 			continue
 		}
 		r.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, p))

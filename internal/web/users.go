@@ -31,17 +31,24 @@ type usersData struct {
 	First, Next, ExportQuery template.URL
 	Deeper                   bool // not the first page
 	Statuses                 []string
+	Names                    bool   // the app has name fields to search
+	In                       string // "names" when they are searched
 }
 
 // userFilter reads the one search box: a pasted id finds that user; an
-// e-mail address or phone number (or its start) searches them. The order
-// is newest first unless sort=last_sign_in (anything else is the default).
-func userFilter(q url.Values) appuser.Filter {
+// e-mail address or phone number (or its start) searches them; with
+// in=names, words search the app's name fields instead
+// (appuser.SearchNames). The order is newest first unless
+// sort=last_sign_in (anything else is the default).
+func userFilter(q url.Values, app tenant.App) appuser.Filter {
 	f := appuser.Filter{Status: q.Get("status")}
 	if q.Get("sort") == appuser.SortLastSignIn {
 		f.Sort = appuser.SortLastSignIn
 	}
 	s := q.Get("q")
+	if q.Get("in") == "names" {
+		return appuser.SearchNames(f, s, app)
+	}
 	if _, err := uuid.Parse(s); err == nil {
 		f.ID = s
 		return f
@@ -55,8 +62,12 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := userFilter(q)
-	d := usersData{Q: q.Get("q"), Status: q.Get("status"), Sort: f.Sort, Statuses: []string{"active", "pending", "inactive", "imported"}}
+	f := userFilter(q, a)
+	d := usersData{Q: q.Get("q"), Status: q.Get("status"), Sort: f.Sort, Statuses: []string{"active", "pending", "inactive", "imported"},
+		Names: len(appuser.NameKeys(a)) > 0, In: q.Get("in")}
+	if d.In != "names" {
+		d.In = ""
+	}
 	// Keyset pages: "next" continues after the last user shown (after=id),
 	// which costs the same however deep (docs/performance.md).
 	if after := q.Get("after"); after != "" {
@@ -89,6 +100,9 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 	base := url.Values{}
 	if d.Q != "" {
 		base.Set("q", d.Q)
+	}
+	if d.In != "" {
+		base.Set("in", d.In)
 	}
 	if d.Status != "" {
 		base.Set("status", d.Status)
@@ -134,7 +148,7 @@ func (h *Handler) usersCSV(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f := userFilter(r.URL.Query())
+	f := userFilter(r.URL.Query(), a)
 	var rows []appuser.User
 	// Keyset pages, each after the last row read: a user signing up or in
 	// meanwhile shifts no later page (no row twice, none skipped for it).

@@ -26,7 +26,9 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/social"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/webhook"
 )
 
@@ -48,9 +50,14 @@ type Deps struct {
 	Webhooks *webhook.Service
 	Machines *machine.Service
 	Outbound *outbound.Service
+	Social   *social.Service
 	Describe Describe
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Sealer and Hasher keep the hosted pages' cookies (hosted.go): the
+	// pending sign-in sealed, the CSRF tokens derived.
+	Sealer *token.Sealer
+	Hasher *token.Hasher
 	// SendMinTime is the shortest time the code sign-in form answers in
 	// (rate_limit.send_min_time, as the API's sends): an operator's address
 	// and a stranger's take the same time.
@@ -98,6 +105,10 @@ func sessionOf(ctx context.Context) (console.Session, bool) {
 // ServeHTTP sets the security headers with a new nonce, refuses
 // cross-origin state changes, and routes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if hostedPath(r.URL.Path) { // the apps' hosted pages: their own headers (hosted.go)
+		h.serveHosted(w, r)
+		return
+	}
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	nonce := base64.RawURLEncoding.EncodeToString(b) // no + or /, which templates would escape

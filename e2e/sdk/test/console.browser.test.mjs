@@ -282,16 +282,32 @@ test("webhooks: add an endpoint, send a test, see the delivery's attempts and pa
     assert.match(rotated, /^whsec_/);
     assert.notEqual(rotated, secret);
     await owner.getByText(/still signs until/).waitFor();
+    await audit(owner, "webhook endpoint");
   } finally {
     recv.close();
   }
+});
+
+test("social sign-in: the providers page; a provider added, its secret shown only as a hint", async () => {
+  const secret = `gh-console-secret-${tag}`;
+  await owner.getByRole("link", { name: "Social sign-in" }).click();
+  await owner.getByText("Register this redirect URI").waitFor();
+  await audit(owner, "social sign-in");
+  await owner.locator("summary", { hasText: "Add GitHub" }).click();
+  const form = owner.locator('form:has(input[name="type"][value="github"])');
+  await form.getByLabel(/Client ID/).fill("Iv1.console");
+  await form.getByLabel(/Client secret/).fill(secret);
+  await form.getByRole("button", { name: "Add GitHub" }).click();
+  await owner.getByText("Saved.").waitFor();
+  assert.ok(!(await owner.content()).includes(secret), "the page shows the client secret");
+  await audit(owner, "social sign-in with a provider");
 });
 
 test("the audit log shows every change made here, with before and after and no secret", async () => {
   await owner.getByRole("link", { name: "Audit log" }).click();
   const text = await owner.locator("main").textContent();
   for (const action of ["app.created", "app.updated", "api_key.created", "api_key.revoked", "session.revoked", "member.added", "console.signed_in",
-    "console.link_created", "webhook.created", "webhook.secret_rotated"]) {
+    "console.link_created", "webhook.created", "webhook.secret_rotated", "oauth_provider.created"]) {
     assert.ok(text.includes(action), `audit log lacks ${action}`);
   }
   assert.doesNotMatch(text, /ghk_[A-Za-z0-9_-]{20}|ghl_|ghs_|whsec_/);

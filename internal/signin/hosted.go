@@ -1,0 +1,86 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
+)
+
+// The hosted sign-in pages' hand-off (docs/hosted-pages.md): a user who
+// signed in on Gatehouse's own page for an app (/login/{app_id}) holds a
+// session there, and the browser goes back to the app with the same
+// single-use, 2-minute token a social sign-in gives (sct_magic), which the
+// client SDK turns into the app's own session with PATCH
+// /magic_links/authenticate. The app's session proves what the hosted one
+// proved (its method, amr and auth_time): the hosted sign-in already went
+// through the app's MFA policy, so the hand-off asks for nothing more.
+
+// MethodHosted is the hand-off's challenge method.
+const MethodHosted = "hosted"
+
+// HandOff returns the token the app's callback gets (sct_magic) for the
+// user of caller, whose session is the hosted page's. The token opens a
+// session of its own, once, while the hosted session is live.
+func (s *Service) HandOff(ctx context.Context, app store.App, caller Caller, c Client) (tok string, err error) {
+	defer errs.Wrap(&err, "hosted sign-in hand-off")
+	u := caller.User
+	if u.Status != store.StatusActive {
+		return "", ErrUnauthenticated
+	}
+	now := s.clock()
+	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: MethodHosted,
+		Status: store.ChallengePending, RemainingAttempts: 1, IP: c.IP, UserAgent: truncate(c.UserAgent, 512),
+		CreatedAt: now, ExpiresAt: now.Add(oauthTokenTTL), SessionID: caller.Session.ID,
+		Data: encodeData(challengeData{Test: s.users.TestIdentities().User(app, u)})}
+	tok, err = s.keys.Sign(token.TypeMagic, magicClaims{
+		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(),
+			Expiry: ch.ExpiresAt.Unix(), ID: ch.ID},
+		UUID: u.ID, UserStatus: u.Status, Email: u.Email, Phone: u.Phone, Purpose: "magic_link",
+	})
+	if err != nil {
+		return "", err
+	}
+	ch.SecretHash = s.hasher.Hash("magic", tok)
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		// As a social sign-in's: no earlier token is superseded (each is
+		// single use and lives two minutes).
+		if err := tx.CreateChallenge(ctx, ch); err != nil {
+			return err
+		}
+		return s.emitChallenge(ctx, tx, ch, challengeCreated(ch, ""))
+	})
+	if err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// signInHostedChallenge opens the app's session of a hand-off's token,
+// inside tx (the one that completed the challenge): while the hosted
+// session it came from is live and the user active, a new session with
+// that session's method, amr and auth_time.
+func (s *Service) signInHostedChallenge(ctx context.Context, tx *store.Tx, app store.App, ch store.Challenge, now time.Time, c Client) (TokenSet, error) {
+	hosted, err := liveSession(ctx, tx, app, ch.SessionID, now)
+	if errors.Is(err, ErrUnauthenticated) {
+		return TokenSet{}, ErrMagicLinkNotFound
+	}
+	if err != nil {
+		return TokenSet{}, err
+	}
+	u, err := tx.GetAppUser(ctx, app.ID, ch.AppUserID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (u.Status != store.StatusActive || hosted.AppUserID != u.ID)) {
+		return TokenSet{}, ErrMagicLinkNotFound
+	}
+	if err != nil {
+		return TokenSet{}, err
+	}
+	if err := s.emitChallenge(ctx, tx, ch, challengeCompleted(ch, now, "")); err != nil {
+		return TokenSet{}, err
+	}
+	since := hosted.Authenticated()
+	return s.openSession(ctx, tx, app, u, factor{Session: hosted.Method, CredentialID: hosted.CredentialID, Since: &since}, hosted.AMR, c)
+}
