@@ -60,21 +60,20 @@ func phonePrefix(q string) (string, bool) {
 	return string(out), true
 }
 
-// SearchNames narrows f to the users whose name fields (see NameKeys)
-// hold every word of q, whatever their case (ASCII): the console's name
-// search. No index serves it (the address and number prefixes of Search
-// are index reads), so it is asked for, not guessed from q. An app without
-// name fields, or an empty q, adds nothing.
+// SearchNames narrows f to the users each word of q starts a word of
+// whose names (the user_meta keys that contain "name"), in any case: the
+// console's name search, asked for rather than guessed from q. An app
+// without name fields (NameKeys), or an empty q, adds nothing.
 func SearchNames(f Filter, q string, app store.App) Filter {
-	if keys := NameKeys(app); len(keys) > 0 && strings.TrimSpace(q) != "" {
-		f.Name, f.NameKeys = q, keys
+	if len(NameKeys(app)) > 0 && strings.TrimSpace(q) != "" {
+		f.Name = q
 	}
 	return f
 }
 
 // NameKeys are the user_meta keys of app's schema that hold a name: text
 // fields whose key contains "name" (name, first_name, last_name,
-// display_name, username…).
+// display_name, username…), whose words the store indexes.
 func NameKeys(app store.App) []string {
 	var keys []string
 	for _, fd := range SchemaOf(app) {

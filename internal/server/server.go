@@ -178,7 +178,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	case SchemaOnly:
 		return s, nil
 	case ApplySchema:
-		if err := s.DB.Migrate(ctx); err != nil {
+		if err := s.migrate(ctx); err != nil {
 			return nil, err
 		}
 	case RequireSchema:
@@ -414,10 +414,27 @@ func (s *Server) Close() error { return s.DB.Close() }
 
 // Migrate applies every pending migration of both schema sets.
 func (s *Server) Migrate(ctx context.Context) error {
-	if err := s.DB.Migrate(ctx); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		return err
 	}
 	s.current.Store(true)
+	return nil
+}
+
+// migrate applies the migrations, then the work that follows them: the
+// name rows of users written before 00024_user_names or by an older
+// replica since the last time (store.BackfillUserNames).
+func (s *Server) migrate(ctx context.Context) error {
+	if err := s.DB.Migrate(ctx); err != nil {
+		return err
+	}
+	n, err := s.DB.BackfillUserNames(ctx, s.now())
+	if err != nil {
+		return fmt.Errorf("index users' names: %w", err)
+	}
+	if n > 0 {
+		s.log.Info("indexed users' names for the console's search", "users", n)
+	}
 	return nil
 }
 

@@ -73,3 +73,18 @@ func (db *DB) TamperAuditLog(ctx context.Context) (updateErr, deleteErr error) {
 	_, deleteErr = db.w.exec(ctx, "DELETE FROM audit_log")
 	return updateErr, deleteErr
 }
+
+// ForgetNames deletes every name row, as if the users had been written
+// before 00024_user_names (for the backfill's test).
+func (db *DB) ForgetNames(ctx context.Context) error {
+	_, err := db.w.exec(ctx, `DELETE FROM app_user_names`)
+	return err
+}
+
+// SetCommonWord sets how many name rows make a search broad, and returns
+// what puts it back (tests run both ways of finding a page).
+func SetCommonWord(n int) func() {
+	old := commonWord
+	commonWord = n
+	return func() { commonWord = old }
+}

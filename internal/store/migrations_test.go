@@ -65,6 +65,8 @@ var released = map[string]string{
 	"sqlite/00022_console_activity.sql":            "2068b06e80112a42c372dccc4dda77e6808c5d54832a9e8b2f9acd6261e71358",
 	"postgres/00023_mfa_default.sql":               "7e8c77eb4631ad5385a4584f4c4e3e19e2e1684dc210e1902f140beb1095be97",
 	"sqlite/00023_mfa_default.sql":                 "e5075af8171ccd192921f0b0c08ae398b94bfad373a2843e1c25bcb2d9bd3c17",
+	"postgres/00024_user_names.sql":                "2cb165af870cd368c077e5f7d0017b3200a16039e3427f188c7146a498f7dccb",
+	"sqlite/00024_user_names.sql":                  "0a785b22d21888e46e1c2fcf18ddddfaee961833a34f89e36f8b924d14efb5b4",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

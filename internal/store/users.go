@@ -124,7 +124,10 @@ func (q Queries) CreateAppUser(ctx context.Context, u AppUser) error {
 		u.ID, u.AppID, u.UserID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
 		u.WebauthnEnabled, string(jsonOr(u.Meta, "{}")), ts(u.CreatedAt), ts(u.UpdatedAt), nullTime(u.LastUsedAt),
 		strings.Join(u.WebauthnTypes, ","))
-	return err
+	if err != nil {
+		return err
+	}
+	return q.writeNames(ctx, u.AppID, u.ID, u.Meta, false)
 }
 
 // GetAppUser returns an app's user by id or ErrNotFound.
@@ -190,12 +193,16 @@ type UserFilter struct {
 	// must be valid UTF-8.
 	EmailPrefix string
 	PhonePrefix string
-	// Name matches users whose NameKeys (user_meta keys, each matching
-	// ^[a-z][a-z0-9_]*$; others are ignored) hold every word of it,
-	// ASCII case-insensitively. No index serves it: it reads every user of
-	// the app (docs/performance.md).
-	Name          string
-	NameKeys      []string
+	// Name matches users each of whose words starts a word of their names
+	// (the user_meta keys that contain "name"; names.go), any case.
+	Name string
+	// nameBroad: Name's words are common (ListAppUsers decides), so a page
+	// is found faster in order than from the matches.
+	nameBroad bool
+	// CountUpTo, when above 0, stops counting the total past it (the total
+	// is then CountUpTo+1): a search that matches much of a large app
+	// need not read every match to say "more than".
+	CountUpTo     int
 	Status        string
 	CreatedBefore *time.Time
 	// After lists only the users after this one in the list's order
@@ -254,11 +261,33 @@ func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 			add(col+" < ?", end)
 		}
 	}
-	if nm := nameMatch(f.Name, f.NameKeys); nm != nil {
-		for _, w := range nm.words {
-			add(nm.text+" LIKE ?", "%"+escapeLike(w)+"%")
-			where[len(where)-1] += ` ESCAPE '\'`
+	// Every word of a name search starts a word of the user's names: each
+	// a range of app_user_names (names.go), their intersection the few
+	// users to read by id. app_id is then compared as an expression, which
+	// no index offers: otherwise both engines may walk the app's users in
+	// the page's order (app_users_app_created) testing each, as if
+	// matches were many (100 ms at 100 000 users).
+	if words := NameQuery(f.Name); len(words) > 0 && f.nameBroad {
+		// Many matches: walk the app's users in the page's order, testing
+		// each against its own few name rows, until the page is full.
+		for _, w := range words {
+			c := `EXISTS (SELECT 1 FROM app_user_names n WHERE n.app_user_id = app_users.id AND n.word` + q.d.byteOrder + ` >= ` + arg(w)
+			if end, ok := prefixEnd(w); ok {
+				c += ` AND n.word` + q.d.byteOrder + ` < ` + arg(end)
+			}
+			where = append(where, c+`)`)
 		}
+	} else if len(words) > 0 {
+		var sets []string
+		for _, w := range words {
+			c := `SELECT app_user_id FROM app_user_names WHERE app_id = $1 AND word` + q.d.byteOrder + ` >= ` + arg(w)
+			if end, ok := prefixEnd(w); ok {
+				c += ` AND word` + q.d.byteOrder + ` < ` + arg(end)
+			}
+			sets = append(sets, c)
+		}
+		where[0] = "app_id || '' = $1"
+		where = append(where, `id IN (`+strings.Join(sets, ` INTERSECT `)+`)`)
 	}
 	if f.Status != "" {
 		add("status = ?", f.Status)
@@ -269,50 +298,19 @@ func (q Queries) userWhere(appID string, f UserFilter) (string, []any) {
 	return strings.Join(where, " AND "), args
 }
 
-// names is a name search: the words to find, lower-case, and the
-// expression (the user's name keys, joined by spaces) to find them in.
-type names struct {
-	words []string
-	text  string
-}
-
-// nameMatch is the name search of words in keys, or nil when there is
-// nothing to search (no words, or no usable key). Keys go into the
-// statement as string literals, so only plain field names are taken.
-func nameMatch(text string, keys []string) *names {
-	words := strings.Fields(asciiLower(text))
-	var parts []string
-	for _, k := range keys {
-		if plainKey(k) {
-			// ->> takes an object key on both engines (SQLite reads 'k' as '$.k').
-			parts = append(parts, "COALESCE(user_meta ->> '"+k+"', '')")
-		}
-	}
-	if len(words) == 0 || len(parts) == 0 {
-		return nil
-	}
-	return &names{words: words, text: "LOWER(" + strings.Join(parts, " || ' ' || ") + ")"}
-}
-
-// plainKey reports whether k matches ^[a-z][a-z0-9_]{0,63}$ (a declared
-// field name).
-func plainKey(k string) bool {
-	if k == "" || len(k) > 64 || k[0] < 'a' || k[0] > 'z' {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // userStatements are ListAppUsers's statements: the count, which takes all
 // of args but the last two, and the page, which takes all of them.
 func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (count, page string, countArgs, pageArgs []any) {
-	cond, args := q.userWhere(appID, f)
+	// An uncapped count reads every match either way, fastest from the
+	// matches; a capped one stops sooner walking the users in order.
+	counted := f
+	counted.nameBroad = f.nameBroad && f.CountUpTo > 0
+	cond, args := q.userWhere(appID, counted)
 	count, countArgs = `SELECT COUNT(*) FROM app_users WHERE `+cond, args
+	if f.CountUpTo > 0 {
+		count = `SELECT COUNT(*) FROM (SELECT 1 FROM app_users WHERE ` + cond + ` LIMIT ` + itoa(f.CountUpTo+1) + `) AS t`
+	}
+	cond, args = q.userWhere(appID, f)
 	pageArgs = append([]any(nil), args...)
 	if f.After != nil {
 		// A row value: an index on (app_id, created_at, id) serves it on both engines.
@@ -327,6 +325,13 @@ func (q Queries) userStatements(appID string, f UserFilter, limit, offset int) (
 // ListAppUsers returns one page of an app's users, in f's order (newest
 // first unless f.Sort says otherwise), and the total that match.
 func (q Queries) ListAppUsers(ctx context.Context, appID string, f UserFilter, limit, offset int) ([]AppUser, int, error) {
+	if words := NameQuery(f.Name); len(words) > 0 {
+		broad, err := q.commonNames(ctx, appID, words)
+		if err != nil {
+			return nil, 0, err
+		}
+		f.nameBroad = broad
+	}
 	count, page, countArgs, pageArgs := q.userStatements(appID, f, limit, offset)
 	var users []AppUser
 	var err error
@@ -434,12 +439,17 @@ func prefixEnd(prefix string) (end string, ok bool) {
 // webauthn_enabled and webauthn_types are not among them: they follow the
 // user's passkeys (SyncPasskeyState), so a profile change read before a
 // passkey was added cannot undo it.
+// The user's name rows (names.go) follow its user_meta.
 func (q Queries) UpdateAppUser(ctx context.Context, u AppUser) (AppUser, error) {
-	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, email = $4, phone = $5, email_verified = $6,
+	out, err := scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, email = $4, phone = $5, email_verified = $6,
 		phone_verified = $7, user_meta = $8, updated_at = $9
 		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns,
 		u.AppID, u.ID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
 		string(jsonOr(u.Meta, "{}")), ts(u.UpdatedAt)))
+	if err != nil {
+		return out, err
+	}
+	return out, q.writeNames(ctx, out.AppID, out.ID, out.Meta, true)
 }
 
 // SetAppUserStatus changes a user's status and returns the stored row.
