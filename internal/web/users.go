@@ -33,7 +33,11 @@ type usersData struct {
 	Statuses                 []string
 	Names                    bool   // the app has name fields to search
 	In                       string // "names" when they are searched
+	More                     bool   // the count stopped past nameCountUpTo
 }
+
+// nameCountUpTo is where a name search's count stops ("more than 1000").
+const nameCountUpTo = 1000
 
 // userFilter reads the one search box: a pasted id finds that user; an
 // e-mail address or phone number (or its start) searches them; with
@@ -47,6 +51,9 @@ func userFilter(q url.Values, app tenant.App) appuser.Filter {
 	}
 	s := q.Get("q")
 	if q.Get("in") == "names" {
+		// A common word may match much of a large app: the count stops
+		// past nameCountUpTo.
+		f.CountUpTo = nameCountUpTo
 		return appuser.SearchNames(f, s, app)
 	}
 	if _, err := uuid.Parse(s); err == nil {
@@ -131,6 +138,7 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) {
 		d.First = query(base)
 	}
 	d.Page = pg
+	d.More = f.CountUpTo > 0 && pg.Total > f.CountUpTo
 	v.Data = d
 	h.render(w, r, http.StatusOK, "users", v)
 }
