@@ -58,6 +58,7 @@ func ToolVariables() (names, prefixes []string) {
 			"GATEHOUSE_BIN",                // e2e/sdk: the server binary under test
 			"GATEHOUSE_TESTOP_BIN",         // e2e/sdk: the OpenID provider of the social sign-in test
 			"GATEHOUSE_CONSOLE_SHOTS",      // e2e/sdk: where the console test saves docs/console.md's screenshots
+			"GATEHOUSE_HOSTED_SHOTS",       // e2e/sdk: where the hosted-pages test saves docs/hosted-pages.md's screenshots
 			"GATEHOUSE_BENCH_USERS",        // internal/web: users of BenchmarkConsolePages (default 100 000)
 			"GATEHOUSE_TEST_POSTGRES_URL",  // the tests' PostgreSQL server
 			"GATEHOUSE_TEST_AS_MAIN",       // cmd/gatehouse tests: the test binary runs as gatehouse

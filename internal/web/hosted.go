@@ -73,6 +73,7 @@ type hostedView struct {
 	App                tenant.App // zero on a page of no app (unknown app)
 	Message            string     // an error line (role=alert)
 	Notice             string     // what a form did
+	Script             string     // the pages' script (hosted_passkey.go), set by hostedPage
 	Data               any
 }
 
@@ -92,7 +93,7 @@ var hostedFuncs = func() template.FuncMap {
 var hostedPages = func() map[string]*template.Template {
 	layout := template.Must(template.New("hosted_layout.html").Funcs(hostedFuncs).ParseFS(templateFiles, "templates/hosted_layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "code", "mfa", "account", "error"} {
+	for _, name := range []string{"login", "code", "mfa", "account", "error", "offer"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, "templates/hosted_"+name+".html"))
 	}
 	return out
@@ -157,7 +158,7 @@ func setHostedCSP(hd http.Header, nonce string, app *tenant.App) {
 		}
 	}
 	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'nonce-"+nonce+
-		"'; img-src 'self' https: data:; form-action "+forms+"; frame-ancestors "+frame+"; base-uri 'none'")
+		"'; img-src 'self' https: data:; connect-src 'self'; form-action "+forms+"; frame-ancestors "+frame+"; base-uri 'none'")
 	if len(origins) > 0 {
 		hd.Del("X-Frame-Options") // frame-ancestors says who may; X-Frame-Options cannot name several
 	} else {
@@ -167,7 +168,7 @@ func setHostedCSP(hd http.Header, nonce string, app *tenant.App) {
 
 // hostedPage writes a hosted page with status, inside the hosted layout.
 func (h *Handler) hostedPage(w http.ResponseWriter, r *http.Request, status int, name string, v hostedView) {
-	v.Nonce = nonceOf(r.Context())
+	v.Nonce, v.Script = nonceOf(r.Context()), hostedScript
 	t, ok := hostedPages[name]
 	if !ok {
 		panic("web: no hosted page " + name)
@@ -264,17 +265,19 @@ func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request, app tenant.A
 
 // hostedFlow is a pending sign-in, sealed in hostedFlowCookie.
 type hostedFlow struct {
-	App        string   `json:"a"`
-	Bind       string   `json:"b"` // the pre-session's hash
-	Handle     string   `json:"h"` // the user id SendOTP gave (random for nobody)
-	Identifier string   `json:"i"`
-	Step       string   `json:"s"`            // code or mfa
-	Challenge  string   `json:"c,omitempty"`  // mfa: the challenge's token
-	Method     string   `json:"m,omitempty"`  // mfa: totp or backup_code
-	Others     []string `json:"o,omitempty"`  // mfa: the other methods this page takes
-	Return     string   `json:"r,omitempty"`  // "account": back to /account/{app_id}
-	Callback   string   `json:"cb,omitempty"` // the app's callback (CallbackFor's)
-	Expires    int64    `json:"e"`
+	App         string   `json:"a"`
+	Bind        string   `json:"b"` // the pre-session's hash
+	Handle      string   `json:"h"` // the user id SendOTP gave (random for nobody)
+	Identifier  string   `json:"i"`
+	Step        string   `json:"s"`            // code, mfa or offer (hosted_passkey.go)
+	Challenge   string   `json:"c,omitempty"`  // mfa: the challenge's token
+	Method      string   `json:"m,omitempty"`  // mfa: totp, backup_code or webauthn
+	Others      []string `json:"o,omitempty"`  // mfa: the other methods this page takes
+	Return      string   `json:"r,omitempty"`  // "account": back to /account/{app_id}
+	Callback    string   `json:"cb,omitempty"` // the app's callback (CallbackFor's)
+	WebAuthn    bool     `json:"w,omitempty"`  // the browser can use passkeys here (hosted.js said so)
+	UsedPasskey bool     `json:"pk,omitempty"` // a passkey signed in or answered the second factor
+	Expires     int64    `json:"e"`
 }
 
 func (h *Handler) setFlow(w http.ResponseWriter, app tenant.App, pre string, f hostedFlow) error {
@@ -313,6 +316,26 @@ func (h *Handler) flow(r *http.Request, app tenant.App, step string) (hostedFlow
 	return f, true
 }
 
+// stepPost reads a POST of a sign-in's step: the app, the form (CSRF
+// checked), the pre-session and the browser's pending flow at that step.
+// false: answered already (refused, or the flow expired).
+func (h *Handler) stepPost(w http.ResponseWriter, r *http.Request, step string) (tenant.App, *form, string, hostedFlow, bool) {
+	app, ok := h.hostedApp(w, r)
+	if !ok {
+		return app, nil, "", hostedFlow{}, false
+	}
+	fm, pre, ok := h.loginForm(w, r, app)
+	if !ok {
+		return app, nil, "", hostedFlow{}, false
+	}
+	f, ok := h.flow(r, app, step)
+	if !ok {
+		h.expired(w, r, app)
+		return app, nil, "", hostedFlow{}, false
+	}
+	return app, fm, pre, f, true
+}
+
 // target is where a sign-in of app ends: back to the account page (ret
 // "/account/{app_id}") or the app's callback (callback, when one of the
 // app's, or the app's own). false: refused (answered already).
@@ -339,6 +362,8 @@ type loginData struct {
 	Label, Type                  string // the identifier field's
 	// SignedIn is the user of this browser's hosted session, when it has one.
 	SignedIn string
+	Passkey  *passkeyUI     // nil: no passkeys here (hosted_passkey.go)
+	Social   []socialButton // the app's providers (hosted_social.go)
 }
 
 func identifierField(app tenant.App) (label, typ string) {
@@ -357,6 +382,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request, app tenant.A
 	if caller, ok := h.hostedCaller(r, app); ok {
 		d.SignedIn = contactOf(caller)
 	}
+	d.Passkey, d.Social = passkeysFor(app, ""), h.socialButtons(r, app, d)
 	h.hostedPage(w, r, status, "login", hostedView{Title: "Sign in", App: app, CSRF: h.loginCSRF(app, pre), Message: msg, Data: d})
 }
 
@@ -404,7 +430,8 @@ func (h *Handler) hostedSend(w http.ResponseWriter, r *http.Request) {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.loginPage(w, r, app, pre, status, d, msg) })
 		return
 	}
-	if err := h.setFlow(w, app, pre, hostedFlow{Handle: res.UserID, Identifier: d.Identifier, Step: "code", Return: ret, Callback: cb}); err != nil {
+	if err := h.setFlow(w, app, pre, hostedFlow{Handle: res.UserID, Identifier: d.Identifier, Step: "code", Return: ret, Callback: cb,
+		WebAuthn: f.text("webauthn") == "1"}); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -438,9 +465,10 @@ func (h *Handler) refuseHosted(w http.ResponseWriter, r *http.Request, app tenan
 // codeData is the code and MFA pages'.
 type codeData struct {
 	Identifier string
-	Method     string   // mfa: totp or backup_code
-	Others     []string // mfa: the methods to switch to
-	Restart    string   // the login page, with the sign-in's return or callback
+	Method     string     // mfa: totp or backup_code
+	Others     []string   // mfa: the methods to switch to
+	Restart    string     // the login page, with the sign-in's return or callback
+	Passkey    *passkeyUI // mfa by passkey: the challenge's options
 }
 
 func restart(app tenant.App, f hostedFlow) string {
@@ -477,17 +505,8 @@ func (h *Handler) hostedCodePage(w http.ResponseWriter, r *http.Request) {
 // it is compared, the user's budgets); right, the sign-in ends or goes on
 // to its second factor.
 func (h *Handler) hostedVerify(w http.ResponseWriter, r *http.Request) {
-	app, ok := h.hostedApp(w, r)
+	app, form, pre, f, ok := h.stepPost(w, r, "code")
 	if !ok {
-		return
-	}
-	form, pre, ok := h.loginForm(w, r, app)
-	if !ok {
-		return
-	}
-	f, ok := h.flow(r, app, "code")
-	if !ok {
-		h.expired(w, r, app)
 		return
 	}
 	set, err := h.SignIn.VerifyOTP(r.Context(), app, f.Handle, form.text("code"), client(r))
@@ -505,7 +524,8 @@ func (h *Handler) hostedVerify(w http.ResponseWriter, r *http.Request) {
 	h.signedIn(w, r, app, f, set)
 }
 
-// hostedMFAMethods are the second factors this page takes.
+// hostedMFAMethods are the second factors this page takes without
+// JavaScript; mfaMethodsFor adds a passkey where the browser can use one.
 var hostedMFAMethods = []string{signin.MethodTOTP, signin.MethodBackupCode}
 
 // secondStep goes on to the sign-in's second factor: the challenge's, when
@@ -513,16 +533,20 @@ var hostedMFAMethods = []string{signin.MethodTOTP, signin.MethodBackupCode}
 // challenge); with none, it refuses.
 func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.App, pre string, f hostedFlow, mfa *signin.MFARequired) {
 	var others []string
+	takes := mfaMethodsFor(app, f)
 	for _, m := range mfa.AvailableMethods {
-		if slices.Contains(hostedMFAMethods, m) {
+		if slices.Contains(takes, m) {
 			others = append(others, m)
 		}
 	}
 	ch := mfa.Challenge
-	if !slices.Contains(hostedMFAMethods, ch.Method) {
+	if !slices.Contains(takes, ch.Method) {
 		if len(others) == 0 {
-			h.hostedPage(w, r, http.StatusForbidden, "error", hostedView{Title: "Second factor needed", App: app,
-				Message: "This app asks you for a second factor that this page cannot take yet (a passkey, a push approval or a code). Sign in in the app itself."})
+			msg := "This app asks you for a second factor that this page cannot take yet (a push approval or a code). Sign in in the app itself."
+			if slices.Contains(mfa.AvailableMethods, signin.MethodPasskey) {
+				msg = "This app asks you for your passkey as a second factor, which needs JavaScript and a browser that supports passkeys. Sign in in the app itself, or in another browser."
+			}
+			h.hostedPage(w, r, http.StatusForbidden, "error", hostedView{Title: "Second factor needed", App: app, Message: msg})
 			return
 		}
 		var err error
@@ -544,11 +568,21 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 
 func (h *Handler) mfaPage(w http.ResponseWriter, r *http.Request, app tenant.App, f hostedFlow, status int, msg string) {
 	title := "Enter the code from your authenticator app"
-	if f.Method == signin.MethodBackupCode {
+	d := codeData{Identifier: f.Identifier, Method: f.Method, Others: f.Others, Restart: restart(app, f)}
+	switch f.Method {
+	case signin.MethodBackupCode:
 		title = "Enter a backup code"
+	case signin.MethodPasskey:
+		title = "Use your passkey"
+		ch, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
+		if err != nil {
+			h.hostedFail(w, r, app, err)
+			return
+		}
+		d.Passkey = passkeysFor(app, string(ch.WebauthnOptions))
 	}
 	h.hostedPage(w, r, status, "mfa", hostedView{Title: title, App: app, CSRF: h.loginCSRF(app, cookieValue(r, hostedPreCookie)), Message: msg,
-		Data: codeData{Identifier: f.Identifier, Method: f.Method, Others: f.Others, Restart: restart(app, f)}})
+		Data: d})
 }
 
 func (h *Handler) hostedMFAPage(w http.ResponseWriter, r *http.Request) {
@@ -567,43 +601,30 @@ func (h *Handler) hostedMFAPage(w http.ResponseWriter, r *http.Request) {
 // hostedVerifyMFA answers the second factor's challenge
 // (signin.VerifyChallenge); right, the sign-in ends.
 func (h *Handler) hostedVerifyMFA(w http.ResponseWriter, r *http.Request) {
-	app, ok := h.hostedApp(w, r)
+	app, form, pre, f, ok := h.stepPost(w, r, "mfa")
 	if !ok {
 		return
 	}
-	form, _, ok := h.loginForm(w, r, app)
-	if !ok {
-		return
-	}
-	f, ok := h.flow(r, app, "mfa")
-	if !ok {
-		h.expired(w, r, app)
-		return
-	}
-	res, err := h.SignIn.VerifyChallenge(r.Context(), app, f.Challenge, signin.VerifyInput{Code: form.text("code")}, client(r))
+	res, err := h.SignIn.VerifyChallenge(r.Context(), app, f.Challenge, mfaAnswer(f, form), client(r))
 	if err == nil && (res.Tokens == nil || res.Tokens.MFA != nil) {
 		err = signin.ErrInvalidCode
 	}
 	if err != nil {
+		if f.Method == signin.MethodPasskey {
+			h.refusePasskeyMFA(w, r, app, pre, f, err)
+			return
+		}
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
 		return
 	}
+	f.UsedPasskey = f.UsedPasskey || f.Method == signin.MethodPasskey
 	h.signedIn(w, r, app, f, *res.Tokens)
 }
 
 // hostedSwitchMFA asks for another of the second factors this page takes.
 func (h *Handler) hostedSwitchMFA(w http.ResponseWriter, r *http.Request) {
-	app, ok := h.hostedApp(w, r)
+	app, form, pre, f, ok := h.stepPost(w, r, "mfa")
 	if !ok {
-		return
-	}
-	form, pre, ok := h.loginForm(w, r, app)
-	if !ok {
-		return
-	}
-	f, ok := h.flow(r, app, "mfa")
-	if !ok {
-		h.expired(w, r, app)
 		return
 	}
 	method := form.text("method")
@@ -641,6 +662,9 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, app tenant.Ap
 	}
 	if err := h.setHostedSession(w, app, caller); err != nil {
 		h.hostedFail(w, r, app, err)
+		return
+	}
+	if h.offerPasskey(w, r, app, f, caller) {
 		return
 	}
 	setCookie(w, hostedFlowCookie, "", time.Time{})
