@@ -23,6 +23,9 @@ type UpdateInput struct {
 	Meta  map[string]any
 	Email *string
 	Phone *string
+	// registration: the signed-in user's own metadata is written under the
+	// sign-up rule (UpdateOwnRegistrationMeta), not the profile's.
+	registration bool
 }
 
 // Update changes a user for an administrator (Write access). Metadata that
@@ -42,6 +45,15 @@ func (s *Service) Update(ctx context.Context, p access.Principal, app store.App,
 func (s *Service) UpdateOwnMeta(ctx context.Context, app store.App, id string, meta map[string]any) (_ User, err error) {
 	defer errs.Wrap(&err, "update own metadata")
 	return s.update(ctx, access.Self(), app, id, UpdateInput{Meta: meta})
+}
+
+// UpdateOwnRegistrationMeta changes the metadata of the signed-in user id
+// who has just signed up (the hosted sign-in page's sign-up form), as
+// UpdateOwnMeta does but under the sign-up rule: only fields with
+// visible_registration, as the user_meta of a sign-up request.
+func (s *Service) UpdateOwnRegistrationMeta(ctx context.Context, app store.App, id string, meta map[string]any) (_ User, err error) {
+	defer errs.Wrap(&err, "update own metadata")
+	return s.update(ctx, access.Self(), app, id, UpdateInput{Meta: meta, registration: true})
 }
 
 // metaPatch checks a metadata update against the app's schema and the
@@ -84,7 +96,11 @@ func metaPatch(app store.App, meta map[string]any, w Writer) (map[string]any, er
 func (s *Service) update(ctx context.Context, p access.Principal, app store.App, id string, in UpdateInput) (User, error) {
 	var out store.AppUser
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		w, err := writer(ctx, tx.Queries, p, app.ID, WriterProfile)
+		own := WriterProfile
+		if in.registration {
+			own = WriterRegistration
+		}
+		w, err := writer(ctx, tx.Queries, p, app.ID, own)
 		if err != nil {
 			return err
 		}

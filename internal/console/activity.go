@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -22,10 +23,13 @@ import (
 type AppCounts = store.AppCounts
 
 // Activity is an app's counts and when they were made; the zero value
-// (At zero) means they are being made.
+// (At zero) means they are being made. Failed: the last count failed (the
+// database answered an error or took longer than countTimeout); it is
+// tried again when a view finds it older than ActivityTTL.
 type Activity struct {
 	AppCounts
-	At time.Time
+	At     time.Time
+	Failed bool
 }
 
 // Counted reports whether the counts are known.
@@ -95,8 +99,8 @@ func (c *counter) put(appID string, a Activity, ok bool) {
 }
 
 // RunCounts makes the counts views ask for, one app at a time, until ctx
-// ends. The server runs it with its other loops.
-func (s *Service) RunCounts(ctx context.Context) {
+// ends. The server runs it with its other loops, logging to log.
+func (s *Service) RunCounts(ctx context.Context, log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -106,8 +110,16 @@ func (s *Service) RunCounts(ctx context.Context) {
 			now := s.now.Now()
 			c, err := s.db.CountAppActivity(cctx, appID, now, now.Add(-7*24*time.Hour))
 			cancel()
-			// A failed count is not kept: the next view asks again.
-			s.counts.put(appID, Activity{AppCounts: c, At: now}, err == nil)
+			if err != nil && ctx.Err() != nil {
+				s.counts.put(appID, Activity{}, false)
+				return
+			}
+			// A failure is kept as one, so views do not ask again (which
+			// would have the loop count it back to back) before ActivityTTL.
+			if err != nil {
+				log.Warn("console: an app's counts failed; shown as unavailable for a minute", "app_id", appID, "err", err)
+			}
+			s.counts.put(appID, Activity{AppCounts: c, At: now, Failed: err != nil}, true)
 		}
 	}
 }

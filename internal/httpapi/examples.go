@@ -59,7 +59,7 @@ var (
 		RequiredIdentifiers: []string{"email"}, UserMetaDataSchema: []MetaField{{ID: "first_name", Name: "First name",
 			FieldName: "first_name", FieldType: "string", VisibleProfile: true, VisibleRegistration: true}},
 		OAuthProviders: []OAuthProvider{{Provider: "google", ID: "google", Type: "google", Name: "Google", Icon: "/v1/assets/oauth/google.svg"}}, MFAPolicy: "optional", MFAMethodsAllowed: []string{"totp", "backup_code", "webauthn"},
-		CreatedAt: exT0, UpdatedAt: exT1},
+		Branding: Branding{PrimaryColor: "#0b7a5a", ColorScheme: "auto", Font: "system"}, CreatedAt: exT0, UpdatedAt: exT1},
 		WorkspaceID: exWSID, AllowedOrigins: []string{}, WebauthnUserVerification: "required", WebauthnAttestation: "none",
 		MFAReverifyMinutes: 10, AccessTokenAlg: "ES256", AccessTokenAlgDefault: true, SMSAllowedCountries: []string{"US", "CA"},
 		SMSAllowedCountriesDefault: true, SMSDailyCap: 1000, SMSDailyCapDefault: true}

@@ -170,7 +170,9 @@ type AppSettingsBody struct {
 	// SMS fraud guards.
 	SMSAllowedCountries *[]string `json:"sms_allowed_countries,omitempty" maxItems:"250" example:"[\"US\",\"CA\",\"GB\"]" doc:"Countries this app sends SMS to, as ISO 3166-1 alpha-2 codes of the number's region (+1 876 is JM, not US); [\"*\"] for every country, [] for none, [\"default\"] to follow the server's sms.allowed_countries (the default). SMS to other numbers are refused with 400 phone_country_not_allowed before anything is stored or sent."`
 	SMSDailyCap         *int      `json:"sms_daily_cap,omitempty" minimum:"0" maximum:"10000000" doc:"SMS this app may send per UTC day; more are refused with 429 sms_daily_cap_reached and the first refusal of the day emits verification.sms.delivery_failed. 0 follows the server's sms.daily_cap (the default)."`
-	TestIdentities      *bool     `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. Default false."`
+	// Hosted pages.
+	Branding       *BrandingPatch `json:"branding,omitempty" doc:"The hosted sign-in and account pages' look (colours, colour scheme, font); omitted fields keep their value, \"\" returns one to the default. The logo is logo and logo_dark; the \"Secured by Gatehouse\" line is service_branding."`
+	TestIdentities *bool          `json:"test_identities,omitempty" doc:"Accept test identities: e-mail addresses and phone numbers matching the server's test_identities patterns (by default local part ending in +scute_test, and +1 NXX 555-0100 to 0199) are never sent anything and sign in with the server's fixed code (default 424242). Anyone who knows the code can sign in as them: never for real users. Default false."`
 }
 
 func (b AppSettingsBody) settings() tenant.AppSettings {
@@ -192,7 +194,30 @@ func (b AppSettingsBody) settings() tenant.AppSettings {
 		WebauthnUserVerification: b.WebauthnUserVerification, WebauthnAttestation: b.WebauthnAttestation,
 		MFAPolicy: b.MFAPolicy, MFAMethodsAllowed: b.MFAMethodsAllowed, MFAReverifyMinutes: b.MFAReverifyMinutes,
 		EnumerationProtection: b.EnumerationProtection, AccessTokenAlg: b.AccessTokenAlg,
-		TestIdentities: b.TestIdentities, SMSAllowedCountries: b.SMSAllowedCountries, SMSDailyCap: b.SMSDailyCap}
+		TestIdentities: b.TestIdentities, SMSAllowedCountries: b.SMSAllowedCountries, SMSDailyCap: b.SMSDailyCap,
+		Branding: b.Branding.settings()}
+}
+
+// BrandingPatch is a change of an app's branding: omitted fields keep
+// their value, "" returns one to the default.
+type BrandingPatch struct {
+	PrimaryColor        *string `json:"primary_color,omitempty" maxLength:"7" pattern:"^(#[0-9a-fA-F]{6})?$" example:"#2f5bd3" doc:"Buttons, links and focus rings in light mode, as #rrggbb; \"\" for the default (#2f5bd3)."`
+	BackgroundColor     *string `json:"background_color,omitempty" maxLength:"7" pattern:"^(#[0-9a-fA-F]{6})?$" example:"#f4f5f7" doc:"The page's background in light mode, as #rrggbb; \"\" for the default."`
+	TextColor           *string `json:"text_color,omitempty" maxLength:"7" pattern:"^(#[0-9a-fA-F]{6})?$" example:"#1b1f24" doc:"The text's colour in light mode, as #rrggbb; \"\" for the default."`
+	PrimaryColorDark    *string `json:"primary_color_dark,omitempty" maxLength:"7" pattern:"^(#[0-9a-fA-F]{6})?$" example:"#7ea2ff" doc:"Buttons, links and focus rings in dark mode, as #rrggbb; \"\" for the default."`
+	BackgroundColorDark *string `json:"background_color_dark,omitempty" maxLength:"7" pattern:"^(#[0-9a-fA-F]{6})?$" example:"#111418" doc:"The page's background in dark mode, as #rrggbb; \"\" for the default."`
+	TextColorDark       *string `json:"text_color_dark,omitempty" maxLength:"7" pattern:"^(#[0-9a-fA-F]{6})?$" example:"#e6e8eb" doc:"The text's colour in dark mode, as #rrggbb; \"\" for the default."`
+	ColorScheme         *string `json:"color_scheme,omitempty" enum:"auto,light,dark" example:"auto" doc:"auto (the default) follows the browser's prefers-color-scheme; light or dark always shows that one."`
+	Font                *string `json:"font,omitempty" enum:"system,humanist,geometric,serif,rounded,monospace" example:"system" doc:"A font stack of fonts installed on the reader's device (nothing is downloaded): system (the default), humanist, geometric, serif, rounded or monospace."`
+}
+
+func (b *BrandingPatch) settings() *tenant.BrandingSettings {
+	if b == nil {
+		return nil
+	}
+	return &tenant.BrandingSettings{PrimaryColor: b.PrimaryColor, BackgroundColor: b.BackgroundColor, TextColor: b.TextColor,
+		PrimaryColorDark: b.PrimaryColorDark, BackgroundColorDark: b.BackgroundColorDark, TextColorDark: b.TextColorDark,
+		ColorScheme: b.ColorScheme, Font: b.Font}
 }
 
 // AppSettingsPatch is a change of an app's settings in either form the

@@ -38,8 +38,34 @@ type AppPublic struct {
 	OAuthProviders      []OAuthProvider `json:"oauth_providers" doc:"The app's enabled social sign-in providers, for the sign-in buttons: sign in with GET /v1/auth/{app_id}/oauth/authorize?provider={provider}."`
 	MFAPolicy           string          `json:"mfa_policy" enum:"off,optional,required" doc:"off: one factor; optional: users who enrolled an authenticator app or a passkey are asked for a second factor; required: every user is."`
 	MFAMethodsAllowed   []string        `json:"mfa_methods_allowed" example:"[\"totp\",\"backup_code\",\"webauthn\"]" doc:"The second factors this app accepts."`
+	Branding            Branding        `json:"branding" doc:"The hosted pages' look: colours, colour scheme and font (docs/hosted-pages.md)."`
 	CreatedAt           time.Time       `json:"created_at" doc:"When it was created (RFC 3339)."`
 	UpdatedAt           time.Time       `json:"updated_at" doc:"When it last changed (RFC 3339)."`
+}
+
+// Branding is an app's look on the hosted pages; "" is the default.
+type Branding struct {
+	PrimaryColor        string `json:"primary_color" example:"#2f5bd3" doc:"Buttons, links and focus rings in light mode (#rrggbb); empty: the default."`
+	BackgroundColor     string `json:"background_color" example:"#f4f5f7" doc:"The page's background in light mode (#rrggbb); empty: the default."`
+	TextColor           string `json:"text_color" example:"#1b1f24" doc:"The text's colour in light mode (#rrggbb); empty: the default."`
+	PrimaryColorDark    string `json:"primary_color_dark" example:"#7ea2ff" doc:"Buttons, links and focus rings in dark mode (#rrggbb); empty: the default."`
+	BackgroundColorDark string `json:"background_color_dark" example:"#111418" doc:"The page's background in dark mode (#rrggbb); empty: the default."`
+	TextColorDark       string `json:"text_color_dark" example:"#e6e8eb" doc:"The text's colour in dark mode (#rrggbb); empty: the default."`
+	ColorScheme         string `json:"color_scheme" enum:"auto,light,dark" doc:"auto follows the browser's prefers-color-scheme; light or dark always shows that one."`
+	Font                string `json:"font" enum:"system,humanist,geometric,serif,rounded,monospace" doc:"The font stack (fonts on the reader's device; nothing is downloaded)."`
+}
+
+func brandingOut(b tenant.Branding) Branding {
+	out := Branding{PrimaryColor: b.PrimaryColor, BackgroundColor: b.BackgroundColor, TextColor: b.TextColor,
+		PrimaryColorDark: b.PrimaryColorDark, BackgroundColorDark: b.BackgroundColorDark, TextColorDark: b.TextColorDark,
+		ColorScheme: b.ColorScheme, Font: b.Font}
+	if out.ColorScheme == "" {
+		out.ColorScheme = "auto"
+	}
+	if out.Font == "" {
+		out.Font = "system"
+	}
+	return out
 }
 
 // OAuthProvider is an enabled social sign-in provider as the app's public
@@ -143,7 +169,7 @@ func appPublic(a tenant.App, providers []OAuthProvider) AppPublic {
 		AutoRefresh: a.AutoRefresh, AccessExpiration: a.AccessExpiration, RefreshExpiration: a.RefreshExpiration,
 		MagicLinkExpiration: a.MagicLinkExpiration, RefreshPayload: true, AllowedIdentifiers: nonNil(a.AllowedIdentifiers),
 		RequiredIdentifiers: nonNil(a.RequiredIdentifiers), UserMetaDataSchema: schema, OAuthProviders: providers,
-		MFAPolicy: string(a.MFAPolicy), MFAMethodsAllowed: nonNil(a.MFAMethodsAllowed),
+		MFAPolicy: string(a.MFAPolicy), MFAMethodsAllowed: nonNil(a.MFAMethodsAllowed), Branding: brandingOut(a.Branding),
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 

@@ -428,11 +428,12 @@ func (s *Server) migrate(ctx context.Context) error {
 	if err := s.DB.Migrate(ctx); err != nil {
 		return err
 	}
+	// A failure does not stop the server: only the console's name search
+	// misses those users, and the next start tries again.
 	n, err := s.DB.BackfillUserNames(ctx, s.now())
 	if err != nil {
-		return fmt.Errorf("index users' names: %w", err)
-	}
-	if n > 0 {
+		s.log.Warn("could not index every user's names for the console's search; the next start tries again", "users", n, "err", err)
+	} else if n > 0 {
 		s.log.Info("indexed users' names for the console's search", "users", n)
 	}
 	return nil
@@ -552,7 +553,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	})
 	wg.Go(func() { every(loops, queue.RescueEvery, func() { s.rescue(loops) }) })
 	// The console's home-page counts, made when a view asks (idle: none).
-	wg.Go(func() { s.Console.RunCounts(loops) })
+	wg.Go(func() { s.Console.RunCounts(loops, s.background) })
 	if s.pruneRates != nil {
 		wg.Go(func() { every(loops, time.Minute, func() { _ = s.pruneRates(loops) }) })
 	}

@@ -195,6 +195,9 @@ type challengeData struct {
 	Languages []string `json:"languages,omitempty"`
 	// oauth: the social sign-in provider's slug.
 	Provider string `json:"provider,omitempty"`
+	// magic_link asked for by the hosted sign-in page: the page's path
+	// where the link's opener lands (SendHostedMagicLink).
+	HostedLanding string `json:"hosted_landing,omitempty"`
 }
 
 func decodeData(ch store.Challenge) challengeData {

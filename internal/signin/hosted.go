@@ -81,6 +81,29 @@ func (s *Service) signInHostedChallenge(ctx context.Context, tx *store.Tx, app s
 	if err := s.emitChallenge(ctx, tx, ch, challengeCompleted(ch, now, "")); err != nil {
 		return TokenSet{}, err
 	}
-	since := hosted.Authenticated()
-	return s.openSession(ctx, tx, app, u, factor{Session: hosted.Method, CredentialID: hosted.CredentialID, Since: &since}, hosted.AMR, c)
+	since, until := hosted.Authenticated(), hosted.ExpiresAt
+	return s.openSession(ctx, tx, app, u, factor{Session: hosted.Method, CredentialID: hosted.CredentialID, Since: &since, Until: &until},
+		hosted.AMR, c)
+}
+
+// hostedTouchEvery is how often a hosted session's use is written down.
+const hostedTouchEvery = time.Minute
+
+// HostedCaller is the caller of a hosted page's session (its cookie names
+// it): live, and used within the app's refresh lifetime (the idle limit an
+// app's own sessions have through their refresh tokens, which the hosted
+// session keeps none of). Each use is recorded, at most once a minute.
+func (s *Service) HostedCaller(ctx context.Context, app store.App, sessionID string) (Caller, error) {
+	c, err := s.SessionCaller(ctx, app, sessionID)
+	if err != nil {
+		return Caller{}, err
+	}
+	now := s.clock()
+	if idle := time.Duration(app.RefreshExpiration) * time.Second; idle > 0 && !now.Before(c.Session.LastActiveAt.Add(idle)) {
+		return Caller{}, ErrUnauthenticated
+	}
+	if err := s.db.TouchSession(ctx, c.Session.ID, now, hostedTouchEvery); err != nil {
+		return Caller{}, err
+	}
+	return c, nil
 }

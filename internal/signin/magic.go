@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
@@ -41,6 +42,25 @@ type magicClaims struct {
 // device or approved on another. The match number is shown by both devices.
 func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, c Client) (_ SendResult, err error) {
 	defer errs.Wrap(&err, "send magic link")
+	return s.sendMagic(ctx, app, identifier, meta, webauthn, "", c)
+}
+
+// SendHostedMagicLink is SendMagicLink for the hosted sign-in page
+// (docs/hosted-pages.md): the same limits, answers and message, and the
+// link's opener, when it is the device that asked or chooses "Sign in
+// here", goes to landing (a path of this server, "/login/..."), with the
+// token in sct_magic, instead of the app's login page. Opening it there
+// signs in that browser only: the poll handle then collects nothing, so
+// the hosted page's waiting tab cannot open a second session.
+func (s *Service) SendHostedMagicLink(ctx context.Context, app store.App, identifier, landing string, c Client) (_ SendResult, err error) {
+	defer errs.Wrap(&err, "send magic link")
+	if !strings.HasPrefix(landing, "/login/") {
+		return SendResult{}, errs.Invalidf("landing", "must be a hosted sign-in page")
+	}
+	return s.sendMagic(ctx, app, identifier, nil, false, landing, c)
+}
+
+func (s *Service) sendMagic(ctx context.Context, app store.App, identifier string, meta map[string]any, webauthn bool, landing string, c Client) (SendResult, error) {
 	r, err := s.resolve(ctx, app, identifier, meta, c)
 	if err != nil {
 		return SendResult{}, err
@@ -52,14 +72,19 @@ func (s *Service) SendMagicLink(ctx context.Context, app store.App, identifier s
 			return SendResult{ChallengeID: s.decoyHandle(now.Add(ttl)), SentAt: now, UserID: newID(), Sent: true,
 				MatchNumber: matchNumber(), MetaErrors: r.MetaErrors}, nil
 		}
-		return s.sendMagicLink(ctx, app, r, ttl, webauthn, c)
+		return s.sendMagicLink(ctx, app, r, ttl, webauthn, landing, c)
 	})
 }
 
 // sendMagicLink issues a magic-link challenge for r, whose user is set.
-func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient, ttl time.Duration, webauthn bool, c Client) (SendResult, error) {
+func (s *Service) sendMagicLink(ctx context.Context, app store.App, r recipient, ttl time.Duration, webauthn bool, landing string, c Client) (SendResult, error) {
 	u := r.User
 	ch := s.newChallenge(app, r, MethodMagicLink, 1, ttl, c)
+	if landing != "" {
+		d := decodeData(ch)
+		d.HostedLanding = landing
+		ch.Data = encodeData(d)
+	}
 	ch.WebauthnEnabled, ch.MatchNumber, ch.Location = webauthn, matchNumber(), truncate(c.Location, 120)
 	tok, err := s.keys.Sign(token.TypeMagic, magicClaims{
 		Claims: token.Claims{Issuer: s.settings.Issuer, Subject: u.ID, Audience: token.Audience{app.ID}, IssuedAt: ch.CreatedAt.Unix(),
@@ -191,7 +216,7 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 	}
 	method = ch.Method
 	consent := store.ConsentOpenerOnly
-	if sameDevice(ch, c) {
+	if sameDevice(ch, c) && decodeData(ch).HostedLanding == "" {
 		consent = store.ConsentSameDevice
 	}
 	now := s.clock()
@@ -274,7 +299,15 @@ func (s *Service) OpenMagicLink(ctx context.Context, app store.App, tok string, 
 		return LinkConsent{}, ErrMagicLinkNotFound
 	}
 	browser, os := DescribeUserAgent(ch.UserAgent)
-	return LinkConsent{SameDevice: sameDevice(ch, c), AppLink: appuser.AppLink(app, "sct_magic", tok),
+	appLink := appuser.AppLink(app, "sct_magic", tok)
+	if landing := decodeData(ch).HostedLanding; landing != "" { // back to the hosted page that asked
+		sep := "?"
+		if strings.Contains(landing, "?") {
+			sep = "&"
+		}
+		appLink = s.settings.BaseURL + landing + sep + url.Values{"sct_magic": {tok}}.Encode()
+	}
+	return LinkConsent{SameDevice: sameDevice(ch, c), AppLink: appLink,
 		Browser: browser, OS: os, IP: ch.IP, Location: ch.Location, RequestedAt: ch.CreatedAt, ExpiresAt: ch.ExpiresAt,
 		Choices: s.matchChoices(ch), Recipient: courier.MaskAddress(ch.Recipient)}, nil
 }

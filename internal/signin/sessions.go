@@ -93,6 +93,13 @@ func (s *Service) UpdateMeta(ctx context.Context, app store.App, caller Caller, 
 	return s.users.UpdateOwnMeta(ctx, app, caller.User.ID, meta)
 }
 
+// RegisterMeta sets the caller's own registration fields (those with
+// visible_registration) just after they signed up, as the user_meta of a
+// sign-up request would have: the hosted sign-in page's sign-up form.
+func (s *Service) RegisterMeta(ctx context.Context, app store.App, caller Caller, meta map[string]any) (appuser.User, error) {
+	return s.users.UpdateOwnRegistrationMeta(ctx, app, caller.User.ID, meta)
+}
+
 // LookupQuery asks for one user: by e-mail or phone (Identifier), or by id.
 type LookupQuery struct {
 	Identifier string

@@ -72,6 +72,9 @@ type factor struct {
 	// Since, when set, is the auth_time of the session it opens (a push
 	// vouches only as far as the approving session's own proof); else now.
 	Since *time.Time
+	// Until, when set, caps the session's lifetime (a hosted page's
+	// hand-off lasts no longer than the hosted session it came from).
+	Until *time.Time
 }
 
 // startSession creates a session for a user and its first tokens, inside tx.
@@ -110,6 +113,9 @@ func (s *Service) openSession(ctx context.Context, tx *store.Tx, app store.App, 
 	sess := store.Session{ID: newID(), AppID: app.ID, AppUserID: u.ID, Method: f.Session, UserAgent: truncate(c.UserAgent, 512),
 		IP: c.IP, CreatedAt: now, LastActiveAt: now, ExpiresAt: now.Add(s.settings.SessionLifetime), CredentialID: f.CredentialID,
 		AuthTime: &authTime, AMR: amr}
+	if f.Until != nil && f.Until.Before(sess.ExpiresAt) {
+		sess.ExpiresAt = *f.Until
+	}
 	refresh, rec, err := s.mintRefresh(app, sess, now)
 	if err != nil {
 		return TokenSet{}, err

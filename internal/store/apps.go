@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"time"
 )
@@ -53,8 +54,10 @@ type App struct {
 	// day; 0 follows sms.daily_cap.
 	SMSAllowedCountries []string
 	SMSDailyCap         int
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// Branding is the hosted pages' look (issue 27), validated by tenant.
+	Branding  Branding
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // MFAPolicy is an app's rule for second factors: the one list of them, and
@@ -86,20 +89,21 @@ const appColumns = `id, workspace_id, name, slug, origin, allowed_origins, login
 	refresh_expiration, magic_link_expiration, allowed_identifiers, required_identifiers, user_meta_data_schema,
 	created_at, updated_at, webauthn_rp_id, webauthn_user_verification, webauthn_attestation,
 	mfa_policy, mfa_methods_allowed, mfa_reverify_minutes, enumeration_protection, access_token_alg, test_identities,
-	sms_allowed_countries, sms_daily_cap`
+	sms_allowed_countries, sms_daily_cap, branding`
 
 func scanApp(r row) (App, error) {
 	var a App
-	var origins, allowed, required, mfaMethods, smsCountries []byte
+	var origins, allowed, required, mfaMethods, smsCountries, branding []byte
 	err := r.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Slug, &a.Origin, &origins, &a.LoginURL, &a.CallbackURL,
 		&a.Logo, &a.LogoDark, &a.PublicSignup, &a.ProfileManagement, &a.ServiceBranding, &a.EmailAuthType,
 		&a.AutoRefresh, &a.AccessExpiration, &a.RefreshExpiration, &a.MagicLinkExpiration, &allowed, &required,
 		&a.MetaSchema, &a.CreatedAt, &a.UpdatedAt, &a.WebauthnRPID, &a.WebauthnUserVerification, &a.WebauthnAttestation,
 		&a.MFAPolicy, &mfaMethods, &a.MFAReverifyMinutes, &a.EnumerationProtection, &a.AccessTokenAlg, &a.TestIdentities,
-		&smsCountries, &a.SMSDailyCap)
+		&smsCountries, &a.SMSDailyCap, &branding)
 	if err != nil {
 		return a, err
 	}
+	_ = json.Unmarshal(branding, &a.Branding) // written by brandingJSON; anything else is the default look
 	a.MFAMethodsAllowed = parseStrings(mfaMethods)
 	if len(smsCountries) > 0 {
 		a.SMSAllowedCountries = parseStrings(smsCountries)
@@ -116,7 +120,29 @@ func appArgs(a App) []any {
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.CreatedAt), ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
 		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities,
-		smsCountries(a.SMSAllowedCountries), a.SMSDailyCap}
+		smsCountries(a.SMSAllowedCountries), a.SMSDailyCap, brandingJSON(a.Branding)}
+}
+
+// Branding is an app's look on the hosted pages: colours as #rrggbb ("" is
+// the default), the colour scheme (auto, light, dark; "" is auto) and a
+// font of tenant's allow-list ("" is the system font).
+type Branding struct {
+	PrimaryColor        string `json:"primary_color,omitempty"`
+	BackgroundColor     string `json:"background_color,omitempty"`
+	TextColor           string `json:"text_color,omitempty"`
+	PrimaryColorDark    string `json:"primary_color_dark,omitempty"`
+	BackgroundColorDark string `json:"background_color_dark,omitempty"`
+	TextColorDark       string `json:"text_color_dark,omitempty"`
+	ColorScheme         string `json:"color_scheme,omitempty"`
+	Font                string `json:"font,omitempty"`
+}
+
+func brandingJSON(b Branding) string {
+	out, err := json.Marshal(b)
+	if err != nil {
+		return "{}"
+	}
+	return string(out)
 }
 
 // smsCountries stores an app's SMS countries: "" (nil) follows the server default.
@@ -131,7 +157,7 @@ func smsCountries(c []string) string {
 func (q Queries) CreateApp(ctx context.Context, a App) error {
 	_, err := q.w.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
 		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,
-		$33, $34)`, appArgs(a)...)
+		$33, $34, $35)`, appArgs(a)...)
 	return err
 }
 
@@ -167,14 +193,14 @@ func (q Queries) UpdateApp(ctx context.Context, a App) error {
 		user_meta_data_schema = $21, updated_at = $22, webauthn_rp_id = $23, webauthn_user_verification = $24,
 		webauthn_attestation = $25, mfa_policy = $26, mfa_methods_allowed = $27, mfa_reverify_minutes = $28,
 		enumeration_protection = $29, access_token_alg = $30, test_identities = $31,
-		sms_allowed_countries = $32, sms_daily_cap = $33 WHERE id = $1 AND workspace_id = $2`,
+		sms_allowed_countries = $32, sms_daily_cap = $33, branding = $34 WHERE id = $1 AND workspace_id = $2`,
 		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Origin, jsonStrings(a.AllowedOrigins), a.LoginURL,
 		a.CallbackURL, a.Logo, a.LogoDark, a.PublicSignup, a.ProfileManagement, a.ServiceBranding, a.EmailAuthType,
 		a.AutoRefresh, a.AccessExpiration, a.RefreshExpiration, a.MagicLinkExpiration,
 		jsonStrings(a.AllowedIdentifiers), jsonStrings(a.RequiredIdentifiers), string(jsonOr(a.MetaSchema, "[]")),
 		ts(a.UpdatedAt), a.WebauthnRPID, a.WebauthnUserVerification, a.WebauthnAttestation,
 		a.MFAPolicy, jsonStrings(a.MFAMethodsAllowed), a.MFAReverifyMinutes, a.EnumerationProtection, a.AccessTokenAlg, a.TestIdentities,
-		smsCountries(a.SMSAllowedCountries), a.SMSDailyCap)
+		smsCountries(a.SMSAllowedCountries), a.SMSDailyCap, brandingJSON(a.Branding))
 	return affected(n, err)
 }
 

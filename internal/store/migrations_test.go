@@ -67,6 +67,8 @@ var released = map[string]string{
 	"sqlite/00023_mfa_default.sql":                 "e5075af8171ccd192921f0b0c08ae398b94bfad373a2843e1c25bcb2d9bd3c17",
 	"postgres/00024_user_names.sql":                "2cb165af870cd368c077e5f7d0017b3200a16039e3427f188c7146a498f7dccb",
 	"sqlite/00024_user_names.sql":                  "0a785b22d21888e46e1c2fcf18ddddfaee961833a34f89e36f8b924d14efb5b4",
+	"postgres/00025_app_branding.sql":              "414fb082020afa6239a3f376fed554586a1806da6947aae41e6ed2027e47e233",
+	"sqlite/00025_app_branding.sql":                "414fb082020afa6239a3f376fed554586a1806da6947aae41e6ed2027e47e233",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or

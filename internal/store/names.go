@@ -60,7 +60,7 @@ func NameWords(meta []byte) []string {
 // NameQuery is a search's words, as NameWords makes a user's.
 func NameQuery(q string) []string {
 	var words []string
-	for _, w := range strings.Fields(strings.ToLower(q)) {
+	for _, w := range strings.Fields(strings.ToLower(strings.ToValidUTF8(q, ""))) {
 		if w = cutWord(w); !slices.Contains(words, w) && len(words) < maxNameWords {
 			words = append(words, w)
 		}
@@ -127,6 +127,8 @@ func (q Queries) writeNames(ctx context.Context, appID, userID string, meta []by
 		args = append(args, w)
 		sb.WriteString("($1, $" + itoa(len(args)) + ", $2)")
 	}
+	// Rows already there (a backfill meeting a write) are the same rows.
+	sb.WriteString(` ON CONFLICT DO NOTHING`)
 	_, err := q.w.exec(ctx, sb.String(), args...)
 	return err
 }
@@ -144,20 +146,20 @@ func (db *DB) BackfillUserNames(ctx context.Context, now time.Time) (int, error)
 	n, after := 0, ""
 	for {
 		args := []any{after}
-		cond := `id > $1 AND CAST(user_meta AS TEXT) LIKE '%name%'`
+		cond := `id > $1 AND LOWER(CAST(user_meta AS TEXT)) LIKE '%name%'`
 		if last != nil {
 			// A margin for writes that committed late.
 			args = append(args, ts(last.Add(-10*time.Minute)))
 			cond += ` AND updated_at >= $2`
 		}
-		rs, err := db.r.query(ctx, `SELECT id, app_id, user_meta FROM app_users WHERE `+cond+` ORDER BY id LIMIT 500`, args...)
+		rs, err := db.r.query(ctx, `SELECT id FROM app_users WHERE `+cond+` ORDER BY id LIMIT 500`, args...)
 		if err != nil {
 			return n, err
 		}
-		batch, err := collect(rs, func(r row) (AppUser, error) {
-			var u AppUser
-			err := r.Scan(&u.ID, &u.AppID, &u.Meta)
-			return u, err
+		batch, err := collect(rs, func(r row) (string, error) {
+			var id string
+			err := r.Scan(&id)
+			return id, err
 		})
 		if err != nil || len(batch) == 0 {
 			if err != nil {
@@ -165,8 +167,19 @@ func (db *DB) BackfillUserNames(ctx context.Context, now time.Time) (int, error)
 			}
 			break
 		}
+		// Each user's metadata is read again in the transaction, its row
+		// locked: an update by another replica meanwhile is not undone.
 		err = db.Tx(ctx, func(tx *Tx) error {
-			for _, u := range batch {
+			for _, id := range batch {
+				var u AppUser
+				err := tx.r.queryRow(ctx, `SELECT id, app_id, user_meta FROM app_users WHERE id = $1`+db.dialect.forUpdate, id).
+					Scan(&u.ID, &u.AppID, &u.Meta)
+				if errors.Is(err, ErrNotFound) {
+					continue // deleted since
+				}
+				if err != nil {
+					return err
+				}
 				if err := tx.writeNames(ctx, u.AppID, u.ID, u.Meta, true); err != nil {
 					return err
 				}
@@ -177,7 +190,7 @@ func (db *DB) BackfillUserNames(ctx context.Context, now time.Time) (int, error)
 			return n, err
 		}
 		n += len(batch)
-		after = batch[len(batch)-1].ID
+		after = batch[len(batch)-1]
 	}
 	_, err = db.w.exec(ctx, `INSERT INTO backfills (name, done_at) VALUES ('app_user_names', $1)
 		ON CONFLICT (name) DO UPDATE SET done_at = excluded.done_at`, ts(now))

@@ -75,6 +75,9 @@ type AppSettings struct {
 	// follows the server) and the cap on SMS per UTC day (0 follows the server).
 	SMSAllowedCountries *[]string
 	SMSDailyCap         *int
+	// Branding: the hosted pages' colours, colour scheme and font
+	// (branding.go); nil keeps them.
+	Branding *BrandingSettings
 }
 
 // MFAPolicy is an app's rule for second factors (store.MFAPolicy), and
@@ -375,6 +378,9 @@ func apply(a *App, in AppSettings) error {
 		return err
 	}
 	if err := applySMS(a, in); err != nil {
+		return err
+	}
+	if err := applyBranding(&a.Branding, in.Branding); err != nil {
 		return err
 	}
 	for _, f := range []struct {

@@ -51,6 +51,7 @@ type appRecord struct {
 	TestIdentities           bool            `json:"test_identities"`
 	SMSAllowedCountries      []string        `json:"sms_allowed_countries"`
 	SMSDailyCap              int             `json:"sms_daily_cap"`
+	Branding                 Branding        `json:"branding"`
 }
 
 func auditApp(a App) appRecord {
@@ -66,7 +67,8 @@ func auditApp(a App) appRecord {
 		MetaSchema: schema, WebauthnRPID: a.WebauthnRPID, WebauthnUserVerification: a.WebauthnUserVerification,
 		WebauthnAttestation: a.WebauthnAttestation, MFAPolicy: string(a.MFAPolicy), MFAMethodsAllowed: a.MFAMethodsAllowed,
 		MFAReverifyMinutes: a.MFAReverifyMinutes, EnumerationProtection: a.EnumerationProtection, AccessTokenAlg: a.AccessTokenAlg,
-		TestIdentities: a.TestIdentities, SMSAllowedCountries: a.SMSAllowedCountries, SMSDailyCap: a.SMSDailyCap}
+		TestIdentities: a.TestIdentities, SMSAllowedCountries: a.SMSAllowedCountries, SMSDailyCap: a.SMSDailyCap,
+		Branding: a.Branding}
 }
 
 // credentialRecord is an API secret or API key as the audit log keeps it:

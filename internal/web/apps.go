@@ -110,6 +110,8 @@ type settingsData struct {
 	App      tenant.App
 	Error    string
 	Flow     []step
+	Brand    brandCard
+	Fonts    []string
 	Policies []tenant.MFAPolicy
 	Methods  []string
 	Algs     []string
@@ -117,7 +119,7 @@ type settingsData struct {
 
 func (h *Handler) settingsView(v view, a tenant.App, problem string) view {
 	v.Data = settingsData{App: a, Error: problem, Flow: flowOf(a), Policies: tenant.MFAPolicies, Methods: tenant.MFAMethods,
-		Algs: token.Algorithms}
+		Algs: token.Algorithms, Brand: brandCardOf(a), Fonts: tenant.FontNames}
 	return v
 }
 
@@ -169,6 +171,8 @@ func settingsFrom(f *form) tenant.AppSettings {
 		MFAPolicy: f.textp("mfa_policy"), MFAMethodsAllowed: f.list("mfa_methods_allowed"),
 		AccessExpiration: f.int64p("access_expiration"), RefreshExpiration: f.int64p("refresh_expiration"),
 		MagicLinkExpiration: f.int64p("magic_link_expiration"), AccessTokenAlg: f.textp("access_token_alg"),
+		Logo: f.textp("logo"), LogoDark: f.textp("logo_dark"), ServiceBranding: f.check("service_branding"),
+		Branding: brandingFrom(f),
 	}
 }
 
@@ -198,7 +202,14 @@ func (h *Handler) previewFlow(w http.ResponseWriter, r *http.Request) {
 	a.AccessExpiration = seconds(q, "access_expiration", a.AccessExpiration)
 	a.RefreshExpiration = seconds(q, "refresh_expiration", a.RefreshExpiration)
 	a.MagicLinkExpiration = seconds(q, "magic_link_expiration", a.MagicLinkExpiration)
-	h.fragment(w, r, "flow", flowOf(a))
+	if _, ok := q["service_branding.shown"]; ok {
+		a.ServiceBranding = q.Has("service_branding")
+	}
+	if v := q.Get("name"); v != "" && len(v) <= 100 {
+		a.Name = v
+	}
+	a.Branding = previewBranding(a.Branding, q)
+	h.preview(w, r, a)
 }
 
 func seconds(q url.Values, k string, def int64) int64 {

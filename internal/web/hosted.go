@@ -74,11 +74,18 @@ type hostedView struct {
 	Message            string     // an error line (role=alert)
 	Notice             string     // what a form did
 	Script             string     // the pages' script (hosted_passkey.go), set by hostedPage
+	AccountScript      string     // the account pages' script, set by hostedPage
 	Data               any
+
+	// Set by hostedPage: the page's language (hostedtext.go) and the app's
+	// branding (hosted_branding.go).
+	Lang  string
+	Brand template.CSS
 }
 
 var hostedFuncs = func() template.FuncMap {
 	f := maps.Clone(funcs)
+	f["t"] = tr // hostedtext.go
 	f["device"] = func(ua string) string {
 		browser, os := signin.DescribeUserAgent(ua)
 		if os != "" {
@@ -93,7 +100,7 @@ var hostedFuncs = func() template.FuncMap {
 var hostedPages = func() map[string]*template.Template {
 	layout := template.Must(template.New("hosted_layout.html").Funcs(hostedFuncs).ParseFS(templateFiles, "templates/hosted_layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "code", "mfa", "account", "error", "offer"} {
+	for _, name := range []string{"login", "code", "mfa", "account", "error", "offer", "magic", "landing", "register"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, "templates/hosted_"+name+".html"))
 	}
 	return out
@@ -152,7 +159,7 @@ func setHostedCSP(hd http.Header, nonce string, app *tenant.App) {
 	}
 	if app != nil {
 		if cb, err := social.CallbackFor(*app, ""); err == nil {
-			if u, err := url.Parse(cb); err == nil && originRe.MatchString(u.Scheme+"://"+u.Host) && !strings.Contains(forms, u.Scheme+"://"+u.Host) {
+			if u, err := url.Parse(cb); err == nil && originRe.MatchString(u.Scheme+"://"+u.Host) && !slices.Contains(origins, u.Scheme+"://"+u.Host) {
 				forms += " " + u.Scheme + "://" + u.Host
 			}
 		}
@@ -168,7 +175,8 @@ func setHostedCSP(hd http.Header, nonce string, app *tenant.App) {
 
 // hostedPage writes a hosted page with status, inside the hosted layout.
 func (h *Handler) hostedPage(w http.ResponseWriter, r *http.Request, status int, name string, v hostedView) {
-	v.Nonce, v.Script = nonceOf(r.Context()), hostedScript
+	v.Nonce, v.Script, v.AccountScript = nonceOf(r.Context()), hostedScript, hostedAccountScript
+	v.Lang, v.Brand = h.hostedLangOf(r, v.App), brandCSS(v.App)
 	t, ok := hostedPages[name]
 	if !ok {
 		panic("web: no hosted page " + name)
@@ -269,7 +277,7 @@ type hostedFlow struct {
 	Bind        string   `json:"b"` // the pre-session's hash
 	Handle      string   `json:"h"` // the user id SendOTP gave (random for nobody)
 	Identifier  string   `json:"i"`
-	Step        string   `json:"s"`            // code, mfa or offer (hosted_passkey.go)
+	Step        string   `json:"s"`            // code, magic, mfa, register (hosted_signup.go) or offer (hosted_passkey.go)
 	Challenge   string   `json:"c,omitempty"`  // mfa: the challenge's token
 	Method      string   `json:"m,omitempty"`  // mfa: totp, backup_code or webauthn
 	Others      []string `json:"o,omitempty"`  // mfa: the other methods this page takes
@@ -277,6 +285,9 @@ type hostedFlow struct {
 	Callback    string   `json:"cb,omitempty"` // the app's callback (CallbackFor's)
 	WebAuthn    bool     `json:"w,omitempty"`  // the browser can use passkeys here (hosted.js said so)
 	UsedPasskey bool     `json:"pk,omitempty"` // a passkey signed in or answered the second factor
+	Match       int      `json:"n,omitempty"`  // magic: the match number the consent page asks for (hosted_magic.go)
+	Started     int64    `json:"st,omitempty"` // when the code or link was asked for: a user made since signed up (hosted_signup.go)
+	Known       bool     `json:"k,omitempty"`  // the address had a user when the code or link was asked for (hosted_signup.go)
 	Expires     int64    `json:"e"`
 }
 
@@ -364,6 +375,7 @@ type loginData struct {
 	SignedIn string
 	Passkey  *passkeyUI     // nil: no passkeys here (hosted_passkey.go)
 	Social   []socialButton // the app's providers (hosted_social.go)
+	Magic    bool           // e-mail addresses get a magic link (hosted_magic.go)
 }
 
 func identifierField(app tenant.App) (label, typ string) {
@@ -383,6 +395,7 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request, app tenant.A
 		d.SignedIn = contactOf(caller)
 	}
 	d.Passkey, d.Social = passkeysFor(app, ""), h.socialButtons(r, app, d)
+	d.Magic = app.EmailAuthType == "magic" && slices.Contains(app.AllowedIdentifiers, "email")
 	h.hostedPage(w, r, status, "login", hostedView{Title: "Sign in", App: app, CSRF: h.loginCSRF(app, pre), Message: msg, Data: d})
 }
 
@@ -423,7 +436,11 @@ func (h *Handler) hostedSend(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	start := time.Now()
+	if magicFor(app, d.Identifier) {
+		h.sendMagic(w, r, app, pre, f, d, ret, cb)
+		return
+	}
+	start, known := time.Now(), h.known(r, app, d.Identifier)
 	res, err := h.SignIn.SendOTP(r.Context(), app, d.Identifier, nil, client(r))
 	h.floor(r, start)
 	if err != nil {
@@ -431,7 +448,7 @@ func (h *Handler) hostedSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.setFlow(w, app, pre, hostedFlow{Handle: res.UserID, Identifier: d.Identifier, Step: "code", Return: ret, Callback: cb,
-		WebAuthn: f.text("webauthn") == "1"}); err != nil {
+		WebAuthn: f.text("webauthn") == "1", Started: h.Now().Unix(), Known: known}); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -526,7 +543,7 @@ func (h *Handler) hostedVerify(w http.ResponseWriter, r *http.Request) {
 
 // hostedMFAMethods are the second factors this page takes without
 // JavaScript; mfaMethodsFor adds a passkey where the browser can use one.
-var hostedMFAMethods = []string{signin.MethodTOTP, signin.MethodBackupCode}
+var hostedMFAMethods = []string{signin.MethodTOTP, signin.MethodEmailOTP, signin.MethodSMSOTP, signin.MethodBackupCode}
 
 // secondStep goes on to the sign-in's second factor: the challenge's, when
 // this page takes it, else one it takes that the user has (a new
@@ -542,7 +559,7 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 	ch := mfa.Challenge
 	if !slices.Contains(takes, ch.Method) {
 		if len(others) == 0 {
-			msg := "This app asks you for a second factor that this page cannot take yet (a push approval or a code). Sign in in the app itself."
+			msg := "This app asks you for a second factor that this page cannot take yet (a push approval). Sign in in the app itself."
 			if slices.Contains(mfa.AvailableMethods, signin.MethodPasskey) {
 				msg = "This app asks you for your passkey as a second factor, which needs JavaScript and a browser that supports passkeys. Sign in in the app itself, or in another browser."
 			}
@@ -556,6 +573,12 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 			h.hostedFail(w, r, app, err)
 			return
 		}
+	}
+	if err := h.deliverMFA(r, app, ch); err != nil {
+		h.refuseHosted(w, r, app, err, func(status int, msg string) {
+			h.hostedPage(w, r, status, "error", hostedView{Title: "Second factor needed", App: app, Message: msg})
+		})
+		return
 	}
 	f.Step, f.Handle, f.Challenge, f.Method, f.Expires = "mfa", mfa.AppUserID, ch.Token, ch.Method, 0
 	f.Others = slices.DeleteFunc(others, func(m string) bool { return m == ch.Method })
@@ -572,6 +595,10 @@ func (h *Handler) mfaPage(w http.ResponseWriter, r *http.Request, app tenant.App
 	switch f.Method {
 	case signin.MethodBackupCode:
 		title = "Enter a backup code"
+	case signin.MethodEmailOTP:
+		title = "Enter the code we e-mailed you"
+	case signin.MethodSMSOTP:
+		title = "Enter the code we texted you"
 	case signin.MethodPasskey:
 		title = "Use your passkey"
 		ch, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
@@ -581,8 +608,12 @@ func (h *Handler) mfaPage(w http.ResponseWriter, r *http.Request, app tenant.App
 		}
 		d.Passkey = passkeysFor(app, string(ch.WebauthnOptions))
 	}
+	notice := ""
+	if status == http.StatusOK && r.URL.Query().Get("sent") == "1" {
+		notice = "A new code is on its way."
+	}
 	h.hostedPage(w, r, status, "mfa", hostedView{Title: title, App: app, CSRF: h.loginCSRF(app, cookieValue(r, hostedPreCookie)), Message: msg,
-		Data: d})
+		Notice: notice, Data: d})
 }
 
 func (h *Handler) hostedMFAPage(w http.ResponseWriter, r *http.Request) {
@@ -634,6 +665,9 @@ func (h *Handler) hostedSwitchMFA(w http.ResponseWriter, r *http.Request) {
 	}
 	ch, err := h.SignIn.CreateChallenge(r.Context(), app, signin.Requester{},
 		signin.ChallengeRequest{Purpose: signin.PurposeMFA, Method: method, AppUserID: f.Handle}, client(r))
+	if err == nil {
+		err = h.deliverMFA(r, app, ch)
+	}
 	if err != nil {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
 		return
@@ -645,6 +679,36 @@ func (h *Handler) hostedSwitchMFA(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/login/"+app.ID+"/mfa", http.StatusSeeOther)
+}
+
+// deliverMFA sends the code of a second factor's challenge by e-mail or
+// SMS that the sign-in picked but did not send yet (as the API's POST
+// /challenges/{token}/resend does for delivery_required).
+func (h *Handler) deliverMFA(r *http.Request, app tenant.App, ch signin.ChallengeView) error {
+	if !ch.DeliveryRequired {
+		return nil
+	}
+	_, err := h.SignIn.ResendChallenge(r.Context(), app, ch.Token, client(r))
+	return err
+}
+
+// hostedResendMFA sends a new code for a second factor by e-mail or SMS
+// (signin.ResendChallenge, as POST /challenges/{token}/resend: its limits;
+// the old code dies, the attempts left stay).
+func (h *Handler) hostedResendMFA(w http.ResponseWriter, r *http.Request) {
+	app, _, _, f, ok := h.stepPost(w, r, "mfa")
+	if !ok {
+		return
+	}
+	if f.Method != signin.MethodEmailOTP && f.Method != signin.MethodSMSOTP {
+		h.mfaPage(w, r, app, f, http.StatusBadRequest, "This second factor sends no code.")
+		return
+	}
+	if _, err := h.SignIn.ResendChallenge(r.Context(), app, f.Challenge, client(r)); err != nil {
+		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
+		return
+	}
+	http.Redirect(w, r, "/login/"+app.ID+"/mfa?sent=1", http.StatusSeeOther)
 }
 
 // signedIn ends a sign-in: the hosted session's cookie (a previous one of
@@ -662,6 +726,9 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, app tenant.Ap
 	}
 	if err := h.setHostedSession(w, app, caller); err != nil {
 		h.hostedFail(w, r, app, err)
+		return
+	}
+	if h.askRegistration(w, r, app, f, caller) {
 		return
 	}
 	if h.offerPasskey(w, r, app, f, caller) {

@@ -65,7 +65,7 @@ func (h *Handler) hostedCaller(r *http.Request, app tenant.App) (signin.Caller, 
 	if err != nil || json.Unmarshal(b, &v) != nil || v.Session == "" {
 		return signin.Caller{}, false
 	}
-	c, err := h.SignIn.SessionCaller(r.Context(), app, v.Session)
+	c, err := h.SignIn.HostedCaller(r.Context(), app, v.Session)
 	if err != nil {
 		if !errors.Is(err, signin.ErrUnauthenticated) {
 			h.Log.ErrorContext(r.Context(), "hosted session", "app_id", app.ID, "err", err)

@@ -201,9 +201,9 @@ func TestHostedAccountProfile(t *testing.T) {
 		// An app that lets users edit nothing shows no form and takes none.
 		ws, _ := sys.Workspace(t, "Other")
 		plain := sys.App(t, ws.ID, "Plain", func(s *tenant.AppSettings) {
-			ids, on := []string{"email"}, true
+			ids, on, otp := []string{"email"}, true, "otp"
 			schema := appuser.Schema{{ID: "1", Name: "Plan", FieldName: "plan", FieldType: appuser.FieldString}}
-			s.AllowedIdentifiers, s.RequiredIdentifiers, s.ProfileManagement, s.MetaSchema = &ids, &ids, &on, &schema
+			s.AllowedIdentifiers, s.RequiredIdentifiers, s.ProfileManagement, s.MetaSchema, s.EmailAuthType = &ids, &ids, &on, &schema, &otp
 		})
 		if _, _, err := sys.Users.Create(context.Background(), access.Operator(), plain, appuser.CreateInput{Identifier: email}); err != nil {
 			t.Fatal(err)
@@ -342,7 +342,7 @@ func (v *visitor) addPasskey(app tenant.App, csrf string, auth *passkeytest.Auth
 	before := regexp.MustCompile(`/passkeys/([0-9a-f-]+)/delete`).FindAllStringSubmatch(v.expect("GET", "/account/"+app.ID, nil, http.StatusOK).body, -1)
 	page := v.post(app, "/passkeys/begin", csrf, nil, http.StatusOK)
 	checkHostedHeaders(v.t, "add a passkey", page, "https://shop.example https://www.shop.example")
-	if !strings.Contains(page.body, `src="/console/static/hosted_account.js"`) {
+	if !strings.Contains(page.body, `src="/console/static/hosted_account.js?v=`) {
 		v.t.Fatalf("passkey page without its script:\n%s", page.body)
 	}
 	body, _, err := auth.Create(passkeyOptions(v.t, page))

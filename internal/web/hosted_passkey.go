@@ -30,16 +30,22 @@ import (
 // factor, the offer, the redirect to the app's callback, a refusal) is the
 // same page-to-page flow as the code's.
 
-// hostedScript is hosted.js's address; the query changes with its content,
-// since static files are cached for a year.
-var hostedScript = func() string {
-	b, err := staticFiles.ReadFile("static/hosted.js")
+// hostedScript and hostedAccountScript are the pages' scripts' addresses;
+// the query changes with the content, since static files are cached for a
+// year.
+var (
+	hostedScript        = versioned("hosted.js")
+	hostedAccountScript = versioned("hosted_account.js")
+)
+
+func versioned(name string) string {
+	b, err := staticFiles.ReadFile("static/" + name)
 	if err != nil {
 		panic("web: " + err.Error())
 	}
 	sum := sha256.Sum256(b)
-	return "/console/static/hosted.js?v=" + hex.EncodeToString(sum[:6])
-}()
+	return "/console/static/" + name + "?v=" + hex.EncodeToString(sum[:6])
+}
 
 // passkeyUI is what a page's passkey form needs: the app's WebAuthn
 // origins (hosted.js offers passkeys only on a page served at one of them:

@@ -314,8 +314,8 @@ func TestHostedPasskeyRefusals(t *testing.T) {
 		// no offer, and begin says why.
 		ws, _ := sys.Workspace(t, "Local")
 		local := sys.App(t, ws.ID, "Local", func(s *tenant.AppSettings) {
-			origin, cb, ids := "http://127.0.0.1:3000", "http://127.0.0.1:3000/cb", []string{"email"}
-			s.Origin, s.CallbackURL, s.AllowedIdentifiers, s.RequiredIdentifiers = &origin, &cb, &ids, &ids
+			origin, cb, ids, otp := "http://127.0.0.1:3000", "http://127.0.0.1:3000/cb", []string{"email"}, "otp"
+			s.Origin, s.CallbackURL, s.AllowedIdentifiers, s.RequiredIdentifiers, s.EmailAuthType = &origin, &cb, &ids, &ids, &otp
 		})
 		if _, _, err := sys.Users.Create(context.Background(), access.Operator(), local, appuser.CreateInput{Identifier: "bob@local.example"}); err != nil {
 			t.Fatal(err)

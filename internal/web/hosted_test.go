@@ -135,6 +135,8 @@ func hostedApp(t *testing.T, sys *servertest.System, mod func(*tenant.AppSetting
 	app := sys.App(t, ws.ID, "Shop", func(s *tenant.AppSettings) {
 		cb, others, logo, ids, closed := "https://shop.example/auth/callback", []string{"https://www.shop.example"}, "https://shop.example/logo.png", []string{"email"}, false
 		s.CallbackURL, s.AllowedOrigins, s.Logo, s.AllowedIdentifiers, s.RequiredIdentifiers, s.PublicSignup = &cb, &others, &logo, &ids, &ids, &closed
+		otp := "otp" // codes; magic links: hosted_magic_test.go
+		s.EmailAuthType = &otp
 		if mod != nil {
 			mod(s)
 		}

@@ -259,6 +259,11 @@ func TestConsoleSocialProviders(t *testing.T) {
 		if a := o.post(sp+"/google/delete", url.Values{"confirm": {"on"}}, http.StatusForbidden); !strings.Contains(a.body, "Sign in again") {
 			t.Fatalf("a stale session deleted: %s", a.body)
 		}
+		// Changing a provider needs a recent sign-in too.
+		if a := o.post(sp+"/google", url.Values{"type": {"google"}, "client_id": {"changed.apps.googleusercontent.com"}},
+			http.StatusForbidden); !strings.Contains(a.body, "Sign in again") {
+			t.Fatalf("a stale session changed a provider: %s", a.body)
+		}
 		if list, _ := sys.Social.List(ctx, access.Operator(), app.ID); len(list) != 2 || auditCount(t, sys, ws.ID, "oauth_provider.deleted") != 0 {
 			t.Fatal("a refused delete deleted")
 		}
@@ -441,6 +446,10 @@ func TestConsoleWebhookEditing(t *testing.T) {
 		sys.Clock.Advance(console.ReauthWindow + time.Minute)
 		if a := o.post(wp+"/delete", url.Values{"confirm": {"on"}}, http.StatusForbidden); !strings.Contains(a.body, "Sign in again") {
 			t.Fatalf("a stale session deleted: %s", a.body)
+		}
+		// So does editing it (a new URL sends the users' data elsewhere).
+		if a := o.post(wp, url.Values{"url": {"https://elsewhere.example/hook"}, "events": {"all"}}, http.StatusForbidden); !strings.Contains(a.body, "Sign in again") {
+			t.Fatalf("a stale session edited the endpoint: %s", a.body)
 		}
 		if _, err := sys.Webhooks.Get(ctx, access.Operator(), app.ID, ep.ID); err != nil {
 			t.Fatalf("a refused delete deleted: %v", err)

@@ -170,6 +170,11 @@ func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// It can send the app's users' data elsewhere (a new URL) or let a new
+	// provider sign them in: a recent sign-in, as for deleting.
+	if !h.fresh(w, r) {
+		return
+	}
 	f, ok := h.form(w, r)
 	if !ok {
 		return

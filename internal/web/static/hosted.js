@@ -4,7 +4,38 @@
 // passkeys on this page; the code forms work without any of this.
 (function () {
   "use strict";
-  if (!window.PublicKeyCredential || !navigator.credentials) return;
+  var canPasskey = !!(window.PublicKeyCredential && navigator.credentials);
+
+  // Magic links (hosted_magic.go). The waiting page asks every 4 seconds
+  // whether its link is still pending (a read), and submits its own form
+  // ("I've opened the link") once it is not; "gone" reloads the page.
+  document.querySelectorAll('form[data-magic="wait"]').forEach(function (form) {
+    var out = form.querySelector("[data-magic-status]"), busy = false;
+    if (out) out.textContent = "Waiting for the link to be opened…";
+    var timer = setInterval(async function () {
+      if (busy || document.hidden) return;
+      busy = true;
+      try {
+        var res = await fetch(form.dataset.status, {
+          method: "POST", credentials: "same-origin", body: "{}",
+          headers: { "Content-Type": "application/json", "X-CSRF-Token": form.elements.csrf.value },
+        });
+        var data = await res.json().catch(function () { return {}; });
+        if (data.state === "done") { clearInterval(timer); form.submit(); }
+        else if (data.state === "gone") { clearInterval(timer); window.location.reload(); }
+      } catch (e) { /* offline for a moment: the next tick tries again */ }
+      busy = false;
+    }, 4000);
+  });
+  // The link's landing page signs in at once, as the client SDK does on an
+  // app's page; without JavaScript the person presses Continue.
+  document.querySelectorAll('form[data-magic="open"]').forEach(function (form) {
+    var here = canPasskey && (form.dataset.origins || "").split(" ").indexOf(window.location.origin) >= 0;
+    if (here && form.elements.webauthn) form.elements.webauthn.value = "1";
+    form.submit();
+  });
+
+  if (!canPasskey) return;
 
   function buf(s) {
     s = s.replace(/-/g, "+").replace(/_/g, "/");
