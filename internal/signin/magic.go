@@ -200,6 +200,18 @@ func (s *Service) parseMagic(app store.App, tok string) (magicClaims, error) {
 // link opened elsewhere this way signs in the opener alone, and the poll
 // handle dies (consent, on the page, is what releases a poller elsewhere).
 func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok string, c Client) (set TokenSet, err error) {
+	return s.authenticateMagic(ctx, app, tok, c, false)
+}
+
+// AuthenticateHostedMagicLink is AuthenticateMagicLink for the hosted
+// sign-in page's landing: only a link that page asked for (its challenge
+// names the landing) signs in there; a link an app asked for, a social
+// sign-in's or a hand-off's token is ErrMagicLinkNotFound, as if unknown.
+func (s *Service) AuthenticateHostedMagicLink(ctx context.Context, app store.App, tok string, c Client) (TokenSet, error) {
+	return s.authenticateMagic(ctx, app, tok, c, true)
+}
+
+func (s *Service) authenticateMagic(ctx context.Context, app store.App, tok string, c Client, hostedOnly bool) (set TokenSet, err error) {
 	defer errs.Wrap(&err, "authenticate magic link")
 	method := MethodMagicLink
 	defer func() {
@@ -213,6 +225,9 @@ func (s *Service) AuthenticateMagicLink(ctx context.Context, app store.App, tok 
 	ch, err := s.openToken(ctx, app, tok, MethodMagicLink, MethodOAuth, MethodHosted)
 	if err != nil {
 		return TokenSet{}, err
+	}
+	if hostedOnly && (ch.Method != MethodMagicLink || decodeData(ch).HostedLanding == "") {
+		return TokenSet{}, ErrMagicLinkNotFound
 	}
 	method = ch.Method
 	consent := store.ConsentOpenerOnly

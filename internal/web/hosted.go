@@ -741,6 +741,15 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, app tenant.Ap
 // finish sends a signed-in browser on: to the account page, or to the
 // app's callback with a single-use token for the app's own session.
 func (h *Handler) finish(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, ret, callback string) {
+	// A required registration field still blank: no hand-off (nor the
+	// account page) until it is filled in, however the browser came here.
+	if h.registrationDue(app, caller) {
+		if !h.toRegistration(w, r, app, hostedFlow{Return: ret, Callback: callback, Known: true}, caller) {
+			h.hostedPage(w, r, http.StatusBadRequest, "error", hostedView{Title: "Sign in", App: app,
+				Message: "This sign-in has expired or was started in another browser. Start again."})
+		}
+		return
+	}
 	if ret == "account" {
 		http.Redirect(w, r, "/account/"+app.ID, http.StatusSeeOther)
 		return

@@ -220,7 +220,8 @@ type landingData struct {
 
 // hostedMagicLanding is where a link asked for on this page lands, on the
 // device that asked (or after "Sign in here" on the consent page). Opening
-// it changes nothing: its form (submitted by hosted.js at once) signs in.
+// it changes nothing: its form, which the person submits, signs in (only
+// with a link the hosted page asked for).
 func (h *Handler) hostedMagicLanding(w http.ResponseWriter, r *http.Request) {
 	app, ok := h.hostedApp(w, r)
 	if !ok {
@@ -242,9 +243,9 @@ func (h *Handler) hostedMagicLanding(w http.ResponseWriter, r *http.Request) {
 		Data: landingData{Token: tok, Return: q.Get("return"), Callback: q.Get("callback_url"), Passkey: passkeysFor(app, "")}})
 }
 
-// hostedMagicOpen signs in with the link (signin.AuthenticateMagicLink,
-// the API's PATCH /magic_links/authenticate): then the second factor, or
-// signed in.
+// hostedMagicOpen signs in with the link (signin.AuthenticateHostedMagicLink:
+// the API's PATCH /magic_links/authenticate for links this page asked for
+// only): then the second factor, or signed in.
 func (h *Handler) hostedMagicOpen(w http.ResponseWriter, r *http.Request) {
 	app, ok := h.hostedApp(w, r)
 	if !ok {
@@ -259,7 +260,7 @@ func (h *Handler) hostedMagicOpen(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	set, err := h.SignIn.AuthenticateMagicLink(r.Context(), app, strings.TrimSpace(fm.text("sct_magic")), client(r))
+	set, err := h.SignIn.AuthenticateHostedMagicLink(r.Context(), app, strings.TrimSpace(fm.text("sct_magic")), client(r))
 	if err != nil {
 		if errors.Is(err, signin.ErrMagicLinkNotFound) {
 			h.loginPage(w, r, app, pre, http.StatusNotFound, d, "This link has expired or was used already. Ask for a new link.")
@@ -268,7 +269,10 @@ func (h *Handler) hostedMagicOpen(w http.ResponseWriter, r *http.Request) {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.loginPage(w, r, app, pre, status, d, msg) })
 		return
 	}
-	f := hostedFlow{Return: ret, Callback: cb, WebAuthn: fm.text("webauthn") == "1",
+	// Known: a link opened in another browser than the one that asked is
+	// taken for an existing user's (only required registration fields are
+	// asked); the asking browser's flow knows better.
+	f := hostedFlow{Return: ret, Callback: cb, WebAuthn: fm.text("webauthn") == "1", Known: true,
 		Started: h.Now().Add(-time.Duration(app.MagicLinkExpiration) * time.Second).Unix()}
 	if asked, ok := h.flow(r, app, "magic"); ok { // this browser's waiting page asked for it
 		f.Identifier, f.Started, f.Known = asked.Identifier, asked.Started, asked.Known

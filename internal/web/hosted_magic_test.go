@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -253,7 +254,19 @@ func TestHostedSignUpFields(t *testing.T) {
 			}
 			s.PublicSignup, s.MetaSchema = &open, &schema
 		})
-		// A known user signs in straight through: no form.
+		// A known user without the required field is asked for it (with the
+		// other blank fields beside it); with it, straight through.
+		k := newVisitor(t, sys)
+		if a := k.signIn(app.ID, "", "alice@shop.example"); a.header.Get("Location") != "/login/"+app.ID+"/register" {
+			t.Fatalf("known user without the required field: %q", a.header.Get("Location"))
+		}
+		if page := k.expect("GET", "/login/"+app.ID+"/register", nil, http.StatusOK); !strings.Contains(page.body, `name="meta.first_name"`) {
+			t.Fatalf("a known user's form does not ask for the required field:\n%s", page.body)
+		}
+		alice := lookupUser(t, sys, app, "alice@shop.example")
+		if _, err := sys.Users.Update(context.Background(), access.Operator(), app, alice, appuser.UpdateInput{Meta: map[string]any{"first_name": "Alice"}}); err != nil {
+			t.Fatal(err)
+		}
 		if a := newVisitor(t, sys).signIn(app.ID, "", "alice@shop.example"); !strings.HasPrefix(a.header.Get("Location"), "https://shop.example/") {
 			t.Fatalf("known user: %q", a.header.Get("Location"))
 		}
@@ -270,6 +283,15 @@ func TestHostedSignUpFields(t *testing.T) {
 			t.Fatalf("registration form:\n%s", page.body)
 		}
 		csrf := csrfOf(t, page)
+		// The required field cannot be skipped: "Continue as" from the login
+		// page comes back here, with no hand-off.
+		login := v.expect("GET", "/login/"+app.ID, nil, http.StatusOK)
+		if a := v.expect("POST", "/login/"+app.ID+"/continue", url.Values{"csrf": {csrfOf(t, login)}}, http.StatusSeeOther); a.header.Get("Location") != "/login/"+app.ID+"/register" {
+			t.Fatalf("continue before the required field: %q", a.header.Get("Location"))
+		}
+		page = v.expect("GET", "/login/"+app.ID+"/register", nil, http.StatusOK)
+		csrf = csrfOf(t, page)
+		stale := maps.Clone(v.cookies) // this browser as it is now, for a replay below
 		// Required, and checked by the schema.
 		a = v.expect("POST", "/login/"+app.ID+"/register", url.Values{"csrf": {csrf}, "meta.age": {"12"}}, http.StatusUnprocessableEntity)
 		if !strings.Contains(a.body, "First name is required") {
@@ -303,6 +325,22 @@ func TestHostedSignUpFields(t *testing.T) {
 		}
 		// The form is done: it is not asked again.
 		v.expect("GET", "/login/"+app.ID+"/register", nil, http.StatusBadRequest)
+		// The same form sent again (a browser that kept its old cookies)
+		// fills blanks only: it never rewrites a value.
+		replay := newVisitor(t, sys)
+		replay.cookies = stale
+		replay.do("POST", "/login/"+app.ID+"/register", url.Values{"csrf": {csrf}, "meta.first_name": {"Mallory"}, "meta.age": {"99"}}, nil)
+		if u, err := sys.Users.Get(context.Background(), access.Operator(), app, u["id"].(string)); err != nil ||
+			u.Meta["first_name"] != "Nina" || u.Meta["age"] != float64(41) {
+			t.Fatalf("after a replayed form: %v %v", u.Meta, err)
+		}
+		// A new address that asks twice (the second send finds the user the
+		// first made) is still asked for the required field.
+		twice := newVisitor(t, sys)
+		twice.sendCode(app.ID, "", "twice@shop.example")
+		if a := twice.signIn(app.ID, "", "twice@shop.example"); a.header.Get("Location") != "/login/"+app.ID+"/register" {
+			t.Fatalf("a new address that asked twice: %q", a.header.Get("Location"))
+		}
 	})
 }
 
@@ -360,6 +398,106 @@ func TestHostedEmailCodeSecondFactor(t *testing.T) {
 		claims := toCallback(t, sys, app, a)
 		if !strings.Contains(claims, `"email_otp"`) || !strings.Contains(claims, `"sms_otp"`) {
 			t.Fatalf("access token claims: %s", claims)
+		}
+	})
+}
+
+// lookupUser is the id of app's user with email.
+func lookupUser(t *testing.T, sys *servertest.System, app tenant.App, email string) string {
+	t.Helper()
+	u, err := sys.Users.Lookup(context.Background(), app, email)
+	if err != nil || u == nil {
+		t.Fatalf("lookup %s: %v", email, err)
+	}
+	return u.ID
+}
+
+// TestHostedLandingTakesOnlyItsLinks: the landing signs in only with a link
+// the hosted page asked for. A link an app asked for through the API, or a
+// hand-off token meant for the app's callback, sent to someone's browser as
+// /login/{app}/magic/open?sct_magic=…, signs nobody in there (it would sign
+// the victim in as the sender); and the page never submits itself.
+func TestHostedLandingTakesOnlyItsLinks(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		app, email := magicApp(t, sys, nil)
+		land := func(tok string) answer {
+			t.Helper()
+			victim := newVisitor(t, sys)
+			page := victim.expect("GET", "/login/"+app.ID+"/magic/open?sct_magic="+url.QueryEscape(tok), nil, http.StatusOK)
+			if !strings.Contains(page.body, "Press Continue") {
+				t.Fatalf("the landing page does not wait for the person:\n%s", page.body)
+			}
+			a := victim.do("POST", "/login/"+app.ID+"/magic/open", url.Values{"csrf": {csrfOf(t, page)}, "sct_magic": {tok}}, nil)
+			if _, ok := victim.cookies["__Host-gatehouse_app_"+app.ID]; ok {
+				t.Errorf("a foreign token set a hosted session")
+			}
+			return a
+		}
+
+		// A link the app asked for through the API.
+		if status, body := api(t, sys, "POST", "/v1/auth/"+app.ID+"/magic_links/login", map[string]string{"identifier": email}, nil); status != http.StatusOK {
+			t.Fatalf("API link: %d %v", status, body)
+		}
+		msg, _ := sys.Mail.Last(email)
+		tok, _ := url.QueryUnescape(msg.Link[strings.Index(msg.Link, "sct_magic=")+len("sct_magic="):])
+		if a := land(tok); a.status != http.StatusNotFound {
+			t.Fatalf("an API link at the landing: %d %s", a.status, a.header.Get("Location"))
+		}
+		// The link still works where it was meant to (it was not spent).
+		if status, body := api(t, sys, "PATCH", "/v1/auth/"+app.ID+"/magic_links/authenticate", map[string]string{"token": tok}, nil); status != http.StatusOK {
+			t.Fatalf("the API link after the refusal: %d %v", status, body)
+		}
+
+		// A hand-off token (what the app's callback gets), from a code
+		// sign-in once the app sends codes.
+		code := "otp"
+		otp, err := sys.Tenants.UpdateApp(context.Background(), access.Operator(), app.WorkspaceID, app.ID, tenant.AppSettings{EmailAuthType: &code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newVisitor(t, sys)
+		a := v.signIn(otp.ID, "", email)
+		loc, _ := url.Parse(a.header.Get("Location"))
+		handOff := loc.Query().Get("sct_magic")
+		victim := newVisitor(t, sys)
+		page := victim.expect("GET", "/login/"+otp.ID+"/magic/open?sct_magic="+url.QueryEscape(handOff), nil, http.StatusOK)
+		if a := victim.do("POST", "/login/"+otp.ID+"/magic/open", url.Values{"csrf": {csrfOf(t, page)}, "sct_magic": {handOff}}, nil); a.status != http.StatusNotFound {
+			t.Fatalf("a hand-off token at the landing: %d %s", a.status, a.header.Get("Location"))
+		}
+	})
+}
+
+// TestHostedFormsNeedTheirToken: every form of the sign-in page is refused
+// without the page's CSRF token, or with another browser's, before it does
+// anything; the waiting page's status read too.
+func TestHostedFormsNeedTheirToken(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		app, _ := magicApp(t, sys, nil)
+		v, other := newVisitor(t, sys), newVisitor(t, sys)
+		v.expect("GET", "/login/"+app.ID, nil, http.StatusOK)
+		theirs := csrfOf(t, other.expect("GET", "/login/"+app.ID, nil, http.StatusOK))
+		for _, path := range []string{"", "/code", "/mfa", "/mfa/method", "/mfa/resend", "/continue", "/magic", "/magic/open",
+			"/register", "/passkey", "/passkey/add", "/passkey/add/skip"} {
+			for name, csrf := range map[string]string{"none": "", "another browser's": theirs} {
+				form := url.Values{"identifier": {"eve@shop.example"}, "code": {"123456"}, "sct_magic": {"x"}, "meta.first_name": {"Eve"}}
+				if csrf != "" {
+					form.Set("csrf", csrf)
+				}
+				if a := v.do("POST", "/login/"+app.ID+path, form, nil); a.status != http.StatusForbidden {
+					t.Errorf("POST /login/{app}%s with %s token: %d, want 403", path, name, a.status)
+				}
+			}
+		}
+		if _, ok := sys.Mail.Last("eve@shop.example"); ok {
+			t.Error("a refused form sent a message")
+		}
+		for _, path := range []string{"/magic/status", "/passkey/begin", "/passkey/add/begin"} {
+			if status, _ := v.postJSON("/login/"+app.ID+path, "", map[string]any{}, nil); status != http.StatusForbidden {
+				t.Errorf("POST /login/{app}%s without its token: %d, want 403", path, status)
+			}
+			if status, _ := v.postJSON("/login/"+app.ID+path, theirs, map[string]any{}, nil); status != http.StatusForbidden {
+				t.Errorf("POST /login/{app}%s with another browser's token: %d, want 403", path, status)
+			}
 		}
 	})
 }

@@ -69,16 +69,44 @@ func registrationFields(app tenant.App, meta map[string]any) []regField {
 	return out
 }
 
-// askRegistration sends a browser that just signed up (its user was made
-// since its code or link was asked for) to the registration form, when
-// the app has registration fields. false: nothing to ask (go on).
+// blankRegistration are app's registration fields that meta leaves blank
+// (a key missing, null or ""; a checkbox counts as answered once set):
+// the required ones, and, with optional, the others too.
+func blankRegistration(app tenant.App, meta map[string]any, optional bool) []regField {
+	var out []regField
+	for _, fd := range registrationFields(app, nil) {
+		v, has := meta[fd.Key]
+		if has && v != nil && v != "" {
+			continue
+		}
+		if fd.Required || optional {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+// registrationDue reports whether the user still lacks a required
+// registration field: then no sign-in of the page hands off (finish) until
+// they are filled in.
+func (h *Handler) registrationDue(app tenant.App, caller signin.Caller) bool {
+	return len(blankRegistration(app, h.Users.Decode(app, caller.User).Meta, false)) > 0
+}
+
+// askRegistration sends a signed-in browser to the registration form when
+// its user lacks a required registration field, or, for a user that was
+// not there when the code or link was asked for (f.Known false), any
+// registration field. false: nothing to ask (go on).
 func (h *Handler) askRegistration(w http.ResponseWriter, r *http.Request, app tenant.App, f hostedFlow, caller signin.Caller) bool {
-	if f.Known || f.Started == 0 || caller.User.CreatedAt.Unix() < f.Started {
+	if len(blankRegistration(app, h.Users.Decode(app, caller.User).Meta, !f.Known)) == 0 {
 		return false
 	}
-	if len(registrationFields(app, nil)) == 0 {
-		return false
-	}
+	return h.toRegistration(w, r, app, f, caller)
+}
+
+// toRegistration sets the browser's flow at the registration step and sends
+// it there; false when it could not (no pre-session: nothing answered).
+func (h *Handler) toRegistration(w http.ResponseWriter, r *http.Request, app tenant.App, f hostedFlow, caller signin.Caller) bool {
 	pre := cookieValue(r, hostedPreCookie)
 	o := f
 	o.Step, o.Handle, o.Identifier, o.Challenge, o.Method, o.Others, o.Expires = "register", caller.User.ID, contactOf(caller), "", "", nil, 0
@@ -134,7 +162,7 @@ func (h *Handler) hostedRegisterPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.registerPage(w, r, app, f, registrationFields(app, h.Users.Decode(app, caller.User).Meta), http.StatusOK, "")
+	h.registerPage(w, r, app, f, blankRegistration(app, h.Users.Decode(app, caller.User).Meta, true), http.StatusOK, "")
 }
 
 // hostedRegister saves the registration fields (signin.RegisterMeta) and
@@ -152,7 +180,9 @@ func (h *Handler) hostedRegister(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fields := registrationFields(app, nil)
+	// Only fields still blank are taken: the form fills in what sign-up
+	// asks, and never rewrites a value (a form sent again later included).
+	fields := blankRegistration(app, h.Users.Decode(app, caller.User).Meta, true)
 	meta := map[string]any{}
 	missing := false
 	for i, fd := range fields {
@@ -183,7 +213,7 @@ func (h *Handler) hostedRegister(w http.ResponseWriter, r *http.Request) {
 		h.registerPage(w, r, app, f, fields, http.StatusUnprocessableEntity, "Not saved: fill in the fields marked below.")
 		return
 	}
-	_, err := h.SignIn.RegisterMeta(r.Context(), app, caller, meta)
+	saved, err := h.SignIn.RegisterMeta(r.Context(), app, caller, meta)
 	var mi *appuser.MetaInvalidError
 	if errors.As(err, &mi) {
 		for i, fd := range fields {
@@ -196,6 +226,7 @@ func (h *Handler) hostedRegister(w http.ResponseWriter, r *http.Request) {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.registerPage(w, r, app, f, fields, status, msg) })
 		return
 	}
+	caller.User = saved.AppUser // with its fields now filled in
 	if h.offerPasskey(w, r, app, f, caller) {
 		return
 	}

@@ -189,10 +189,14 @@ var hostedText = map[string][3]string{
 		"¿Lo abres en otro dispositivo? Ese dispositivo te preguntará qué número muestra este. Elige <strong id=\"match\">%s</strong> y vuelve aquí."},
 	"You opened your sign-in link for %s.": {"Sie haben Ihren Anmeldelink für %s geöffnet.", "Vous avez ouvert votre lien de connexion pour %s.", "Has abierto tu enlace de inicio de sesión para %s."},
 	"You opened your sign-in link.":        {"Sie haben Ihren Anmeldelink geöffnet.", "Vous avez ouvert votre lien de connexion.", "Has abierto tu enlace de inicio de sesión."},
-	"Tell us about yourself":               {"Erzählen Sie uns etwas über sich", "Parlez-nous de vous", "Cuéntanos sobre ti"},
-	"(optional)":                           {"(optional)", "(facultatif)", "(opcional)"},
-	"Welcome, <strong>%s</strong>.":        {"Willkommen, <strong>%s</strong>.", "Bienvenue, <strong>%s</strong>.", "Te damos la bienvenida, <strong>%s</strong>."},
-	"Welcome.":                             {"Willkommen.", "Bienvenue.", "Te damos la bienvenida."},
+	"Press Continue to sign in on this device. If you did not ask for this link, close this page.": {
+		"Drücken Sie auf Weiter, um sich auf diesem Gerät anzumelden. Wenn Sie diesen Link nicht angefordert haben, schließen Sie diese Seite.",
+		"Appuyez sur Continuer pour vous connecter sur cet appareil. Si vous n'avez pas demandé ce lien, fermez cette page.",
+		"Pulsa Continuar para iniciar sesión en este dispositivo. Si no has pedido este enlace, cierra esta página."},
+	"Tell us about yourself":        {"Erzählen Sie uns etwas über sich", "Parlez-nous de vous", "Cuéntanos sobre ti"},
+	"(optional)":                    {"(optional)", "(facultatif)", "(opcional)"},
+	"Welcome, <strong>%s</strong>.": {"Willkommen, <strong>%s</strong>.", "Bienvenue, <strong>%s</strong>.", "Te damos la bienvenida, <strong>%s</strong>."},
+	"Welcome.":                      {"Willkommen.", "Bienvenue.", "Te damos la bienvenida."},
 	"%s asks for a few details to finish signing up.": {
 		"%s bittet um ein paar Angaben, um die Registrierung abzuschließen.",
 		"%s vous demande quelques informations pour terminer l'inscription.",

@@ -27,12 +27,13 @@
       busy = false;
     }, 4000);
   });
-  // The link's landing page signs in at once, as the client SDK does on an
-  // app's page; without JavaScript the person presses Continue.
+  // The link's landing page waits for the person to press Continue: a page
+  // that signed in by itself could be opened by anyone's link (signing a
+  // victim in as someone else) or by a mail scanner. The script only says
+  // whether this browser can add a passkey afterwards.
   document.querySelectorAll('form[data-magic="open"]').forEach(function (form) {
     var here = canPasskey && (form.dataset.origins || "").split(" ").indexOf(window.location.origin) >= 0;
     if (here && form.elements.webauthn) form.elements.webauthn.value = "1";
-    form.submit();
   });
 
   if (!canPasskey) return;
