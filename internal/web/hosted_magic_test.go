@@ -282,7 +282,6 @@ func TestHostedSignUpFields(t *testing.T) {
 		if !strings.Contains(page.body, `name="meta.first_name"`) || !strings.Contains(page.body, `name="meta.age"`) || strings.Contains(page.body, "meta.plan") {
 			t.Fatalf("registration form:\n%s", page.body)
 		}
-		csrf := csrfOf(t, page)
 		// The required field cannot be skipped: "Continue as" from the login
 		// page comes back here, with no hand-off.
 		login := v.expect("GET", "/login/"+app.ID, nil, http.StatusOK)
@@ -290,7 +289,7 @@ func TestHostedSignUpFields(t *testing.T) {
 			t.Fatalf("continue before the required field: %q", a.header.Get("Location"))
 		}
 		page = v.expect("GET", "/login/"+app.ID+"/register", nil, http.StatusOK)
-		csrf = csrfOf(t, page)
+		csrf := csrfOf(t, page)
 		stale := maps.Clone(v.cookies) // this browser as it is now, for a replay below
 		// Required, and checked by the schema.
 		a = v.expect("POST", "/login/"+app.ID+"/register", url.Values{"csrf": {csrf}, "meta.age": {"12"}}, http.StatusUnprocessableEntity)
