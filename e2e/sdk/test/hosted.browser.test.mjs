@@ -179,6 +179,8 @@ test("code sign-in through the form lands on the app's callback with sct_magic, 
   const token = url.searchParams.get("sct_magic");
   assert.ok(token, `no sct_magic in ${page.url()}`);
   assert.equal(url.searchParams.get("sct_sk"), "true", "sct_sk=true: the SDK signs in at once");
+  // The callback page's script may not have run when its URL is reached.
+  await page.waitForFunction(() => window.result !== undefined, null, { timeout: 10_000 });
   const result = await page.evaluate(() => window.result);
   assert.equal(result.error, undefined, JSON.stringify(result));
   assert.equal(result.status, "authenticated", JSON.stringify(result));
