@@ -173,6 +173,41 @@ var hostedNotices = map[string]string{
 // sign-in (signin's rule: mfa_reverify_minutes, at least 5).
 func reverifyMinutes(app tenant.App) int { return max(app.MFAReverifyMinutes, 5) }
 
+// schemaInput is the form input of one schema field, with meta's value:
+// the input type its field type asks for (a checkbox for a boolean, a text
+// area for text), integers without a decimal point.
+func schemaInput(f appuser.MetaField, meta map[string]any) profileField {
+	pf := profileField{Key: f.FieldName, Label: f.Name}
+	v, has := meta[f.FieldName]
+	switch f.FieldType {
+	case appuser.FieldBoolean:
+		pf.Type = "checkbox"
+		b, _ := v.(bool)
+		pf.Checked = b
+	case appuser.FieldText:
+		pf.Type, pf.Multiline = "text", true
+	case appuser.FieldInteger:
+		pf.Type = "number"
+	case appuser.FieldDate:
+		pf.Type = "date"
+	case appuser.FieldPhone:
+		pf.Type = "tel"
+	case appuser.FieldEmail:
+		pf.Type = "email"
+	case appuser.FieldURL:
+		pf.Type = "url"
+	default:
+		pf.Type = "text"
+	}
+	if has && v != nil && f.FieldType != appuser.FieldBoolean {
+		pf.Value = fmt.Sprint(v)
+		if n, ok := v.(float64); ok && n == float64(int64(n)) {
+			pf.Value = strconv.FormatInt(int64(n), 10)
+		}
+	}
+	return pf
+}
+
 // profileFields are the fields of app's schema the user may edit, with the
 // user's values.
 func profileFields(app tenant.App, meta map[string]any) []profileField {
@@ -184,34 +219,7 @@ func profileFields(app tenant.App, meta map[string]any) []profileField {
 		if !f.VisibleProfile {
 			continue
 		}
-		pf := profileField{Key: f.FieldName, Label: f.Name}
-		v, has := meta[f.FieldName]
-		switch f.FieldType {
-		case appuser.FieldBoolean:
-			pf.Type = "checkbox"
-			b, _ := v.(bool)
-			pf.Checked = b
-		case appuser.FieldText:
-			pf.Type, pf.Multiline = "text", true
-		case appuser.FieldInteger:
-			pf.Type = "number"
-		case appuser.FieldDate:
-			pf.Type = "date"
-		case appuser.FieldPhone:
-			pf.Type = "tel"
-		case appuser.FieldEmail:
-			pf.Type = "email"
-		case appuser.FieldURL:
-			pf.Type = "url"
-		default:
-			pf.Type = "text"
-		}
-		if has && v != nil && f.FieldType != appuser.FieldBoolean {
-			pf.Value = fmt.Sprint(v)
-			if n, ok := v.(float64); ok && n == float64(int64(n)) {
-				pf.Value = strconv.FormatInt(int64(n), 10)
-			}
-		}
+		pf := schemaInput(f, meta)
 		out = append(out, pf)
 	}
 	return out

@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,34 +35,7 @@ func registrationFields(app tenant.App, meta map[string]any) []regField {
 		if !f.VisibleRegistration {
 			continue
 		}
-		pf := profileField{Key: f.FieldName, Label: f.Name}
-		v, has := meta[f.FieldName]
-		switch f.FieldType {
-		case appuser.FieldBoolean:
-			pf.Type = "checkbox"
-			b, _ := v.(bool)
-			pf.Checked = b
-		case appuser.FieldText:
-			pf.Type, pf.Multiline = "text", true
-		case appuser.FieldInteger:
-			pf.Type = "number"
-		case appuser.FieldDate:
-			pf.Type = "date"
-		case appuser.FieldPhone:
-			pf.Type = "tel"
-		case appuser.FieldEmail:
-			pf.Type = "email"
-		case appuser.FieldURL:
-			pf.Type = "url"
-		default:
-			pf.Type = "text"
-		}
-		if has && v != nil && f.FieldType != appuser.FieldBoolean {
-			pf.Value = fmt.Sprint(v)
-			if n, ok := v.(float64); ok && n == float64(int64(n)) {
-				pf.Value = strconv.FormatInt(int64(n), 10)
-			}
-		}
+		pf := schemaInput(f, meta)
 		out = append(out, regField{profileField: pf, Required: f.Required && f.FieldType != appuser.FieldBoolean})
 	}
 	return out
