@@ -35,6 +35,11 @@ func FuzzCORS(f *testing.F) {
 		{"/v1//auth/{A}/users", "GET", "https://a.example"},
 		{"/v1/auth/{A}/users", "GET", "https://a.example, https://b.example"},
 		{"/v1/docs/{A}", "GET", "https://a.example"},
+		// The console and hosted pages never grant CORS, but vary with Origin.
+		{"/login/", "0", "0"},
+		{"/login/{A}", "POST", "https://a.example"},
+		{"/account/{A}", "OPTIONS", "https://a.example"},
+		{"/console/", "GET", "https://evil.example"},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}

@@ -198,7 +198,10 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) handler() http.Handler {
 	api := s.apiHandler()
-	return secureHeaders(s.BaseURL, s.recoverer(s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// cors wraps the console and hosted pages too: they never grant CORS
+	// (no app id in their paths), but their answers vary with Origin (the
+	// cross-origin check) and a preflight gets the same 204 refusal.
+	return secureHeaders(s.BaseURL, s.recoverer(s.observe(s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.console != nil && (r.URL.Path == "/console" || strings.HasPrefix(r.URL.Path, "/console/")) {
 			if r.URL.Path == "/console" {
 				http.Redirect(w, r, "/console/", http.StatusMovedPermanently)
@@ -219,11 +222,11 @@ func (s *Server) handler() http.Handler {
 			return
 		}
 		api.ServeHTTP(w, r)
-	}))))
+	})))))
 }
 
 func (s *Server) apiHandler() http.Handler {
-	return s.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
@@ -236,7 +239,7 @@ func (s *Server) apiHandler() http.Handler {
 			return
 		}
 		s.router.ServeHTTP(w, r)
-	}))
+	})
 }
 
 func (s *Server) recoverer(next http.Handler) http.Handler {
