@@ -486,6 +486,10 @@ type codeData struct {
 	Others     []string   // mfa: the methods to switch to
 	Restart    string     // the login page, with the sign-in's return or callback
 	Passkey    *passkeyUI // mfa by passkey: the challenge's options
+	// mfa by push (hosted_push.go): the number the approving device asks
+	// for, while the request waits.
+	Match   int
+	Pending bool
 }
 
 func restart(app tenant.App, f hostedFlow) string {
@@ -543,7 +547,7 @@ func (h *Handler) hostedVerify(w http.ResponseWriter, r *http.Request) {
 
 // hostedMFAMethods are the second factors this page takes without
 // JavaScript; mfaMethodsFor adds a passkey where the browser can use one.
-var hostedMFAMethods = []string{signin.MethodTOTP, signin.MethodEmailOTP, signin.MethodSMSOTP, signin.MethodBackupCode}
+var hostedMFAMethods = []string{signin.MethodTOTP, signin.MethodPush, signin.MethodEmailOTP, signin.MethodSMSOTP, signin.MethodBackupCode}
 
 // secondStep goes on to the sign-in's second factor: the challenge's, when
 // this page takes it, else one it takes that the user has (a new
@@ -559,7 +563,7 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 	ch := mfa.Challenge
 	if !slices.Contains(takes, ch.Method) {
 		if len(others) == 0 {
-			msg := "This app asks you for a second factor that this page cannot take yet (a push approval). Sign in in the app itself."
+			msg := "This app asks you for a second factor that this page cannot take. Sign in in the app itself."
 			if slices.Contains(mfa.AvailableMethods, signin.MethodPasskey) {
 				msg = "This app asks you for your passkey as a second factor, which needs JavaScript and a browser that supports passkeys. Sign in in the app itself, or in another browser."
 			}
@@ -607,10 +611,21 @@ func (h *Handler) mfaPage(w http.ResponseWriter, r *http.Request, app tenant.App
 			return
 		}
 		d.Passkey = passkeysFor(app, string(ch.WebauthnOptions))
+	case signin.MethodPush:
+		title = "Approve on your other device"
+		ch, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
+		if err != nil && !errors.Is(err, signin.ErrChallengeNotFound) {
+			h.hostedFail(w, r, app, err)
+			return
+		}
+		d.Match, d.Pending = ch.MatchNumber, err == nil && ch.Status == "pending"
 	}
 	notice := ""
 	if status == http.StatusOK && r.URL.Query().Get("sent") == "1" {
 		notice = "A new code is on its way."
+		if f.Method == signin.MethodPush {
+			notice = "We asked your other devices again."
+		}
 	}
 	h.hostedPage(w, r, status, "mfa", hostedView{Title: title, App: app, CSRF: h.loginCSRF(app, cookieValue(r, hostedPreCookie)), Message: msg,
 		Notice: notice, Data: d})
@@ -636,13 +651,21 @@ func (h *Handler) hostedVerifyMFA(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := h.SignIn.VerifyChallenge(r.Context(), app, f.Challenge, mfaAnswer(f, form), client(r))
+	h.answerMFA(w, r, app, pre, f, mfaAnswer(f, form))
+}
+
+// answerMFA verifies the second factor's answer: right, the sign-in ends.
+func (h *Handler) answerMFA(w http.ResponseWriter, r *http.Request, app tenant.App, pre string, f hostedFlow, in signin.VerifyInput) {
+	res, err := h.SignIn.VerifyChallenge(r.Context(), app, f.Challenge, in, client(r))
 	if err == nil && (res.Tokens == nil || res.Tokens.MFA != nil) {
 		err = signin.ErrInvalidCode
 	}
 	if err != nil {
 		if f.Method == signin.MethodPasskey {
 			h.refusePasskeyMFA(w, r, app, pre, f, err)
+			return
+		}
+		if f.Method == signin.MethodPush && h.refusePushMFA(w, r, app, pre, f, err) {
 			return
 		}
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
@@ -696,8 +719,12 @@ func (h *Handler) deliverMFA(r *http.Request, app tenant.App, ch signin.Challeng
 // (signin.ResendChallenge, as POST /challenges/{token}/resend: its limits;
 // the old code dies, the attempts left stay).
 func (h *Handler) hostedResendMFA(w http.ResponseWriter, r *http.Request) {
-	app, _, _, f, ok := h.stepPost(w, r, "mfa")
+	app, _, pre, f, ok := h.stepPost(w, r, "mfa")
 	if !ok {
+		return
+	}
+	if f.Method == signin.MethodPush {
+		h.askPushAgain(w, r, app, pre, f)
 		return
 	}
 	if f.Method != signin.MethodEmailOTP && f.Method != signin.MethodSMSOTP {

@@ -144,6 +144,9 @@ type accountHostedData struct {
 	TOTP        []signin.MFAMethod
 	BackupCodes int
 	Identities  []signin.Identity
+	// Pending: push requests of the user's other devices waiting for an
+	// answer here (hosted_push.go).
+	Pending []signin.PendingPushItem
 	// Recent: the session's sign-in (or step-up) is recent enough for the
 	// changes that need one, until RecentUntil.
 	Recent      bool
@@ -167,6 +170,8 @@ var hostedNotices = map[string]string{
 	"unlinked":        "Account unlinked: it no longer signs you in here.",
 	"contact":         "Saved: your new address is verified and in use.",
 	"confirmed":       "Thank you, that is confirmed. Make your change now.",
+	"push-approved":   "Approved: the other device goes on.",
+	"push-denied":     "Denied: the other device gets nothing.",
 }
 
 // reverifyMinutes is the app's window for changes that need a recent
@@ -250,6 +255,9 @@ func (h *Handler) accountData(r *http.Request, app tenant.App, caller signin.Cal
 	d.BackupCodes = mfa.BackupCodesAvailable
 	d.TwoStep = app.MFAPolicy.SecondFactor() || len(d.TOTP) > 0 || d.BackupCodes > 0
 	if d.Identities, err = h.SignIn.UserIdentities(ctx, caller.User.ID); err != nil {
+		return d, err
+	}
+	if d.Pending, err = h.SignIn.PendingPush(ctx, app, caller); err != nil {
 		return d, err
 	}
 	d.RecentUntil = caller.Session.Authenticated().Add(time.Duration(reverifyMinutes(app)) * time.Minute)
@@ -651,6 +659,9 @@ type stepUpData struct {
 	// With a challenge started: its method, sealed token, where the code
 	// went, and (a passkey) the request options for hosted_account.js.
 	Method, Challenge, SentTo, Options string
+	// A push: the number the approving device asks for, while it waits.
+	Match   int
+	Pending bool
 }
 
 // stepUpMethods are the ways this user can confirm it is them, by
@@ -671,6 +682,13 @@ func (h *Handler) stepUpMethods(r *http.Request, app tenant.App, caller signin.C
 	}
 	if slices.ContainsFunc(pks, func(p signin.Passkey) bool { return p.SuspendedAt == nil }) {
 		out = append(out, stepUpMethod{signin.MethodPasskey, "Your passkey"})
+	}
+	sessions, err := h.SignIn.ListSessions(r.Context(), app, caller)
+	if err != nil {
+		return nil, err
+	}
+	if otherSessions(sessions, caller.Session.ID) > 0 {
+		out = append(out, stepUpMethod{signin.MethodPush, "Approve on another device where you're signed in"})
 	}
 	if caller.User.Email != "" {
 		out = append(out, stepUpMethod{signin.MethodEmailOTP, "A code by e-mail to " + caller.User.Email})
@@ -727,6 +745,19 @@ func (h *Handler) hostedStepUp(w http.ResponseWriter, r *http.Request, app tenan
 	h.stepUpAsk(w, r, app, caller, http.StatusOK, sealed, ch.Method, string(ch.WebauthnOptions), "")
 }
 
+// stepUpPush fills a push's number and state from the challenge (a read).
+func (h *Handler) stepUpPush(r *http.Request, app tenant.App, token string, d *stepUpData) error {
+	v, err := h.SignIn.GetChallenge(r.Context(), app, token)
+	if errors.Is(err, signin.ErrChallengeNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d.Match, d.Pending = v.MatchNumber, v.Status == "pending"
+	return nil
+}
+
 // stepUpAsk asks for the answer to a started step-up.
 func (h *Handler) stepUpAsk(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, status int, sealed, method, options, msg string) {
 	d := stepUpData{Minutes: reverifyMinutes(app), Method: method, Challenge: sealed, Options: options,
@@ -736,6 +767,13 @@ func (h *Handler) stepUpAsk(w http.ResponseWriter, r *http.Request, app tenant.A
 		d.SentTo = caller.User.Email
 	case signin.MethodSMSOTP:
 		d.SentTo = caller.User.Phone
+	case signin.MethodPush:
+		if c, ok := h.openChallenge(app, caller, signin.PurposeStepUp, sealed); ok {
+			if err := h.stepUpPush(r, app, c.Token, &d); err != nil {
+				h.hostedFail(w, r, app, err)
+				return
+			}
+		}
 	}
 	h.hostedPage(w, r, status, "account_stepup", hostedView{Title: "Confirm it's you", App: app, CSRF: h.accountCSRF(app, caller), Message: msg, Data: d})
 }
@@ -761,6 +799,10 @@ func (h *Handler) hostedVerifyStepUp(w http.ResponseWriter, r *http.Request, app
 	res, err := h.SignIn.VerifyChallenge(r.Context(), app, c.Token, in, client(r))
 	if err == nil && res.Challenge.Status != "completed" {
 		err = signin.ErrInvalidCode
+	}
+	if status, msg, _, ok := pushRefusal(err, false); ok && c.Method == signin.MethodPush {
+		h.stepUpAsk(w, r, app, caller, status, sealed, c.Method, "", msg)
+		return
 	}
 	if err != nil {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) {

@@ -45,7 +45,7 @@ func (v *visitor) askLink(app tenant.App, query, email string) (answer, string, 
 	page := v.expect("GET", "/login/"+app.ID+"/magic", nil, http.StatusOK)
 	checkHostedHeaders(v.t, "waiting page", page, "https://shop.example https://www.shop.example")
 	m := matchRe.FindStringSubmatch(page.body)
-	if m == nil || !strings.Contains(page.body, email) || !strings.Contains(page.body, `data-magic="wait"`) {
+	if m == nil || !strings.Contains(page.body, email) || !strings.Contains(page.body, `data-wait=`) {
 		v.t.Fatalf("waiting page:\n%s", page.body)
 	}
 	msg, ok := v.sys.Mail.Last(email)

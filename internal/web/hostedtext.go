@@ -266,10 +266,10 @@ var hostedText = map[string][3]string{
 		"Diese Methode ist für diese Anmeldung nicht erlaubt.",
 		"Cette méthode n'est pas autorisée pour cette connexion.",
 		"Ese método no está permitido para este inicio de sesión."},
-	"This app asks you for a second factor that this page cannot take yet (a push approval or a code). Sign in in the app itself.": {
-		"Diese App verlangt einen zweiten Faktor, den diese Seite noch nicht annehmen kann (eine Push-Bestätigung oder einen Code). Melden Sie sich in der App selbst an.",
-		"Cette application demande un second facteur que cette page ne peut pas encore recevoir (une approbation push ou un code). Connectez-vous dans l'application elle-même.",
-		"Esta aplicación te pide un segundo factor que esta página aún no admite (una aprobación push o un código). Inicia sesión en la propia aplicación."},
+	"This app asks you for a second factor that this page cannot take. Sign in in the app itself.": {
+		"Diese App verlangt einen zweiten Faktor, den diese Seite nicht annehmen kann. Melden Sie sich in der App selbst an.",
+		"Cette application demande un second facteur que cette page ne peut pas recevoir. Connectez-vous dans l'application elle-même.",
+		"Esta aplicación te pide un segundo factor que esta página no admite. Inicia sesión en la propia aplicación."},
 	"This app asks you for your passkey as a second factor, which needs JavaScript and a browser that supports passkeys. Sign in in the app itself, or in another browser.": {
 		"Diese App verlangt Ihren Passkey als zweiten Faktor; dafür sind JavaScript und ein Browser mit Passkey-Unterstützung nötig. Melden Sie sich in der App selbst oder in einem anderen Browser an.",
 		"Cette application demande votre clé d'accès comme second facteur, ce qui nécessite JavaScript et un navigateur compatible. Connectez-vous dans l'application elle-même ou dans un autre navigateur.",
@@ -329,6 +329,74 @@ var hostedText = map[string][3]string{
 	"Your backup codes":                            {"Ihre Backup-Codes", "Vos codes de secours", "Tus códigos de respaldo"},
 	"Add an authenticator app":                     {"Authenticator-App hinzufügen", "Ajouter une application d'authentification", "Añadir una aplicación de autenticación"},
 	"The six-digit code from the app":              {"Der sechsstellige Code aus der App", "Le code à six chiffres de l'application", "El código de seis dígitos de la aplicación"},
+
+	// Push approval (hosted_push.go).
+	"Approve on your other device":       {"Auf Ihrem anderen Gerät bestätigen", "Approuvez sur votre autre appareil", "Aprueba en tu otro dispositivo"},
+	"We asked your other devices again.": {"Wir haben Ihre anderen Geräte erneut gefragt.", "Nous avons de nouveau sollicité vos autres appareils.", "Hemos vuelto a preguntar a tus otros dispositivos."},
+	"We asked the devices where you are signed in to approve this sign-in. On one of them, approve it and choose this number:": {
+		"Wir haben die Geräte, auf denen Sie angemeldet sind, gebeten, diese Anmeldung zu bestätigen. Bestätigen Sie sie auf einem davon und wählen Sie diese Zahl:",
+		"Nous avons demandé aux appareils sur lesquels vous êtes connecté d'approuver cette connexion. Sur l'un d'eux, approuvez-la et choisissez ce nombre :",
+		"Hemos pedido a los dispositivos en los que has iniciado sesión que aprueben este inicio de sesión. En uno de ellos, apruébalo y elige este número:"},
+	"We asked your other signed-in devices. On one of them, approve the request and choose this number:": {
+		"Wir haben Ihre anderen angemeldeten Geräte gefragt. Bestätigen Sie die Anfrage auf einem davon und wählen Sie diese Zahl:",
+		"Nous avons sollicité vos autres appareils connectés. Sur l'un d'eux, approuvez la demande et choisissez ce nombre :",
+		"Hemos preguntado a tus otros dispositivos con sesión iniciada. En uno de ellos, aprueba la solicitud y elige este número:"},
+	"Waiting for your approval…":         {"Warten auf Ihre Bestätigung …", "En attente de votre approbation…", "Esperando tu aprobación…"},
+	"Waiting for the link to be opened…": {"Warten, bis der Link geöffnet wird …", "En attente de l'ouverture du lien…", "Esperando a que se abra el enlace…"},
+	"I've approved it":                   {"Ich habe bestätigt", "Je l'ai approuvée", "Ya lo he aprobado"},
+	"Ask my devices again":               {"Meine Geräte erneut fragen", "Solliciter à nouveau mes appareils", "Preguntar de nuevo a mis dispositivos"},
+	"Approve on another device instead":  {"Stattdessen auf einem anderen Gerät bestätigen", "Approuver plutôt sur un autre appareil", "Aprobar en otro dispositivo en su lugar"},
+	"Not approved yet. Approve the request on your other device, choosing the number shown here, then try again.": {
+		"Noch nicht bestätigt. Bestätigen Sie die Anfrage auf Ihrem anderen Gerät mit der hier angezeigten Zahl und versuchen Sie es dann erneut.",
+		"Pas encore approuvée. Approuvez la demande sur votre autre appareil en choisissant le nombre affiché ici, puis réessayez.",
+		"Aún no se ha aprobado. Aprueba la solicitud en tu otro dispositivo eligiendo el número que se muestra aquí y vuelve a intentarlo."},
+	"Too many wrong numbers were chosen on your other device, so this request has ended. Start again.": {
+		"Auf Ihrem anderen Gerät wurden zu oft falsche Zahlen gewählt, daher ist diese Anfrage beendet. Beginnen Sie von vorn.",
+		"Trop de mauvais nombres ont été choisis sur votre autre appareil : cette demande est terminée. Recommencez.",
+		"Se eligieron demasiados números incorrectos en tu otro dispositivo, así que esta solicitud ha terminado. Vuelve a empezar."},
+	"Too many wrong numbers were chosen on your other device, so this request has ended. Ask again, or choose another way.": {
+		"Auf Ihrem anderen Gerät wurden zu oft falsche Zahlen gewählt, daher ist diese Anfrage beendet. Fragen Sie erneut oder wählen Sie einen anderen Weg.",
+		"Trop de mauvais nombres ont été choisis sur votre autre appareil : cette demande est terminée. Redemandez, ou choisissez un autre moyen.",
+		"Se eligieron demasiados números incorrectos en tu otro dispositivo, así que esta solicitud ha terminado. Vuelve a preguntar o elige otra forma."},
+	"This request was denied on your other device: nothing was approved. Start again.": {
+		"Diese Anfrage wurde auf Ihrem anderen Gerät abgelehnt: Es wurde nichts bestätigt. Beginnen Sie von vorn.",
+		"Cette demande a été refusée sur votre autre appareil : rien n'a été approuvé. Recommencez.",
+		"Esta solicitud se rechazó en tu otro dispositivo: no se aprobó nada. Vuelve a empezar."},
+	"This request was denied on your other device: nothing was approved. Ask again, or choose another way.": {
+		"Diese Anfrage wurde auf Ihrem anderen Gerät abgelehnt: Es wurde nichts bestätigt. Fragen Sie erneut oder wählen Sie einen anderen Weg.",
+		"Cette demande a été refusée sur votre autre appareil : rien n'a été approuvé. Redemandez, ou choisissez un autre moyen.",
+		"Esta solicitud se rechazó en tu otro dispositivo: no se aprobó nada. Vuelve a preguntar o elige otra forma."},
+	"This request has ended (it expired or was used). Start again.": {
+		"Diese Anfrage ist beendet (abgelaufen oder bereits verwendet). Beginnen Sie von vorn.",
+		"Cette demande est terminée (expirée ou déjà utilisée). Recommencez.",
+		"Esta solicitud ha terminado (caducó o ya se usó). Vuelve a empezar."},
+	"This request has ended (it expired or was used). Ask again, or choose another way.": {
+		"Diese Anfrage ist beendet (abgelaufen oder bereits verwendet). Fragen Sie erneut oder wählen Sie einen anderen Weg.",
+		"Cette demande est terminée (expirée ou déjà utilisée). Redemandez, ou choisissez un autre moyen.",
+		"Esta solicitud ha terminado (caducó o ya se usó). Vuelve a preguntar o elige otra forma."},
+	"Waiting for your approval": {"Wartet auf Ihre Bestätigung", "En attente de votre approbation", "Esperando tu aprobación"},
+	"Another device asks to sign in as you, or to confirm it's you. Approve only if it is you, there, now: type the number that device shows.": {
+		"Ein anderes Gerät möchte sich als Sie anmelden oder bestätigen, dass Sie es sind. Bestätigen Sie nur, wenn Sie es gerade selbst dort sind: Geben Sie die Zahl ein, die das Gerät anzeigt.",
+		"Un autre appareil demande à se connecter en votre nom, ou à confirmer que c'est vous. N'approuvez que si c'est vous, là-bas, maintenant : saisissez le nombre affiché par cet appareil.",
+		"Otro dispositivo pide iniciar sesión como tú, o confirmar que eres tú. Aprueba solo si eres tú, allí, ahora: escribe el número que muestra ese dispositivo."},
+	"Number":                                  {"Zahl", "Nombre", "Número"},
+	"Approve":                                 {"Bestätigen", "Approuver", "Aprobar"},
+	"Deny, it wasn't me":                      {"Ablehnen, das war ich nicht", "Refuser, ce n'était pas moi", "Rechazar, no fui yo"},
+	"Approved: the other device goes on.":     {"Bestätigt: Das andere Gerät macht weiter.", "Approuvé : l'autre appareil continue.", "Aprobado: el otro dispositivo continúa."},
+	"Denied: the other device gets nothing.":  {"Abgelehnt: Das andere Gerät erhält nichts.", "Refusé : l'autre appareil n'obtient rien.", "Rechazado: el otro dispositivo no obtiene nada."},
+	"Type the number the other device shows.": {"Geben Sie die Zahl ein, die das andere Gerät anzeigt.", "Saisissez le nombre affiché par l'autre appareil.", "Escribe el número que muestra el otro dispositivo."},
+	"This request is no longer waiting: it was answered, it expired, or it is not yours.": {
+		"Diese Anfrage wartet nicht mehr: Sie wurde beantwortet, ist abgelaufen oder gehört nicht Ihnen.",
+		"Cette demande n'est plus en attente : elle a reçu une réponse, a expiré, ou n'est pas la vôtre.",
+		"Esta solicitud ya no está esperando: se respondió, caducó o no es tuya."},
+	"Too many wrong numbers: this request has ended and nothing was approved.": {
+		"Zu viele falsche Zahlen: Diese Anfrage ist beendet, und nichts wurde bestätigt.",
+		"Trop de mauvais nombres : cette demande est terminée et rien n'a été approuvé.",
+		"Demasiados números incorrectos: esta solicitud ha terminado y no se aprobó nada."},
+	"That is not the number the other device shows. Check it and try again; if that device shows no number, deny the request.": {
+		"Das ist nicht die Zahl, die das andere Gerät anzeigt. Prüfen Sie sie und versuchen Sie es erneut; zeigt das Gerät keine Zahl, lehnen Sie die Anfrage ab.",
+		"Ce n'est pas le nombre affiché par l'autre appareil. Vérifiez-le et réessayez ; si cet appareil n'affiche aucun nombre, refusez la demande.",
+		"Ese no es el número que muestra el otro dispositivo. Compruébalo y vuelve a intentarlo; si ese dispositivo no muestra ningún número, rechaza la solicitud."},
 }
 
 // userMeta reads a user's metadata (a JSON object) for hostedLang.

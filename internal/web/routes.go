@@ -85,6 +85,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /login/{app_id}/mfa", h.hostedVerifyMFA)
 	m.HandleFunc("POST /login/{app_id}/mfa/method", h.hostedSwitchMFA)
 	m.HandleFunc("POST /login/{app_id}/mfa/resend", h.hostedResendMFA)
+	m.HandleFunc("POST /login/{app_id}/mfa/status", h.hostedMFAStatus)
 	m.HandleFunc("POST /login/{app_id}/continue", h.hostedContinue)
 	m.HandleFunc("GET /login/{app_id}/magic", h.hostedMagicPage) // magic links (hosted_magic.go)
 	m.HandleFunc("POST /login/{app_id}/magic", h.hostedMagicCheck)
@@ -117,6 +118,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /account/{app_id}/stepup", h.hostedAccountSession(h.hostedStepUpPage))
 	m.HandleFunc("POST /account/{app_id}/stepup", h.hostedAccountSession(h.hostedStepUp))
 	m.HandleFunc("POST /account/{app_id}/stepup/verify", h.hostedAccountSession(h.hostedVerifyStepUp))
+	m.HandleFunc("POST /account/{app_id}/stepup/status", h.hostedAccountSession(h.hostedStepUpStatus))
+	m.HandleFunc("POST /account/{app_id}/push/{id}/approve", h.hostedAccountSession(h.hostedApprovePush))
+	m.HandleFunc("POST /account/{app_id}/push/{id}/deny", h.hostedAccountSession(h.hostedDenyPush))
 	m.HandleFunc("/login/", h.hostedNotFound)
 	m.HandleFunc("/account/", h.hostedNotFound)
 }

@@ -6,19 +6,22 @@
   "use strict";
   var canPasskey = !!(window.PublicKeyCredential && navigator.credentials);
 
-  // Magic links (hosted_magic.go). The waiting page asks every 4 seconds
-  // whether its link is still pending (a read), and submits its own form
-  // ("I've opened the link") once it is not; "gone" reloads the page.
-  document.querySelectorAll('form[data-magic="wait"]').forEach(function (form) {
-    var out = form.querySelector("[data-magic-status]"), busy = false;
-    if (out) out.textContent = "Waiting for the link to be opened…";
+  // Waiting pages: a magic link (hosted_magic.go) or a push approval
+  // (hosted_push.go). The page asks every 4 seconds whether it is still
+  // pending (a read), and submits its own form ("I've opened the link",
+  // "I've approved it") once it is not; "gone" reloads the page.
+  document.querySelectorAll("form[data-wait]").forEach(function (form) {
+    var out = form.querySelector("[data-wait-status]"), busy = false;
+    if (out) out.textContent = form.dataset.wait;
     var timer = setInterval(async function () {
       if (busy || document.hidden) return;
       busy = true;
       try {
+        // The form's own fields (its CSRF token, a step-up's challenge),
+        // and the token in X-CSRF-Token for the sign-in page's routes.
         var res = await fetch(form.dataset.status, {
-          method: "POST", credentials: "same-origin", body: "{}",
-          headers: { "Content-Type": "application/json", "X-CSRF-Token": form.elements.csrf.value },
+          method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(form)),
+          headers: { "X-CSRF-Token": form.elements.csrf.value },
         });
         var data = await res.json().catch(function () { return {}; });
         if (data.state === "done") { clearInterval(timer); form.submit(); }

@@ -1,0 +1,205 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/signin"
+	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+)
+
+// Push approval on the hosted pages (signin/push.go). Asking: the sign-in's
+// second factor and the account page's step-up can be a push; the page
+// shows the match number and waits (hosted.js asks the status route every
+// 4 seconds and submits "I've approved it" once the request is answered;
+// without JavaScript the person presses it). Approving: the account page
+// lists the requests waiting for the signed-in user (other than its own)
+// and approves one with the number the asking device shows, or denies it.
+
+// pushState is a waiting page's state for hosted.js: "pending" while the
+// challenge waits, "done" once it is approved, denied or over (the form
+// then collects the result or says why not).
+func pushState(v signin.ChallengeView) string {
+	if v.Status == "pending" {
+		return "pending"
+	}
+	return "done"
+}
+
+// hostedMFAStatus tells hosted.js whether the sign-in's push waits still
+// (JSON; the page's CSRF token in X-CSRF-Token; a read).
+func (h *Handler) hostedMFAStatus(w http.ResponseWriter, r *http.Request) {
+	app, ok := h.hostedApp(w, r)
+	if !ok {
+		return
+	}
+	pre := cookieValue(r, hostedPreCookie)
+	if pre == "" || !h.Hasher.Equal(r.Header.Get("X-CSRF-Token"), "hosted-login-csrf", app.ID, pre) {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "This request was not sent from this browser's sign-in page. Reload the page and try again.", "code": "forbidden"})
+		return
+	}
+	f, ok := h.flow(r, app, "mfa")
+	if !ok || f.Method != signin.MethodPush {
+		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
+		return
+	}
+	v, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
+	if errors.Is(err, signin.ErrChallengeNotFound) {
+		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
+		return
+	}
+	if err != nil {
+		h.jsonFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": pushState(v)})
+}
+
+// pushRefusal is the sentence for a push that gave nothing: not answered
+// yet, or over (denied, too many wrong numbers, expired). A sign-in's push
+// that is over ends the sign-in (signin lets no new second factor follow
+// it, so a denied request cannot be asked again and again); a step-up's
+// can be asked again. ok false: not a push's refusal.
+func pushRefusal(err error, signIn bool) (status int, msg string, over, ok bool) {
+	var closed *signin.ChallengeClosedError
+	then := " Ask again, or choose another way."
+	if signIn {
+		then = " Start again."
+	}
+	switch {
+	case errors.Is(err, signin.ErrChallengePending):
+		return http.StatusConflict, "Not approved yet. Approve the request on your other device, choosing the number shown here, then try again.", false, true
+	case errors.Is(err, signin.ErrTooManyAttempts):
+		return http.StatusUnprocessableEntity, "Too many wrong numbers were chosen on your other device, so this request has ended." + then, true, true
+	case errors.As(err, &closed) && closed.Status == "denied":
+		return http.StatusForbidden, "This request was denied on your other device: nothing was approved." + then, true, true
+	case errors.As(err, &closed):
+		return http.StatusGone, "This request has ended (it expired or was used)." + then, true, true
+	}
+	return 0, "", false, false
+}
+
+// refusePushMFA answers a sign-in's push that gave nothing: the waiting
+// page again while it waits, else the login page (the sign-in is over).
+func (h *Handler) refusePushMFA(w http.ResponseWriter, r *http.Request, app tenant.App, pre string, f hostedFlow, err error) bool {
+	status, msg, over, ok := pushRefusal(err, true)
+	switch {
+	case !ok:
+		return false
+	case over:
+		setCookie(w, hostedFlowCookie, "", time.Time{})
+		h.loginPage(w, r, app, pre, status, loginAgain(app, f), msg)
+	default:
+		h.mfaPage(w, r, app, f, status, msg)
+	}
+	return true
+}
+
+// askPushAgain sends a new push for the sign-in (it replaces the one
+// waiting, which then opens nothing): "Ask my devices again".
+func (h *Handler) askPushAgain(w http.ResponseWriter, r *http.Request, app tenant.App, pre string, f hostedFlow) {
+	v, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
+	if err != nil && !errors.Is(err, signin.ErrChallengeNotFound) {
+		h.hostedFail(w, r, app, err)
+		return
+	}
+	if err != nil || v.Status != "pending" {
+		// Answered or ended meanwhile: approved, it signs in; else the
+		// sign-in is over.
+		h.answerMFA(w, r, app, pre, f, signin.VerifyInput{})
+		return
+	}
+	ch, err := h.SignIn.CreateChallenge(r.Context(), app, signin.Requester{},
+		signin.ChallengeRequest{Purpose: signin.PurposeMFA, Method: signin.MethodPush, AppUserID: f.Handle}, client(r))
+	if err != nil {
+		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
+		return
+	}
+	f.Challenge = ch.Token
+	if err := h.setFlow(w, app, pre, f); err != nil {
+		h.hostedFail(w, r, app, err)
+		return
+	}
+	http.Redirect(w, r, "/login/"+app.ID+"/mfa?sent=1", http.StatusSeeOther)
+}
+
+// Approving, on the account page.
+
+// hostedApprovePush approves a request waiting for the user
+// (signin.ApprovePush, as POST /push/{id}/approve): the number is a guess,
+// its attempt taken before it is compared.
+func (h *Handler) hostedApprovePush(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) {
+	n, err := strconv.Atoi(strings.TrimSpace(r.PostForm.Get("match_number")))
+	if err != nil || n < 0 {
+		h.accountPage(w, r, app, caller, http.StatusBadRequest, "Type the number the other device shows.", nil)
+		return
+	}
+	_, err = h.SignIn.ApprovePush(r.Context(), app, caller, r.PathValue("id"), n)
+	if err != nil {
+		h.refusePushAnswer(w, r, app, caller, err)
+		return
+	}
+	accountDone(w, r, app, "push-approved")
+}
+
+// hostedDenyPush refuses a request ("this was not me").
+func (h *Handler) hostedDenyPush(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) {
+	if _, err := h.SignIn.DenyPush(r.Context(), app, caller, r.PathValue("id")); err != nil {
+		h.refusePushAnswer(w, r, app, caller, err)
+		return
+	}
+	accountDone(w, r, app, "push-denied")
+}
+
+func (h *Handler) refusePushAnswer(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, err error) {
+	var closed *signin.ChallengeClosedError
+	switch {
+	case errors.Is(err, signin.ErrChallengeNotFound), errors.As(err, &closed):
+		h.accountPage(w, r, app, caller, http.StatusNotFound, "This request is no longer waiting: it was answered, it expired, or it is not yours.", nil)
+	case errors.Is(err, signin.ErrTooManyAttempts):
+		h.accountPage(w, r, app, caller, http.StatusUnprocessableEntity, "Too many wrong numbers: this request has ended and nothing was approved.", nil)
+	default:
+		if _, ok := invalid(err); ok {
+			h.accountPage(w, r, app, caller, http.StatusUnprocessableEntity, "That is not the number the other device shows. Check it and try again; if that device shows no number, deny the request.", nil)
+			return
+		}
+		h.accountRefuse(w, r, app, caller, err)
+	}
+}
+
+// Step-up by push.
+
+// hostedStepUpStatus tells hosted.js whether the step-up's push waits
+// still (the form's fields: csrf and the sealed challenge; a read).
+func (h *Handler) hostedStepUpStatus(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) {
+	c, ok := h.openChallenge(app, caller, signin.PurposeStepUp, r.PostForm.Get("challenge"))
+	if !ok || c.Method != signin.MethodPush {
+		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
+		return
+	}
+	v, err := h.SignIn.GetChallenge(r.Context(), app, c.Token)
+	if errors.Is(err, signin.ErrChallengeNotFound) {
+		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
+		return
+	}
+	if err != nil {
+		h.jsonFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": pushState(v)})
+}
+
+// otherSessions counts the user's live sessions besides this one: the
+// devices a push could be approved on.
+func otherSessions(list []signin.Session, current string) int {
+	n := 0
+	for _, s := range list {
+		if s.ID != current {
+			n++
+		}
+	}
+	return n
+}
