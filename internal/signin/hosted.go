@@ -31,6 +31,12 @@ func (s *Service) HandOff(ctx context.Context, app store.App, caller Caller, c C
 	if u.Status != store.StatusActive {
 		return "", ErrUnauthenticated
 	}
+	// Each hand-off stores a challenge and emits an event: a browser that
+	// presses "Continue as" in a loop gets the budget of a user's
+	// challenges, per hosted session.
+	if err := s.allow(ctx, bucket{key: "handoff:" + caller.Session.ID, rule: s.limits.ChallengePerUser}); err != nil {
+		return "", err
+	}
 	now := s.clock()
 	ch := store.Challenge{ID: newID(), AppID: app.ID, AppUserID: u.ID, Purpose: PurposeAuthenticate, Method: MethodHosted,
 		Status: store.ChallengePending, RemainingAttempts: 1, IP: c.IP, UserAgent: truncate(c.UserAgent, 512),

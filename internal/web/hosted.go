@@ -783,7 +783,9 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, app tenant.App,
 	}
 	tok, err := h.SignIn.HandOff(r.Context(), app, caller, client(r))
 	if err != nil {
-		h.hostedFail(w, r, app, err)
+		h.refuseHosted(w, r, app, err, func(status int, msg string) {
+			h.hostedPage(w, r, status, "error", hostedView{Title: "Sign in", App: app, Message: msg})
+		})
 		return
 	}
 	u, err := url.Parse(callback)

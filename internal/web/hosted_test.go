@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -531,6 +532,36 @@ func TestHostedSecondFactor(t *testing.T) {
 		claims, _ := base64.RawURLEncoding.DecodeString(strings.Split(set["access"].(string), ".")[1])
 		if !strings.Contains(string(claims), `"totp"`) {
 			t.Fatalf("access token claims: %s", claims)
+		}
+	})
+}
+
+// TestHostedHandOffLimit: each hand-off stores a token, so "Continue as" in
+// a loop meets the per-session budget (the user's challenge budget, 10 in
+// 10 minutes here), answered with a sentence and Retry-After.
+func TestHostedHandOffLimit(t *testing.T) {
+	limits := servertest.LooseLimits()
+	limits.ChallengePerUser = ratelimit.Rule{Limit: 10, Period: 10 * time.Minute}
+	servertest.ForEach(t, servertest.Options{Serve: true, Limits: &limits}, func(t *testing.T, sys *servertest.System) {
+		app, email := hostedApp(t, sys, nil)
+		v := newVisitor(t, sys)
+		v.signIn(app.ID, "", email) // the first hand-off
+		page := v.expect("GET", "/login/"+app.ID, nil, http.StatusOK)
+		csrf, limited := csrfOf(t, page), 0
+		for i := 2; i < 20 && limited == 0; i++ {
+			switch a := v.do("POST", "/login/"+app.ID+"/continue", url.Values{"csrf": {csrf}}, nil); a.status {
+			case http.StatusSeeOther:
+			case http.StatusTooManyRequests:
+				if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many attempts") {
+					t.Fatalf("limited hand-off: %v\n%s", a.header, a.body)
+				}
+				limited = i
+			default:
+				t.Fatalf("continue %d: %d\n%s", i, a.status, a.body)
+			}
+		}
+		if limited != 11 {
+			t.Fatalf("hand-offs limited at the %dth, want the 11th", limited)
 		}
 	})
 }
