@@ -468,7 +468,7 @@ func (h *Handler) refuseHosted(w http.ResponseWriter, r *http.Request, app tenan
 	case errors.As(err, &rl):
 		secs := max(int(rl.RetryAfter.Round(time.Second)/time.Second), 1)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		msg = "Too many attempts. Wait " + strconv.Itoa(secs) + " seconds, then try again."
+		msg = hostedf("Too many attempts. Wait %s seconds, then try again.", secs)
 	case errors.Is(err, signin.ErrInvalidCode):
 		msg = "That code is not right, or it has expired. Check it and try again, or ask for a new code."
 	default:
@@ -578,8 +578,10 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 			return
 		}
 	}
-	if err := h.deliverMFA(r, app, ch); err != nil {
-		h.refuseHosted(w, r, app, err, func(status int, msg string) {
+	sendErr := h.deliverMFA(r, app, ch)
+	var limited *signin.RateLimitedError
+	if sendErr != nil && !errors.As(sendErr, &limited) {
+		h.refuseHosted(w, r, app, sendErr, func(status int, msg string) {
 			h.hostedPage(w, r, status, "error", hostedView{Title: "Second factor needed", App: app, Message: msg})
 		})
 		return
@@ -588,6 +590,12 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 	f.Others = slices.DeleteFunc(others, func(m string) bool { return m == ch.Method })
 	if err := h.setFlow(w, app, pre, f); err != nil {
 		h.hostedFail(w, r, app, err)
+		return
+	}
+	if sendErr != nil {
+		// The code could not be sent yet (a send limit): the step's page
+		// says how long to wait, and its "Send a new code" sends it then.
+		h.refuseHosted(w, r, app, sendErr, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
 		return
 	}
 	http.Redirect(w, r, "/login/"+app.ID+"/mfa", http.StatusSeeOther)

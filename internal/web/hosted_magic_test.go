@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
 	"github.com/gatehouse-auth/gatehouse/internal/appuser"
+	"github.com/gatehouse-auth/gatehouse/internal/ratelimit"
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -498,5 +500,47 @@ func TestHostedFormsNeedTheirToken(t *testing.T) {
 				t.Errorf("POST /login/{app}%s with another browser's token: %d, want 403", path, status)
 			}
 		}
+	})
+}
+
+// TestHostedSecondFactorSendLimited: when the second factor's code cannot
+// be sent yet (the address's send limit), the second step says how long to
+// wait (429, Retry-After) and keeps the sign-in: "Send a new code" sends it
+// once the wait is over, and the code signs in.
+func TestHostedSecondFactorSendLimited(t *testing.T) {
+	limits := servertest.LooseLimits()
+	limits.SendPerIdentifier = ratelimit.Rule{Limit: 2, Period: 10 * time.Minute}
+	servertest.ForEach(t, servertest.Options{Serve: true, Limits: &limits}, func(t *testing.T, sys *servertest.System) {
+		app, _ := hostedApp(t, sys, func(s *tenant.AppSettings) {
+			ids, required, policy, methods := []string{"email", "phone"}, []string{"email"}, "required", []string{"email_otp"}
+			s.AllowedIdentifiers, s.RequiredIdentifiers, s.MFAPolicy, s.MFAMethodsAllowed = &ids, &required, &policy, &methods
+		})
+		email, phone := "pat@shop.example", "+14155552671"
+		if _, _, err := sys.Users.Create(context.Background(), access.Operator(), app, appuser.CreateInput{Email: email, Phone: phone}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the address's budget, spent through the API
+			if status, body := api(t, sys, "POST", "/v1/auth/"+app.ID+"/otps/login", map[string]string{"identifier": email}, nil); status >= 300 {
+				t.Fatalf("send: %d %v", status, body)
+			}
+		}
+		v := newVisitor(t, sys)
+		if a := v.sendCode(app.ID, "", phone); a.status != http.StatusSeeOther {
+			t.Fatalf("send to the phone: %d\n%s", a.status, a.body)
+		}
+		page := v.expect("GET", "/login/"+app.ID+"/code", nil, http.StatusOK)
+		a := v.expect("POST", "/login/"+app.ID+"/code", url.Values{"csrf": {csrfOf(t, page)}, "code": {lastCode(t, sys, phone)}}, http.StatusTooManyRequests)
+		if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many attempts") || !strings.Contains(a.body, "/mfa/resend") {
+			t.Fatalf("limited second factor: %v\n%s", a.header, a.body)
+		}
+		sent := len(sys.Mail.Messages())
+		wait, _ := strconv.Atoi(a.header.Get("Retry-After"))
+		sys.Clock.Advance(time.Duration(wait+1) * time.Second)
+		csrf := csrfOf(t, a)
+		if r := v.expect("POST", "/login/"+app.ID+"/mfa/resend", url.Values{"csrf": {csrf}}, http.StatusSeeOther); r.header.Get("Location") != "/login/"+app.ID+"/mfa?sent=1" {
+			t.Fatalf("resend: %q", r.header.Get("Location"))
+		}
+		code := codeTo(t, sys, email, sent)
+		toCallback(t, sys, app, v.expect("POST", "/login/"+app.ID+"/mfa", url.Values{"csrf": {csrf}, "code": {code}}, http.StatusSeeOther))
 	})
 }
