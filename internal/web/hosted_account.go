@@ -300,7 +300,7 @@ func (h *Handler) accountRefuse(w http.ResponseWriter, r *http.Request, app tena
 	var su *signin.StepUpRequiredError
 	if errors.As(err, &su) {
 		h.stepUpPage(w, r, app, caller, http.StatusForbidden, stepUpData{Minutes: su.Minutes},
-			fmt.Sprintf("For your security, this change needs a sign-in in the last %d minutes. Confirm it's you, then make the change again.", su.Minutes))
+			hostedf("For your security, this change needs a sign-in in the last %s minutes. Confirm it's you, then make the change again.", su.Minutes))
 		return
 	}
 	h.refuseHosted(w, r, app, err, func(status int, msg string) {
@@ -312,9 +312,9 @@ func (h *Handler) accountRefuse(w http.ResponseWriter, r *http.Request, app tena
 }
 
 // notYours answers an id that is none of the user's (another user's, or
-// nobody's) as the API does: 404.
-func (h *Handler) notYours(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, what string) {
-	h.accountPage(w, r, app, caller, http.StatusNotFound, "You have no such "+what+".", nil)
+// nobody's) as the API does: 404, with msg ("You have no such …").
+func (h *Handler) notYours(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, msg string) {
+	h.accountPage(w, r, app, caller, http.StatusNotFound, msg, nil)
 }
 
 // Profile.
@@ -415,7 +415,7 @@ func (h *Handler) ownPasskey(w http.ResponseWriter, r *http.Request, app tenant.
 		return false
 	}
 	if !slices.ContainsFunc(list, func(p signin.Passkey) bool { return p.ID == id }) {
-		h.notYours(w, r, app, caller, "passkey")
+		h.notYours(w, r, app, caller, "You have no such passkey.")
 		return false
 	}
 	return true
@@ -479,7 +479,7 @@ func (h *Handler) hostedConfirmTOTP(w http.ResponseWriter, r *http.Request, app 
 	id := r.PostForm.Get("enrollment_id")
 	if _, err := h.SignIn.VerifyEnrollment(r.Context(), app, caller, id, r.PostForm.Get("code"), client(r)); err != nil {
 		if errors.Is(err, signin.ErrMFAMethodNotFound) {
-			h.notYours(w, r, app, caller, "authenticator app waiting to be confirmed")
+			h.notYours(w, r, app, caller, "You have no such authenticator app waiting to be confirmed.")
 			return
 		}
 		h.refuseHosted(w, r, app, err, func(status int, msg string) {
@@ -501,7 +501,7 @@ func (h *Handler) hostedDeleteTOTP(w http.ResponseWriter, r *http.Request, app t
 		return
 	}
 	if !slices.ContainsFunc(mfa.Methods, func(m signin.MFAMethod) bool { return m.Method == signin.MethodTOTP && m.ID == id }) {
-		h.notYours(w, r, app, caller, "authenticator app")
+		h.notYours(w, r, app, caller, "You have no such authenticator app.")
 		return
 	}
 	if err := h.SignIn.DeleteMFAMethod(r.Context(), app, caller, id, ""); err != nil {
@@ -534,7 +534,7 @@ func (h *Handler) hostedUnlink(w http.ResponseWriter, r *http.Request, app tenan
 		return
 	}
 	if !slices.ContainsFunc(ids, func(i signin.Identity) bool { return i.ID == id }) {
-		h.notYours(w, r, app, caller, "linked account")
+		h.notYours(w, r, app, caller, "You have no such linked account.")
 		return
 	}
 	if err := h.SignIn.UnlinkIdentity(r.Context(), app, caller, id, ""); err != nil {
@@ -650,6 +650,8 @@ func (h *Handler) hostedVerifyContact(w http.ResponseWriter, r *http.Request, ap
 // Step-up: confirming it is the user before a change that needs a recent
 // sign-in.
 
+// stepUpMethod is a way to confirm it is the user; its Label is a
+// hostedText key (or a hostedf message).
 type stepUpMethod struct{ Method, Label string }
 
 type stepUpData struct {
@@ -691,10 +693,10 @@ func (h *Handler) stepUpMethods(r *http.Request, app tenant.App, caller signin.C
 		out = append(out, stepUpMethod{signin.MethodPush, "Approve on another device where you're signed in"})
 	}
 	if caller.User.Email != "" {
-		out = append(out, stepUpMethod{signin.MethodEmailOTP, "A code by e-mail to " + caller.User.Email})
+		out = append(out, stepUpMethod{signin.MethodEmailOTP, hostedf("A code by e-mail to %s", caller.User.Email)})
 	}
 	if caller.User.Phone != "" {
-		out = append(out, stepUpMethod{signin.MethodSMSOTP, "A code by text message to " + caller.User.Phone})
+		out = append(out, stepUpMethod{signin.MethodSMSOTP, hostedf("A code by text message to %s", caller.User.Phone)})
 	}
 	if mfa.BackupCodesAvailable > 0 {
 		out = append(out, stepUpMethod{signin.MethodBackupCode, "One of your backup codes"})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strings"
 
 	"github.com/gatehouse-auth/gatehouse/internal/courier"
 	"github.com/gatehouse-auth/gatehouse/internal/outbound"
@@ -19,8 +20,12 @@ import (
 //
 // The English text is the key, so a string nobody translated yet shows in
 // English, and titles and messages that the Go code passes to a page
-// (hostedView.Title, .Message) are translated the same way when the
-// catalog has them.
+// (hostedView.Title, .Message, .Notice) are translated the same way when
+// the catalog has them. A message with a value in it (a number of
+// seconds, an address) is made by hostedf: the key and its values, which
+// t puts into the translation. Every sentence of the hosted pages' Go code
+// is a key (TestHostedTextGo); the API's error texts that a page shows as
+// they are stay English, unless a row below has them.
 
 // hostedLanguages are the languages of the hosted pages, English first.
 var hostedLanguages = []string{"en", "de", "fr", "es"}
@@ -54,10 +59,35 @@ func (h *Handler) hostedLangOf(r *http.Request, app tenant.App) string {
 	return hostedLang(meta, r.Header.Get("Accept-Language"))
 }
 
+// hostedArgs separates a message's key from its values in what hostedf
+// makes (a control character: no key or value of a page has one).
+const hostedArgs = "\x1f"
+
+// hostedf is a message for a hosted page (a hostedView's Title, Message
+// or Notice, a refusal's msg) with values: the catalog key format and the
+// values of its %s, kept apart in one string until t translates the key
+// and puts them in. In English it reads as fmt.Sprintf(format, args...).
+func hostedf(format string, args ...any) string {
+	s := format
+	for _, a := range args {
+		s += hostedArgs + fmt.Sprint(a)
+	}
+	return s
+}
+
 // tr is the template function t: text in lang, with args (escaped) put
-// into its %s. A text the catalog does not have is shown as it is,
-// escaped, with no formatting.
+// into its %s; text may be a hostedf message, which carries its args. A
+// text the catalog does not have is shown as it is, escaped, with no
+// formatting.
 func tr(lang, text string, args ...any) template.HTML {
+	if key, vals, ok := strings.Cut(text, hostedArgs); ok && len(args) == 0 {
+		if _, known := hostedText[key]; known && strings.Count(key, "%s") == strings.Count(vals, hostedArgs)+1 {
+			text = key
+			for _, v := range strings.Split(vals, hostedArgs) {
+				args = append(args, v)
+			}
+		}
+	}
 	row, ok := hostedText[text]
 	if !ok {
 		return template.HTML(template.HTMLEscapeString(text))
@@ -397,6 +427,476 @@ var hostedText = map[string][3]string{
 		"Das ist nicht die Zahl, die das andere Gerät anzeigt. Prüfen Sie sie und versuchen Sie es erneut; zeigt das Gerät keine Zahl, lehnen Sie die Anfrage ab.",
 		"Ce n'est pas le nombre affiché par l'autre appareil. Vérifiez-le et réessayez ; si cet appareil n'affiche aucun nombre, refusez la demande.",
 		"Ese no es el número que muestra el otro dispositivo. Compruébalo y vuelve a intentarlo; si ese dispositivo no muestra ningún número, rechaza la solicitud."},
+
+	// Sign-in page's messages (hosted.go, hosted_magic.go, hosted_passkey.go,
+	// hosted_signup.go).
+	"Too many attempts. Wait %s seconds, then try again.": {
+		"Zu viele Versuche. Warten Sie %s Sekunden und versuchen Sie es dann erneut.",
+		"Trop de tentatives. Patientez %s secondes, puis réessayez.",
+		"Demasiados intentos. Espera %s segundos y vuelve a intentarlo."},
+	"Enter the code we e-mailed you": {
+		"Code aus unserer E-Mail eingeben",
+		"Saisissez le code reçu par e-mail",
+		"Introduce el código que te enviamos por correo"},
+	"Enter the code we texted you": {
+		"Code aus unserer SMS eingeben",
+		"Saisissez le code reçu par SMS",
+		"Introduce el código que te enviamos por SMS"},
+	"A new code is on its way.": {
+		"Ein neuer Code ist unterwegs.",
+		"Un nouveau code est en route.",
+		"Te estamos enviando un código nuevo."},
+	"This second factor sends no code.": {
+		"Dieser zweite Faktor sendet keinen Code.",
+		"Ce second facteur n'envoie pas de code.",
+		"Este segundo factor no envía ningún código."},
+	"Signing you in": {
+		"Sie werden angemeldet",
+		"Connexion en cours",
+		"Iniciando sesión"},
+	"The link has not been opened yet. Open it from the e-mail, on this or another device, then try again.": {
+		"Der Link wurde noch nicht geöffnet. Öffnen Sie ihn aus der E-Mail, auf diesem oder einem anderen Gerät, und versuchen Sie es dann erneut.",
+		"Le lien n'a pas encore été ouvert. Ouvrez-le depuis l'e-mail, sur cet appareil ou un autre, puis réessayez.",
+		"El enlace aún no se ha abierto. Ábrelo desde el correo, en este u otro dispositivo, y vuelve a intentarlo."},
+	"This sign-in was denied on the device that opened the link (or the number chosen there was not this one). Ask for a new link.": {
+		"Diese Anmeldung wurde auf dem Gerät abgelehnt, das den Link geöffnet hat (oder die dort gewählte Zahl war nicht diese). Fordern Sie einen neuen Link an.",
+		"Cette connexion a été refusée sur l'appareil qui a ouvert le lien (ou le nombre choisi là-bas n'était pas celui-ci). Demandez un nouveau lien.",
+		"Este inicio de sesión se rechazó en el dispositivo que abrió el enlace (o el número elegido allí no era este). Pide un enlace nuevo."},
+	"This link has expired, or it was used on another device. Ask for a new link.": {
+		"Dieser Link ist abgelaufen oder wurde auf einem anderen Gerät verwendet. Fordern Sie einen neuen Link an.",
+		"Ce lien a expiré, ou il a été utilisé sur un autre appareil. Demandez un nouveau lien.",
+		"Este enlace ha caducado o se usó en otro dispositivo. Pide un enlace nuevo."},
+	"This link is not complete. Open it from the e-mail again, or ask for a new one.": {
+		"Dieser Link ist unvollständig. Öffnen Sie ihn erneut aus der E-Mail oder fordern Sie einen neuen an.",
+		"Ce lien est incomplet. Ouvrez-le de nouveau depuis l'e-mail, ou demandez-en un nouveau.",
+		"Este enlace está incompleto. Ábrelo de nuevo desde el correo o pide uno nuevo."},
+	"This link has expired or was used already. Ask for a new link.": {
+		"Dieser Link ist abgelaufen oder wurde bereits verwendet. Fordern Sie einen neuen Link an.",
+		"Ce lien a expiré ou a déjà été utilisé. Demandez un nouveau lien.",
+		"Este enlace ha caducado o ya se usó. Pide un enlace nuevo."},
+	"This app cannot use passkeys. Sign in with a code.": {
+		"Diese App kann keine Passkeys verwenden. Melden Sie sich mit einem Code an.",
+		"Cette application ne peut pas utiliser de clés d'accès. Connectez-vous avec un code.",
+		"Esta aplicación no puede usar llaves de acceso. Inicia sesión con un código."},
+	"This passkey sign-in was not started on this page, or it has expired. Try again.": {
+		"Diese Passkey-Anmeldung wurde nicht auf dieser Seite begonnen oder ist abgelaufen. Versuchen Sie es erneut.",
+		"Cette connexion par clé d'accès n'a pas été commencée sur cette page, ou elle a expiré. Réessayez.",
+		"Este inicio de sesión con llave de acceso no se inició en esta página o ha caducado. Inténtalo de nuevo."},
+	"That passkey did not sign you in (it may have been used already, or is not one of this app's). Try again, or sign in with a code.": {
+		"Dieser Passkey hat Sie nicht angemeldet (vielleicht wurde er schon verwendet oder gehört nicht zu dieser App). Versuchen Sie es erneut oder melden Sie sich mit einem Code an.",
+		"Cette clé d'accès ne vous a pas connecté (elle a peut-être déjà été utilisée, ou n'appartient pas à cette application). Réessayez, ou connectez-vous avec un code.",
+		"Esa llave de acceso no ha iniciado tu sesión (puede que ya se haya usado o que no sea de esta aplicación). Inténtalo de nuevo o inicia sesión con un código."},
+	"Second factor refused": {
+		"Zweiter Faktor abgelehnt",
+		"Second facteur refusé",
+		"Segundo factor rechazado"},
+	"That passkey was not accepted, and this sign-in cannot try again. Start again.": {
+		"Dieser Passkey wurde nicht akzeptiert, und diese Anmeldung kann es nicht noch einmal versuchen. Beginnen Sie neu.",
+		"Cette clé d'accès n'a pas été acceptée, et cette connexion ne peut pas réessayer. Recommencez.",
+		"Esa llave de acceso no se aceptó y este inicio de sesión no puede volver a intentarlo. Empieza de nuevo."},
+	"That passkey was not accepted (it may not be one of yours for this app). Try again.": {
+		"Dieser Passkey wurde nicht akzeptiert (vielleicht ist er keiner Ihrer Passkeys für diese App). Versuchen Sie es erneut.",
+		"Cette clé d'accès n'a pas été acceptée (ce n'est peut-être pas l'une des vôtres pour cette application). Réessayez.",
+		"Esa llave de acceso no se aceptó (puede que no sea una de las tuyas para esta aplicación). Inténtalo de nuevo."},
+	"Add a passkey to this device": {
+		"Diesem Gerät einen Passkey hinzufügen",
+		"Ajouter une clé d'accès à cet appareil",
+		"Añadir una llave de acceso a este dispositivo"},
+	"The passkey was not added. Try again, or continue without one.": {
+		"Der Passkey wurde nicht hinzugefügt. Versuchen Sie es erneut oder fahren Sie ohne fort.",
+		"La clé d'accès n'a pas été ajoutée. Réessayez, ou continuez sans.",
+		"La llave de acceso no se añadió. Inténtalo de nuevo o continúa sin ella."},
+	"Not saved: fill in the fields marked below.": {
+		"Nicht gespeichert: Füllen Sie die unten markierten Felder aus.",
+		"Non enregistré : remplissez les champs signalés ci-dessous.",
+		"No se ha guardado: rellena los campos marcados abajo."},
+	"Not saved: check the fields marked below.": {
+		"Nicht gespeichert: Prüfen Sie die unten markierten Felder.",
+		"Non enregistré : vérifiez les champs signalés ci-dessous.",
+		"No se ha guardado: revisa los campos marcados abajo."},
+
+	// The passkey script's status lines (hosted.js, from the passkey forms'
+	// data-* attributes).
+	"Cancelled, or no passkey was available. Try again, or use a code.": {
+		"Abgebrochen, oder es war kein Passkey verfügbar. Versuchen Sie es erneut oder verwenden Sie einen Code.",
+		"Annulé, ou aucune clé d'accès n'était disponible. Réessayez, ou utilisez un code.",
+		"Cancelado, o no había ninguna llave de acceso disponible. Inténtalo de nuevo o usa un código."},
+	"This device already has a passkey for your account.": {
+		"Dieses Gerät hat bereits einen Passkey für Ihr Konto.",
+		"Cet appareil a déjà une clé d'accès pour votre compte.",
+		"Este dispositivo ya tiene una llave de acceso para tu cuenta."},
+	"This page cannot use this app's passkeys.": {
+		"Diese Seite kann die Passkeys dieser App nicht verwenden.",
+		"Cette page ne peut pas utiliser les clés d'accès de cette application.",
+		"Esta página no puede usar las llaves de acceso de esta aplicación."},
+	"The server refused (%s).": {
+		"Der Server hat abgelehnt (%s).",
+		"Le serveur a refusé (%s).",
+		"El servidor lo ha rechazado (%s)."},
+
+	// Account page: its texts, notices and messages (hosted_account.go).
+	"You signed in recently: until %s you can change your e-mail address, phone number, passkeys and second factors without confirming it's you again.": {
+		"Sie haben sich vor Kurzem angemeldet: Bis %s können Sie Ihre E-Mail-Adresse, Telefonnummer, Passkeys und zweiten Faktoren ändern, ohne erneut zu bestätigen, dass Sie es sind.",
+		"Vous vous êtes connecté récemment : jusqu'au %s, vous pouvez modifier votre adresse e-mail, votre numéro de téléphone, vos clés d'accès et vos seconds facteurs sans confirmer de nouveau que c'est vous.",
+		"Has iniciado sesión hace poco: hasta el %s puedes cambiar tu correo electrónico, número de teléfono, llaves de acceso y segundos factores sin volver a confirmar que eres tú."},
+	"Changes to your e-mail address, phone number, passkeys and second factors will ask you to confirm it's you first.": {
+		"Bei Änderungen an Ihrer E-Mail-Adresse, Telefonnummer, Ihren Passkeys und zweiten Faktoren werden Sie zuerst gebeten zu bestätigen, dass Sie es sind.",
+		"Pour modifier votre adresse e-mail, votre numéro de téléphone, vos clés d'accès et vos seconds facteurs, il vous sera d'abord demandé de confirmer que c'est vous.",
+		"Para cambiar tu correo electrónico, número de teléfono, llaves de acceso y segundos factores, primero se te pedirá que confirmes que eres tú."},
+	"New name for %s": {
+		"Neuer Name für %s",
+		"Nouveau nom pour %s",
+		"Nuevo nombre para %s"},
+	"Remove the passkey %s": {
+		"Passkey %s entfernen",
+		"Supprimer la clé d'accès %s",
+		"Quitar la llave de acceso %s"},
+	"Remove the authenticator app %s": {
+		"Authenticator-App %s entfernen",
+		"Supprimer l'application d'authentification %s",
+		"Quitar la aplicación de autenticación %s"},
+	"Authenticator app": {
+		"Authenticator-App",
+		"Application d'authentification",
+		"Aplicación de autenticación"},
+	"You have %s unused backup codes.": {
+		"Sie haben %s unbenutzte Backup-Codes.",
+		"Il vous reste %s codes de secours inutilisés.",
+		"Tienes %s códigos de respaldo sin usar."},
+	"You have no backup codes.": {
+		"Sie haben keine Backup-Codes.",
+		"Vous n'avez aucun code de secours.",
+		"No tienes códigos de respaldo."},
+	"Each code signs you in once when you cannot use your authenticator app or passkey.": {
+		"Jeder Code meldet Sie einmal an, wenn Sie Ihre Authenticator-App oder Ihren Passkey nicht verwenden können.",
+		"Chaque code vous connecte une fois lorsque vous ne pouvez pas utiliser votre application d'authentification ou votre clé d'accès.",
+		"Cada código inicia tu sesión una vez cuando no puedes usar tu aplicación de autenticación ni tu llave de acceso."},
+	"Make new backup codes (the old ones stop working)": {
+		"Neue Backup-Codes erstellen (die alten funktionieren dann nicht mehr)",
+		"Créer de nouveaux codes de secours (les anciens ne fonctionneront plus)",
+		"Crear códigos de respaldo nuevos (los anteriores dejarán de funcionar)"},
+	"Unlink your %s account": {
+		"Ihr %s-Konto trennen",
+		"Dissocier votre compte %s",
+		"Desvincular tu cuenta de %s"},
+	"Sign out here (%s)": {
+		"Hier abmelden (%s)",
+		"Se déconnecter ici (%s)",
+		"Cerrar sesión aquí (%s)"},
+	"Revoke %s, signed in %s": {
+		"Sitzung auf %s widerrufen, angemeldet am %s",
+		"Révoquer la session sur %s, ouverte le %s",
+		"Revocar la sesión en %s, iniciada el %s"},
+	"Signed out": {
+		"Abgemeldet",
+		"Déconnecté",
+		"Sesión cerrada"},
+	"You are signed out. Sign in again.": {
+		"Sie sind abgemeldet. Melden Sie sich erneut an.",
+		"Vous êtes déconnecté. Reconnectez-vous.",
+		"Has cerrado la sesión. Vuelve a iniciar sesión."},
+	"This form was not sent from your account page (its CSRF token is missing or wrong). Reload the page and try again.": {
+		"Dieses Formular wurde nicht von Ihrer Kontoseite gesendet (sein CSRF-Token fehlt oder ist falsch). Laden Sie die Seite neu und versuchen Sie es erneut.",
+		"Ce formulaire n'a pas été envoyé depuis la page de votre compte (son jeton CSRF manque ou est faux). Rechargez la page et réessayez.",
+		"Este formulario no se envió desde la página de tu cuenta (falta su token CSRF o es incorrecto). Recarga la página e inténtalo de nuevo."},
+	"Session revoked: that device is signed out.": {
+		"Sitzung widerrufen: Das Gerät ist abgemeldet.",
+		"Session révoquée : cet appareil est déconnecté.",
+		"Sesión revocada: se ha cerrado la sesión en ese dispositivo."},
+	"Profile saved.": {
+		"Profil gespeichert.",
+		"Profil enregistré.",
+		"Perfil guardado."},
+	"Passkey added.": {
+		"Passkey hinzugefügt.",
+		"Clé d'accès ajoutée.",
+		"Llave de acceso añadida."},
+	"Passkey renamed.": {
+		"Passkey umbenannt.",
+		"Clé d'accès renommée.",
+		"Llave de acceso renombrada."},
+	"Passkey removed: it no longer signs you in.": {
+		"Passkey entfernt: Er meldet Sie nicht mehr an.",
+		"Clé d'accès supprimée : elle ne vous connecte plus.",
+		"Llave de acceso quitada: ya no te permite iniciar sesión."},
+	"Authenticator app added: sign-ins will ask for its code.": {
+		"Authenticator-App hinzugefügt: Bei der Anmeldung wird nach ihrem Code gefragt.",
+		"Application d'authentification ajoutée : son code vous sera demandé à la connexion.",
+		"Aplicación de autenticación añadida: al iniciar sesión se te pedirá su código."},
+	"Authenticator app removed.": {
+		"Authenticator-App entfernt.",
+		"Application d'authentification supprimée.",
+		"Aplicación de autenticación quitada."},
+	"Account unlinked: it no longer signs you in here.": {
+		"Konto getrennt: Sie können sich damit hier nicht mehr anmelden.",
+		"Compte dissocié : il ne vous connecte plus ici.",
+		"Cuenta desvinculada: ya no te permite iniciar sesión aquí."},
+	"Saved: your new address is verified and in use.": {
+		"Gespeichert: Ihre neue Adresse ist bestätigt und wird verwendet.",
+		"Enregistré : votre nouvelle adresse est vérifiée et utilisée.",
+		"Guardado: tu nueva dirección está verificada y en uso."},
+	"Thank you, that is confirmed. Make your change now.": {
+		"Danke, das ist bestätigt. Nehmen Sie Ihre Änderung jetzt vor.",
+		"Merci, c'est confirmé. Effectuez maintenant votre modification.",
+		"Gracias, queda confirmado. Haz ahora tu cambio."},
+	"For your security, this change needs a sign-in in the last %s minutes. Confirm it's you, then make the change again.": {
+		"Zu Ihrer Sicherheit erfordert diese Änderung eine Anmeldung in den letzten %s Minuten. Bestätigen Sie, dass Sie es sind, und nehmen Sie die Änderung dann erneut vor.",
+		"Pour votre sécurité, cette modification demande une connexion datant de moins de %s minutes. Confirmez que c'est vous, puis refaites la modification.",
+		"Por tu seguridad, este cambio requiere haber iniciado sesión en los últimos %s minutos. Confirma que eres tú y vuelve a hacer el cambio."},
+	"This is your only way to sign in. Add a passkey, or an e-mail address or phone number this app signs in with, before you unlink it.": {
+		"Dies ist Ihre einzige Möglichkeit, sich anzumelden. Fügen Sie einen Passkey oder eine E-Mail-Adresse oder Telefonnummer hinzu, mit der Sie sich bei dieser App anmelden können, bevor Sie es trennen.",
+		"C'est votre seul moyen de vous connecter. Ajoutez une clé d'accès, ou une adresse e-mail ou un numéro de téléphone qui permet de se connecter à cette application, avant de le dissocier.",
+		"Es tu única forma de iniciar sesión. Añade una llave de acceso, o un correo electrónico o número de teléfono con el que se pueda iniciar sesión en esta aplicación, antes de desvincularla."},
+	"You have no such passkey.": {
+		"Sie haben keinen solchen Passkey.",
+		"Vous n'avez pas cette clé d'accès.",
+		"No tienes esa llave de acceso."},
+	"You have no such authenticator app waiting to be confirmed.": {
+		"Sie haben keine solche Authenticator-App, die auf Bestätigung wartet.",
+		"Vous n'avez pas cette application d'authentification en attente de confirmation.",
+		"No tienes esa aplicación de autenticación pendiente de confirmar."},
+	"You have no such authenticator app.": {
+		"Sie haben keine solche Authenticator-App.",
+		"Vous n'avez pas cette application d'authentification.",
+		"No tienes esa aplicación de autenticación."},
+	"You have no such linked account.": {
+		"Sie haben kein solches verknüpftes Konto.",
+		"Vous n'avez pas ce compte lié.",
+		"No tienes esa cuenta vinculada."},
+	"You have no such session.": {
+		"Sie haben keine solche Sitzung.",
+		"Vous n'avez pas cette session.",
+		"No tienes esa sesión."},
+	"This app does not let you edit your profile here.": {
+		"Diese App erlaubt Ihnen nicht, Ihr Profil hier zu bearbeiten.",
+		"Cette application ne vous permet pas de modifier votre profil ici.",
+		"Esta aplicación no te permite editar tu perfil aquí."},
+	"No passkey was made: your browser sent no answer. Try again.": {
+		"Es wurde kein Passkey erstellt: Ihr Browser hat keine Antwort gesendet. Versuchen Sie es erneut.",
+		"Aucune clé d'accès n'a été créée : votre navigateur n'a envoyé aucune réponse. Réessayez.",
+		"No se ha creado ninguna llave de acceso: tu navegador no envió ninguna respuesta. Inténtalo de nuevo."},
+	"Choose an e-mail address or a phone number to change.": {
+		"Wählen Sie eine E-Mail-Adresse oder eine Telefonnummer, die Sie ändern möchten.",
+		"Choisissez une adresse e-mail ou un numéro de téléphone à modifier.",
+		"Elige un correo electrónico o un número de teléfono para cambiar."},
+	"This app does not sign in with that kind of address.": {
+		"Bei dieser App meldet man sich nicht mit dieser Art von Adresse an.",
+		"Cette application ne permet pas de se connecter avec ce type d'adresse.",
+		"Esta aplicación no permite iniciar sesión con ese tipo de dirección."},
+	"This change has expired or was started elsewhere. Start again.": {
+		"Diese Änderung ist abgelaufen oder wurde anderswo begonnen. Beginnen Sie neu.",
+		"Cette modification a expiré ou a été commencée ailleurs. Recommencez.",
+		"Este cambio ha caducado o se inició en otro lugar. Empieza de nuevo."},
+	"This confirmation has expired or was started elsewhere. Start again.": {
+		"Diese Bestätigung ist abgelaufen oder wurde anderswo begonnen. Beginnen Sie neu.",
+		"Cette confirmation a expiré ou a été commencée ailleurs. Recommencez.",
+		"Esta confirmación ha caducado o se inició en otro lugar. Empieza de nuevo."},
+	"Your browser sent no readable answer. Start again.": {
+		"Ihr Browser hat keine lesbare Antwort gesendet. Beginnen Sie neu.",
+		"Votre navigateur n'a envoyé aucune réponse lisible. Recommencez.",
+		"Tu navegador no envió una respuesta legible. Empieza de nuevo."},
+
+	// The account page's own pages (hosted_account_*.html), and the passkey
+	// script's status lines there (hosted_account.js).
+	"Keep these codes somewhere safe, such as a password manager. Each one signs you in once when you cannot use your authenticator app or passkey. This is the only time they are shown; any codes you had before no longer work.": {
+		"Bewahren Sie diese Codes an einem sicheren Ort auf, etwa in einem Passwort-Manager. Jeder meldet Sie einmal an, wenn Sie Ihre Authenticator-App oder Ihren Passkey nicht verwenden können. Sie werden nur dieses eine Mal angezeigt; Ihre bisherigen Codes funktionieren nicht mehr.",
+		"Conservez ces codes en lieu sûr, par exemple dans un gestionnaire de mots de passe. Chacun vous connecte une fois lorsque vous ne pouvez pas utiliser votre application d'authentification ou votre clé d'accès. Ils ne sont affichés que cette fois-ci ; les codes que vous aviez auparavant ne fonctionnent plus.",
+		"Guarda estos códigos en un lugar seguro, como un gestor de contraseñas. Cada uno inicia tu sesión una vez cuando no puedes usar tu aplicación de autenticación ni tu llave de acceso. Solo se muestran esta vez; los códigos que tenías antes ya no funcionan."},
+	"We sent a code to <strong>%s</strong>. Enter it to make this phone number yours here. Your old one keeps working until then, and gets a notice of the change.": {
+		"Wir haben einen Code an <strong>%s</strong> gesendet. Geben Sie ihn ein, um diese Telefonnummer hier zu Ihrer zu machen. Ihre bisherige funktioniert bis dahin weiter und erhält eine Nachricht über die Änderung.",
+		"Nous avons envoyé un code au <strong>%s</strong>. Saisissez-le pour faire de ce numéro de téléphone le vôtre ici. L'ancien continue de fonctionner jusque-là et recevra un avis de la modification.",
+		"Hemos enviado un código al <strong>%s</strong>. Introdúcelo para que este número de teléfono sea el tuyo aquí. El anterior sigue funcionando hasta entonces y recibirá un aviso del cambio."},
+	"We sent a code to <strong>%s</strong>. Enter it to make this e-mail address yours here. Your old one keeps working until then, and gets a notice of the change.": {
+		"Wir haben einen Code an <strong>%s</strong> gesendet. Geben Sie ihn ein, um diese E-Mail-Adresse hier zu Ihrer zu machen. Ihre bisherige funktioniert bis dahin weiter und erhält eine Nachricht über die Änderung.",
+		"Nous avons envoyé un code à <strong>%s</strong>. Saisissez-le pour faire de cette adresse e-mail la vôtre ici. L'ancienne continue de fonctionner jusque-là et recevra un avis de la modification.",
+		"Hemos enviado un código a <strong>%s</strong>. Introdúcelo para que este correo electrónico sea el tuyo aquí. El anterior sigue funcionando hasta entonces y recibirá un aviso del cambio."},
+	"Your browser will ask you to create a passkey for this account, with your device's screen lock or a security key.": {
+		"Ihr Browser bittet Sie gleich, einen Passkey für dieses Konto zu erstellen, mit der Bildschirmsperre Ihres Geräts oder einem Sicherheitsschlüssel.",
+		"Votre navigateur va vous demander de créer une clé d'accès pour ce compte, avec le verrouillage de l'écran de votre appareil ou une clé de sécurité.",
+		"Tu navegador te pedirá que crees una llave de acceso para esta cuenta, con el bloqueo de pantalla de tu dispositivo o una llave de seguridad."},
+	"Create the passkey": {
+		"Passkey erstellen",
+		"Créer la clé d'accès",
+		"Crear la llave de acceso"},
+	"Adding a passkey needs JavaScript: your browser makes the passkey.": {
+		"Zum Hinzufügen eines Passkeys wird JavaScript benötigt: Ihr Browser erstellt den Passkey.",
+		"Ajouter une clé d'accès nécessite JavaScript : c'est votre navigateur qui la crée.",
+		"Añadir una llave de acceso requiere JavaScript: es tu navegador quien la crea."},
+	"This browser cannot use passkeys.": {
+		"Dieser Browser kann keine Passkeys verwenden.",
+		"Ce navigateur ne peut pas utiliser de clés d'accès.",
+		"Este navegador no puede usar llaves de acceso."},
+	"Cancelled, or no passkey was used.": {
+		"Abgebrochen, oder es wurde kein Passkey verwendet.",
+		"Annulé, ou aucune clé d'accès n'a été utilisée.",
+		"Cancelado, o no se usó ninguna llave de acceso."},
+	"This device already has a passkey for this account.": {
+		"Dieses Gerät hat bereits einen Passkey für dieses Konto.",
+		"Cet appareil a déjà une clé d'accès pour ce compte.",
+		"Este dispositivo ya tiene una llave de acceso para esta cuenta."},
+	"Use your passkey to confirm it's you.": {
+		"Bestätigen Sie mit Ihrem Passkey, dass Sie es sind.",
+		"Utilisez votre clé d'accès pour confirmer que c'est vous.",
+		"Usa tu llave de acceso para confirmar que eres tú."},
+	"Use my passkey": {
+		"Meinen Passkey verwenden",
+		"Utiliser ma clé d'accès",
+		"Usar mi llave de acceso"},
+	"A passkey needs JavaScript.": {
+		"Ein Passkey benötigt JavaScript.",
+		"Une clé d'accès nécessite JavaScript.",
+		"Una llave de acceso requiere JavaScript."},
+	"The code from your authenticator app": {
+		"Der Code aus Ihrer Authenticator-App",
+		"Le code de votre application d'authentification",
+		"El código de tu aplicación de autenticación"},
+	"The code we sent to %s": {
+		"Der Code, den wir an %s gesendet haben",
+		"Le code envoyé à %s",
+		"El código que enviamos a %s"},
+	"Some changes need you to have signed in within the last %s minutes. Confirm it's you one of these ways, then make the change again.": {
+		"Manche Änderungen setzen voraus, dass Sie sich in den letzten %s Minuten angemeldet haben. Bestätigen Sie auf eine dieser Arten, dass Sie es sind, und nehmen Sie die Änderung dann erneut vor.",
+		"Certaines modifications demandent une connexion datant de moins de %s minutes. Confirmez que c'est vous de l'une de ces façons, puis refaites la modification.",
+		"Algunos cambios requieren haber iniciado sesión en los últimos %s minutos. Confirma que eres tú de una de estas formas y vuelve a hacer el cambio."},
+	"Or <a href=\"%s\">sign in again</a>. You will come back here.": {
+		"Oder <a href=\"%s\">melden Sie sich erneut an</a>. Sie kommen dann hierher zurück.",
+		"Ou <a href=\"%s\">reconnectez-vous</a>. Vous reviendrez ici.",
+		"O <a href=\"%s\">vuelve a iniciar sesión</a>. Volverás aquí."},
+	"A code from your authenticator app": {
+		"Ein Code aus Ihrer Authenticator-App",
+		"Un code de votre application d'authentification",
+		"Un código de tu aplicación de autenticación"},
+	"Your passkey": {
+		"Ihr Passkey",
+		"Votre clé d'accès",
+		"Tu llave de acceso"},
+	"Approve on another device where you're signed in": {
+		"Auf einem anderen Gerät bestätigen, auf dem Sie angemeldet sind",
+		"Approuver sur un autre appareil où vous êtes connecté",
+		"Aprobar en otro dispositivo en el que hayas iniciado sesión"},
+	"A code by e-mail to %s": {
+		"Ein Code per E-Mail an %s",
+		"Un code par e-mail à %s",
+		"Un código por correo a %s"},
+	"A code by text message to %s": {
+		"Ein Code per SMS an %s",
+		"Un code par SMS au %s",
+		"Un código por SMS al %s"},
+	"One of your backup codes": {
+		"Einer Ihrer Backup-Codes",
+		"L'un de vos codes de secours",
+		"Uno de tus códigos de respaldo"},
+	"Scan this QR code with your authenticator app, or enter the key by hand. This is the only time it is shown.": {
+		"Scannen Sie diesen QR-Code mit Ihrer Authenticator-App oder geben Sie den Schlüssel von Hand ein. Er wird nur dieses eine Mal angezeigt.",
+		"Scannez ce code QR avec votre application d'authentification, ou saisissez la clé à la main. Elle n'est affichée que cette fois-ci.",
+		"Escanea este código QR con tu aplicación de autenticación o introduce la clave a mano. Solo se muestra esta vez."},
+	"QR code of the key for your authenticator app": {
+		"QR-Code des Schlüssels für Ihre Authenticator-App",
+		"Code QR de la clé pour votre application d'authentification",
+		"Código QR de la clave para tu aplicación de autenticación"},
+	"Key:": {
+		"Schlüssel:",
+		"Clé :",
+		"Clave:"},
+	"Setup link": {
+		"Einrichtungslink",
+		"Lien de configuration",
+		"Enlace de configuración"},
+	"Enter the code your authenticator app shows now for this account.": {
+		"Geben Sie den Code ein, den Ihre Authenticator-App jetzt für dieses Konto anzeigt.",
+		"Saisissez le code que votre application d'authentification affiche maintenant pour ce compte.",
+		"Introduce el código que tu aplicación de autenticación muestra ahora para esta cuenta."},
+	"(nothing is set up until a code confirms it)": {
+		"(eingerichtet wird erst, wenn ein Code es bestätigt)",
+		"(rien n'est configuré tant qu'un code ne l'a pas confirmé)",
+		"(no se configura nada hasta que un código lo confirme)"},
+
+	// Error pages' titles: http.StatusText of the API's status (hostedFail).
+	"Not Found": {
+		"Nicht gefunden",
+		"Introuvable",
+		"No encontrado"},
+	"Conflict": {
+		"Konflikt",
+		"Conflit",
+		"Conflicto"},
+	"Gone": {
+		"Nicht mehr verfügbar",
+		"Plus disponible",
+		"Ya no disponible"},
+	"Unprocessable Entity": {
+		"Nicht verarbeitbar",
+		"Requête non traitable",
+		"No se puede procesar"},
+	"Request Entity Too Large": {
+		"Anfrage zu groß",
+		"Requête trop volumineuse",
+		"Solicitud demasiado grande"},
+	"Service Unavailable": {
+		"Dienst nicht verfügbar",
+		"Service indisponible",
+		"Servicio no disponible"},
+
+	// The API's error texts (httpapi's errorTable, through h.Describe) that the
+	// pages show as they are, for the refusals people meet there. They are
+	// translated only while the API's text is this one: a text changed there
+	// shows in English.
+	"Invalid identifier: send a valid e-mail address or an international phone number": {
+		"Ungültige Angabe: Geben Sie eine gültige E-Mail-Adresse oder eine internationale Telefonnummer ein",
+		"Identifiant invalide : saisissez une adresse e-mail valide ou un numéro de téléphone international",
+		"Identificador no válido: introduce un correo electrónico válido o un número de teléfono internacional"},
+	"This app does not accept that kind of identifier": {
+		"Diese App akzeptiert diese Art von Angabe nicht",
+		"Cette application n'accepte pas ce type d'identifiant",
+		"Esta aplicación no acepta ese tipo de identificador"},
+	"Too many wrong codes: request a new code later": {
+		"Zu viele falsche Codes: Fordern Sie später einen neuen Code an",
+		"Trop de codes erronés : demandez un nouveau code plus tard",
+		"Demasiados códigos incorrectos: pide un código nuevo más tarde"},
+	"Too many wrong codes: sign-in by code is locked until you sign in another way, such as a magic link": {
+		"Zu viele falsche Codes: Die Anmeldung per Code ist gesperrt, bis Sie sich auf andere Weise anmelden, etwa mit einem Magic Link",
+		"Trop de codes erronés : la connexion par code est bloquée jusqu'à ce que vous vous connectiez autrement, par exemple avec un lien magique",
+		"Demasiados códigos incorrectos: el inicio de sesión con código está bloqueado hasta que inicies sesión de otra forma, como con un enlace mágico"},
+	"Too many wrong codes for this second factor: use another one": {
+		"Zu viele falsche Codes für diesen zweiten Faktor: Verwenden Sie einen anderen",
+		"Trop de codes erronés pour ce second facteur : utilisez-en un autre",
+		"Demasiados códigos incorrectos para este segundo factor: usa otro"},
+	"This code was used already: wait for the next code of your authenticator app": {
+		"Dieser Code wurde bereits verwendet: Warten Sie auf den nächsten Code Ihrer Authenticator-App",
+		"Ce code a déjà été utilisé : attendez le prochain code de votre application d'authentification",
+		"Este código ya se usó: espera al siguiente código de tu aplicación de autenticación"},
+	"Another user has this e-mail address or phone number": {
+		"Ein anderer Benutzer hat diese E-Mail-Adresse oder Telefonnummer",
+		"Un autre utilisateur a cette adresse e-mail ou ce numéro de téléphone",
+		"Otro usuario tiene este correo electrónico o número de teléfono"},
+	"This app does not send SMS to this phone number's country": {
+		"Diese App sendet keine SMS in das Land dieser Telefonnummer",
+		"Cette application n'envoie pas de SMS vers le pays de ce numéro de téléphone",
+		"Esta aplicación no envía SMS al país de este número de teléfono"},
+	"This phone number cannot get codes by SMS (a landline, premium-rate, toll-free or shared-cost number): use a mobile number": {
+		"Diese Telefonnummer kann keine Codes per SMS empfangen (Festnetz-, Premium-, gebührenfreie oder Shared-Cost-Nummer): Verwenden Sie eine Mobilnummer",
+		"Ce numéro de téléphone ne peut pas recevoir de codes par SMS (numéro fixe, surtaxé, gratuit ou à coût partagé) : utilisez un numéro mobile",
+		"Este número de teléfono no puede recibir códigos por SMS (fijo, de tarificación adicional, gratuito o de coste compartido): usa un número móvil"},
+	"This app has sent as many SMS today as it may: try again later or use e-mail": {
+		"Diese App hat heute so viele SMS gesendet wie erlaubt: Versuchen Sie es später erneut oder verwenden Sie E-Mail",
+		"Cette application a envoyé aujourd'hui autant de SMS qu'elle le peut : réessayez plus tard ou utilisez l'e-mail",
+		"Esta aplicación ya ha enviado hoy todos los SMS que puede: inténtalo más tarde o usa el correo electrónico"},
+	"Too many SMS to numbers like this one: try again later": {
+		"Zu viele SMS an ähnliche Nummern: Versuchen Sie es später erneut",
+		"Trop de SMS vers des numéros semblables à celui-ci : réessayez plus tard",
+		"Demasiados SMS a números como este: inténtalo más tarde"},
+	"Service temporarily unavailable": {
+		"Dienst vorübergehend nicht verfügbar",
+		"Service temporairement indisponible",
+		"Servicio no disponible temporalmente"},
+	"The request took too long: try again shortly": {
+		"Die Anfrage hat zu lange gedauert: Versuchen Sie es gleich erneut",
+		"La requête a pris trop de temps : réessayez dans un instant",
+		"La solicitud tardó demasiado: vuelve a intentarlo en un momento"},
+	"internal error": {
+		"interner Fehler",
+		"erreur interne",
+		"error interno"},
 }
 
 // userMeta reads a user's metadata (a JSON object) for hostedLang.

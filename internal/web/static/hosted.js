@@ -1,7 +1,10 @@
 // Gatehouse hosted sign-in: passkeys (WebAuthn). Loaded with the page's CSP
 // nonce; no inline code, no framework. Each passkey form (data-passkey:
 // signin, mfa or add) stays hidden unless this browser can use the app's
-// passkeys on this page; the code forms work without any of this.
+// passkeys on this page; the code forms work without any of this. The
+// page's language is the server's: its status lines come in the form's
+// data-* attributes (data-cancelled, data-exists, data-insecure,
+// data-refused, data-wait), translated.
 (function () {
   "use strict";
   var canPasskey = !!(window.PublicKeyCredential && navigator.credentials);
@@ -97,7 +100,7 @@
       headers: { "Content-Type": "application/json", "X-CSRF-Token": form.elements.csrf.value },
     });
     var data = await res.json().catch(function () { return {}; });
-    if (!res.ok) throw new Error(data.error || "The server refused (" + res.status + ").");
+    if (!res.ok) throw new Error(data.error || (form.dataset.refused || "").replace("%s", res.status));
     return data;
   }
   // send posts the browser's answer with the form: the server answers with the next page.
@@ -106,21 +109,20 @@
     if (tag && form.elements.tag) form.elements.tag.value = tag;
     form.submit();
   }
+  // say shows why a ceremony failed in the form's status line; null clears
+  // it, and a ceremony the script itself aborted (AbortError) says nothing.
   function say(form, e) {
-    var out = form.querySelector('[role="status"]');
+    var out = form.querySelector('[role="status"]'), d = form.dataset;
     if (!out || (e && e.name === "AbortError")) return;
-    var text = e.message || String(e);
-    if (e.name === "NotAllowedError") text = "Cancelled, or no passkey was available. Try again, or use a code.";
-    if (e.name === "InvalidStateError") text = "This device already has a passkey for your account.";
-    if (e.name === "SecurityError") text = "This page cannot use this app's passkeys.";
-    out.textContent = text;
+    out.textContent = !e ? "" : ({ NotAllowedError: d.cancelled, InvalidStateError: d.exists, SecurityError: d.insecure })[e.name] ||
+      e.message || String(e);
   }
   function wire(form, run) {
     var button = form.querySelector("button");
     form.hidden = false;
     button.addEventListener("click", function () {
       button.disabled = true;
-      say(form, { message: "" });
+      say(form, null);
       run().catch(function (e) {
         button.disabled = false;
         say(form, e);

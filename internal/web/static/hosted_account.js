@@ -2,7 +2,9 @@
 // needs JavaScript. Loaded with the page's CSP nonce; no inline code. The
 // server put the ceremony's options on the form (data-options); the script
 // asks the browser, puts its answer in the form's credential field and
-// submits the form, which carries the page's CSRF token. No fetch.
+// submits the form, which carries the page's CSRF token. No fetch. Its
+// status lines come translated in the form's data-unsupported,
+// data-cancelled and data-exists.
 (function () {
   "use strict";
 
@@ -62,7 +64,7 @@
     if (!b || !form) return;
     var status = document.getElementById(b.getAttribute("aria-controls"));
     if (!window.PublicKeyCredential) {
-      if (status) status.textContent = "This browser cannot use passkeys.";
+      if (status) status.textContent = form.dataset.unsupported || "";
       return;
     }
     b.hidden = false;
@@ -75,8 +77,9 @@
       }).catch(function (e) {
         b.disabled = false;
         if (status) {
-          status.textContent = e && e.name === "NotAllowedError" ? "Cancelled, or no passkey was used." :
-            e && e.name === "InvalidStateError" ? "This device already has a passkey for this account." : (e && e.message) || String(e);
+          var name = e && e.name;
+          status.textContent = (name === "NotAllowedError" && form.dataset.cancelled) ||
+            (name === "InvalidStateError" && form.dataset.exists) || (e && e.message) || String(e);
         }
       });
     });
