@@ -7,6 +7,7 @@
 // verifyMagicLink signs the user in. Also: the provider's button data in
 // getAppData, the refusals (an unverified address, a callback URL outside
 // the app's origins) and the provider's secret absent from the server's log.
+// The hosted login page's button for the provider takes the same way.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -149,6 +150,26 @@ test("signInWithOAuthProvider: the provider's login page and back, signed in wit
   // The same account signs in to the same user.
   const again = await signInAs("ada");
   assert.equal(decodeJwt(again.result.access).uuid, claims.uuid);
+});
+
+test("the hosted login page's button for the provider: the provider's login and back to the app's callback, signed in", async () => {
+  const ctx = await browser.newContext();
+  try {
+    const page = await ctx.newPage();
+    await page.goto(`${gh.base}/login/${app.id}?callback_url=${encodeURIComponent(`${origin}/callback`)}`);
+    const button = page.getByRole("link", { name: /Corp SSO/ });
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(op.issuer)), button.click()]);
+    await page.fill("#username", "ada");
+    await page.fill("#password", "pw");
+    await Promise.all([page.waitForURL((u) => u.href.startsWith(`${origin}/callback`)), page.click("button[type=submit]")]);
+    const url = new URL(page.url());
+    assert.ok(url.searchParams.get("sct_magic"), `came back to ${url}`);
+    const result = await page.evaluate(() => window.finished);
+    assert.equal(result.verify.error, null, `verifyMagicLink: ${JSON.stringify(result.verify.error)}`);
+    assert.deepEqual(decodeJwt(result.access).amr, ["oauth:corp"]);
+  } finally {
+    await ctx.close();
+  }
 });
 
 test("an unverified address is refused back to the app", async () => {
