@@ -102,7 +102,13 @@ func (e *ChallengeClosedError) Error() string { return "the challenge is " + e.S
 
 // StepUpRequiredError refuses a sensitive change in a session whose last
 // proof of identity is older than the app allows (security R-MFA-2).
-type StepUpRequiredError struct{ Minutes int }
+type StepUpRequiredError struct {
+	Minutes int
+	// Except: the refused change removes a factor (totp or webauthn) that
+	// made the sign-in recent, which cannot vouch for its own removal:
+	// another way must confirm.
+	Except string
+}
 
 func (e *StepUpRequiredError) Error() string {
 	return fmt.Sprintf("verification required: sign in or step up within %d minutes", e.Minutes)

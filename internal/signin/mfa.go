@@ -176,18 +176,19 @@ func (s *Service) openTOTP(e store.TOTPEnrollment) ([]byte, error) {
 // or with a completed step-up challenge of this user (its token), which the
 // change spends (security R-MFA-2).
 func (s *Service) sensitive(ctx context.Context, app store.App, caller Caller, stepUp string) error {
-	return s.sensitiveExcept(ctx, app, caller, stepUp, "")
+	return s.sensitiveExcept(ctx, app, caller, stepUp, "", "")
 }
 
 // sensitiveExcept is sensitive where the step-up must not have been
-// answered by factor (an authenticator app's or a passkey's id): the factor
-// being removed cannot vouch for its own removal (security R-MFA-2).
-func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Caller, stepUp, factor string) error {
+// answered by factor (an authenticator app's or a passkey's id, of method
+// totp or webauthn): the factor being removed cannot vouch for its own
+// removal (security R-MFA-2).
+func (s *Service) sensitiveExcept(ctx context.Context, app store.App, caller Caller, stepUp, factor, method string) error {
 	err := s.recent(app, caller.Session)
 	if err == nil && factor != "" && caller.Session.StepUpFactor == factor {
 		// Recent only through a step-up by this very factor: it cannot
 		// vouch for its own removal; another proof is needed.
-		err = &StepUpRequiredError{Minutes: max(app.MFAReverifyMinutes, 5)}
+		err = &StepUpRequiredError{Minutes: max(app.MFAReverifyMinutes, 5), Except: method}
 	}
 	if err == nil || strings.TrimSpace(stepUp) == "" {
 		return err
@@ -480,7 +481,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 		if i < 0 {
 			return ErrMFAMethodNotFound
 		}
-		if err := s.sensitiveExcept(ctx, app, caller, stepUp, pks[i].ID); err != nil {
+		if err := s.sensitiveExcept(ctx, app, caller, stepUp, pks[i].ID, MethodPasskey); err != nil {
 			return err
 		}
 		return s.deletePasskey(ctx, app, caller.User.ID, id, nil)
@@ -488,7 +489,7 @@ func (s *Service) DeleteMFAMethod(ctx context.Context, app store.App, caller Cal
 	if err != nil {
 		return err
 	}
-	if err := s.sensitiveExcept(ctx, app, caller, stepUp, e.ID); err != nil {
+	if err := s.sensitiveExcept(ctx, app, caller, stepUp, e.ID, MethodTOTP); err != nil {
 		return err
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {

@@ -469,6 +469,10 @@ func (h *Handler) refuseHosted(w http.ResponseWriter, r *http.Request, app tenan
 		secs := max(int(rl.RetryAfter.Round(time.Second)/time.Second), 1)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		msg = hostedf("Too many attempts. Wait %s seconds, then try again.", secs)
+	case errors.Is(err, signin.ErrTooManyAttempts):
+		// The API's "request a new code later" reads as if a new code had
+		// to wait; usually it does not (the code's own attempts are spent).
+		msg = "Too many wrong codes: this code no longer works. Ask for a new one. (After many wrong codes from your network, new ones are refused for up to an hour.)"
 	case errors.Is(err, signin.ErrInvalidCode):
 		msg = "That code is not right, or it has expired. Check it and try again, or ask for a new code."
 	default:

@@ -298,6 +298,12 @@ func accountDone(w http.ResponseWriter, r *http.Request, app tenant.App, notice 
 // sentence (a failure of the server is the error page).
 func (h *Handler) accountRefuse(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, err error) {
 	var su *signin.StepUpRequiredError
+	if errors.As(err, &su) && su.Except != "" {
+		// Recent, but only through the factor being removed: another way.
+		h.stepUpPage(w, r, app, caller, http.StatusForbidden, stepUpData{Minutes: su.Minutes, Except: su.Except},
+			"An authenticator app or a passkey cannot confirm its own removal. Confirm it's you another way, then remove it again.")
+		return
+	}
 	if errors.As(err, &su) {
 		h.stepUpPage(w, r, app, caller, http.StatusForbidden, stepUpData{Minutes: su.Minutes},
 			hostedf("For your security, this change needs a sign-in in the last %s minutes. Confirm it's you, then make the change again.", su.Minutes))
@@ -656,6 +662,7 @@ type stepUpMethod struct{ Method, Label string }
 
 type stepUpData struct {
 	Minutes int
+	Except  string // a method that cannot confirm this change (signin.StepUpRequiredError's)
 	Methods []stepUpMethod
 	Login   string // sign in again, and come back here
 	// With a challenge started: its method, sealed token, where the code
@@ -713,7 +720,7 @@ func (h *Handler) stepUpPage(w http.ResponseWriter, r *http.Request, app tenant.
 		h.hostedFail(w, r, app, err)
 		return
 	}
-	d.Methods = methods
+	d.Methods = slices.DeleteFunc(methods, func(m stepUpMethod) bool { return m.Method == d.Except })
 	d.Login = "/login/" + app.ID + "?" + url.Values{"return": {"/account/" + app.ID}}.Encode()
 	h.hostedPage(w, r, status, "account_stepup", hostedView{Title: "Confirm it's you", App: app, CSRF: h.accountCSRF(app, caller), Message: msg, Data: d})
 }

@@ -897,6 +897,14 @@ var hostedText = map[string][3]string{
 		"interner Fehler",
 		"erreur interne",
 		"error interno"},
+	"An authenticator app or a passkey cannot confirm its own removal. Confirm it's you another way, then remove it again.": {
+		"Eine Authenticator-App oder ein Passkey kann das eigene Entfernen nicht bestätigen. Bestätigen Sie auf andere Weise, dass Sie es sind, und entfernen Sie ihn dann erneut.",
+		"Une application d'authentification ou une clé d'accès ne peut pas confirmer sa propre suppression. Confirmez que c'est vous d'une autre façon, puis supprimez-la à nouveau.",
+		"Una aplicación de autenticación o una llave de acceso no puede confirmar su propia eliminación. Confirma que eres tú de otra forma y vuelve a eliminarla."},
+	"Too many wrong codes: this code no longer works. Ask for a new one. (After many wrong codes from your network, new ones are refused for up to an hour.)": {
+		"Zu viele falsche Codes: Dieser Code gilt nicht mehr. Fordern Sie einen neuen an. (Nach vielen falschen Codes aus Ihrem Netzwerk werden neue bis zu einer Stunde lang abgelehnt.)",
+		"Trop de codes erronés : ce code ne fonctionne plus. Demandez-en un nouveau. (Après de nombreux codes erronés depuis votre réseau, les nouveaux sont refusés pendant une heure au plus.)",
+		"Demasiados códigos incorrectos: este código ya no sirve. Pide uno nuevo. (Tras muchos códigos incorrectos desde tu red, los nuevos se rechazan durante una hora como máximo.)"},
 }
 
 // userMeta reads a user's metadata (a JSON object) for hostedLang.

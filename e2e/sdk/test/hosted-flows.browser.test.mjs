@@ -497,7 +497,8 @@ test("account: add a passkey, rename it; confirmed by itself it cannot be remove
   await page.getByRole("button", { name: "Remove the passkey Work laptop" }).click();
   assert.equal((await removal).status(), 403);
   await heading(page, "Confirm it's you");
-  assert.match(await alertText(page), /Confirm it's you, then make the change again/);
+  assert.match(await alertText(page), /cannot confirm its own removal/);
+  assert.equal(await page.getByRole("button", { name: "Your passkey" }).count(), 0, "the passkey is not offered to confirm its own removal");
   assert.equal(await page.getByRole("link", { name: "sign in again" }).getAttribute("href"), `/login/${app.id}?return=%2Faccount%2F${app.id}`);
   await audit(page, "step-up page after a refused change");
 
@@ -766,7 +767,8 @@ test("account: an authenticator app (key shown once; a wrong code asks again wit
   await page.getByRole("button", { name: "Remove the authenticator app Phone" }).click();
   assert.equal((await removal).status(), 403);
   await heading(page, "Confirm it's you");
-  assert.match(await alertText(page), /needs a sign-in in the last 5 minutes/);
+  assert.match(await alertText(page), /cannot confirm its own removal/);
+  assert.equal(await page.getByRole("button", { name: "A code from your authenticator app" }).count(), 0, "the app is not offered to confirm its own removal");
 
   // A backup code confirms (and is spent); then the app goes.
   await page.getByRole("button", { name: "One of your backup codes" }).click();
