@@ -377,6 +377,11 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, app store.App, ch 
 			if since != nil && since.Before(now) {
 				at = *since
 			}
+			if cur := sess.Authenticated(); cur.After(at) {
+				// A push approved on a device signed in long ago never
+				// makes this session's proof older than it was.
+				at = cur
+			}
 			if err := tx.StepUpSession(ctx, sess.ID, at, amr, decodeData(ch).UsedFactor); err != nil {
 				return out, err
 			}

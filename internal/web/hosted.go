@@ -494,6 +494,8 @@ type codeData struct {
 	// for, while the request waits.
 	Match   int
 	Pending bool
+	// mfa by e-mail or SMS: the code was not sent yet (a send limit).
+	NotSent bool
 }
 
 func restart(app tenant.App, f hostedFlow) string {
@@ -578,7 +580,9 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 		ch, err = h.SignIn.CreateChallenge(r.Context(), app, signin.Requester{},
 			signin.ChallengeRequest{Purpose: signin.PurposeMFA, Method: others[0], AppUserID: mfa.AppUserID}, client(r))
 		if err != nil {
-			h.hostedFail(w, r, app, err)
+			h.refuseHosted(w, r, app, err, func(status int, msg string) {
+				h.hostedPage(w, r, status, "error", hostedView{Title: "Second factor needed", App: app, Message: msg})
+			})
 			return
 		}
 	}
@@ -611,10 +615,17 @@ func (h *Handler) mfaPage(w http.ResponseWriter, r *http.Request, app tenant.App
 	switch f.Method {
 	case signin.MethodBackupCode:
 		title = "Enter a backup code"
-	case signin.MethodEmailOTP:
+	case signin.MethodEmailOTP, signin.MethodSMSOTP:
 		title = "Enter the code we e-mailed you"
-	case signin.MethodSMSOTP:
-		title = "Enter the code we texted you"
+		if f.Method == signin.MethodSMSOTP {
+			title = "Enter the code we texted you"
+		}
+		ch, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
+		if err != nil && !errors.Is(err, signin.ErrChallengeNotFound) {
+			h.hostedFail(w, r, app, err)
+			return
+		}
+		d.NotSent = err == nil && ch.DeliveryRequired
 	case signin.MethodPasskey:
 		title = "Use your passkey"
 		ch, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
@@ -635,9 +646,6 @@ func (h *Handler) mfaPage(w http.ResponseWriter, r *http.Request, app tenant.App
 	notice := ""
 	if status == http.StatusOK && r.URL.Query().Get("sent") == "1" {
 		notice = "A new code is on its way."
-		if f.Method == signin.MethodPush {
-			notice = "We asked your other devices again."
-		}
 	}
 	h.hostedPage(w, r, status, "mfa", hostedView{Title: title, App: app, CSRF: h.loginCSRF(app, cookieValue(r, hostedPreCookie)), Message: msg,
 		Notice: notice, Data: d})
@@ -731,12 +739,8 @@ func (h *Handler) deliverMFA(r *http.Request, app tenant.App, ch signin.Challeng
 // (signin.ResendChallenge, as POST /challenges/{token}/resend: its limits;
 // the old code dies, the attempts left stay).
 func (h *Handler) hostedResendMFA(w http.ResponseWriter, r *http.Request) {
-	app, _, pre, f, ok := h.stepPost(w, r, "mfa")
+	app, _, _, f, ok := h.stepPost(w, r, "mfa")
 	if !ok {
-		return
-	}
-	if f.Method == signin.MethodPush {
-		h.askPushAgain(w, r, app, pre, f)
 		return
 	}
 	if f.Method != signin.MethodEmailOTP && f.Method != signin.MethodSMSOTP {

@@ -696,7 +696,7 @@ func (h *Handler) stepUpMethods(r *http.Request, app tenant.App, caller signin.C
 	if err != nil {
 		return nil, err
 	}
-	if otherSessions(sessions, caller.Session.ID) > 0 {
+	if h.recentDevices(app, sessions, caller.Session.ID) > 0 {
 		out = append(out, stepUpMethod{signin.MethodPush, "Approve on another device where you're signed in"})
 	}
 	if caller.User.Email != "" {
@@ -808,6 +808,13 @@ func (h *Handler) hostedVerifyStepUp(w http.ResponseWriter, r *http.Request, app
 	res, err := h.SignIn.VerifyChallenge(r.Context(), app, c.Token, in, client(r))
 	if err == nil && res.Challenge.Status != "completed" {
 		err = signin.ErrInvalidCode
+	}
+	if err == nil && c.Method == signin.MethodPush && !h.recentNow(r, app) {
+		// An approval counts no fresher than the approving device's own
+		// sign-in: one signed in too long ago confirms nothing.
+		h.stepUpPage(w, r, app, caller, http.StatusForbidden, stepUpData{},
+			"The device that approved signed in too long ago to confirm it's you. Confirm it another way.")
+		return
 	}
 	if status, msg, _, ok := pushRefusal(err, false); ok && c.Method == signin.MethodPush {
 		h.stepUpAsk(w, r, app, caller, status, sealed, c.Method, "", msg)

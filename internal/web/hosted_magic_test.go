@@ -530,7 +530,8 @@ func TestHostedSecondFactorSendLimited(t *testing.T) {
 		}
 		page := v.expect("GET", "/login/"+app.ID+"/code", nil, http.StatusOK)
 		a := v.expect("POST", "/login/"+app.ID+"/code", url.Values{"csrf": {csrfOf(t, page)}, "code": {lastCode(t, sys, phone)}}, http.StatusTooManyRequests)
-		if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many attempts") || !strings.Contains(a.body, "/mfa/resend") {
+		if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many attempts") || !strings.Contains(a.body, "/mfa/resend") ||
+			!strings.Contains(a.body, "has not been sent yet") || strings.Contains(a.body, `name="code"`) {
 			t.Fatalf("limited second factor: %v\n%s", a.header, a.body)
 		}
 		sent := len(sys.Mail.Messages())

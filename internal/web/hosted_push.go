@@ -78,6 +78,10 @@ func pushRefusal(err error, signIn bool) (status int, msg string, over, ok bool)
 		return http.StatusForbidden, "This request was denied on your other device: nothing was approved." + then, true, true
 	case errors.As(err, &closed):
 		return http.StatusGone, "This request has ended (it expired or was used)." + then, true, true
+	case errors.Is(err, signin.ErrUnauthenticated):
+		// Approved, but the approving session ended before the result was
+		// collected: the approval no longer counts.
+		return http.StatusGone, "The device that approved has signed out since, so its approval no longer counts." + then, true, true
 	}
 	return 0, "", false, false
 }
@@ -89,6 +93,15 @@ func (h *Handler) refusePushMFA(w http.ResponseWriter, r *http.Request, app tena
 	switch {
 	case !ok:
 		return false
+	case isCollected(err):
+		// Collected already, by this browser's other submit (the script's
+		// and a click): signed in, when the browser now has the session.
+		if caller, signedIn := h.hostedCaller(r, app); signedIn && caller.User.ID == f.Handle {
+			h.finish(w, r, app, caller, f.Return, f.Callback)
+			return true
+		}
+		setCookie(w, hostedFlowCookie, "", time.Time{})
+		h.loginPage(w, r, app, pre, status, loginAgain(app, f), msg)
 	case over:
 		setCookie(w, hostedFlowCookie, "", time.Time{})
 		h.loginPage(w, r, app, pre, status, loginAgain(app, f), msg)
@@ -98,32 +111,10 @@ func (h *Handler) refusePushMFA(w http.ResponseWriter, r *http.Request, app tena
 	return true
 }
 
-// askPushAgain sends a new push for the sign-in (it replaces the one
-// waiting, which then opens nothing): "Ask my devices again".
-func (h *Handler) askPushAgain(w http.ResponseWriter, r *http.Request, app tenant.App, pre string, f hostedFlow) {
-	v, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
-	if err != nil && !errors.Is(err, signin.ErrChallengeNotFound) {
-		h.hostedFail(w, r, app, err)
-		return
-	}
-	if err != nil || v.Status != "pending" {
-		// Answered or ended meanwhile: approved, it signs in; else the
-		// sign-in is over.
-		h.answerMFA(w, r, app, pre, f, signin.VerifyInput{})
-		return
-	}
-	ch, err := h.SignIn.CreateChallenge(r.Context(), app, signin.Requester{},
-		signin.ChallengeRequest{Purpose: signin.PurposeMFA, Method: signin.MethodPush, AppUserID: f.Handle}, client(r))
-	if err != nil {
-		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.mfaPage(w, r, app, f, status, msg) })
-		return
-	}
-	f.Challenge = ch.Token
-	if err := h.setFlow(w, app, pre, f); err != nil {
-		h.hostedFail(w, r, app, err)
-		return
-	}
-	http.Redirect(w, r, "/login/"+app.ID+"/mfa?sent=1", http.StatusSeeOther)
+// isCollected tells a push whose result was handed out already.
+func isCollected(err error) bool {
+	var closed *signin.ChallengeClosedError
+	return errors.As(err, &closed) && closed.Status == "collected"
 }
 
 // Approving, on the account page.
@@ -192,14 +183,23 @@ func (h *Handler) hostedStepUpStatus(w http.ResponseWriter, r *http.Request, app
 	writeJSON(w, http.StatusOK, map[string]string{"state": pushState(v)})
 }
 
-// otherSessions counts the user's live sessions besides this one: the
-// devices a push could be approved on.
-func otherSessions(list []signin.Session, current string) int {
+// recentDevices counts the user's other live sessions whose sign-in is
+// recent enough to confirm it is the user by a push (an approval is no
+// fresher than the approving session's own sign-in).
+func (h *Handler) recentDevices(app tenant.App, list []signin.Session, current string) int {
+	window := time.Duration(reverifyMinutes(app)) * time.Minute
 	n := 0
 	for _, s := range list {
-		if s.ID != current {
+		if s.ID != current && h.Now().Before(s.Authenticated().Add(window)) {
 			n++
 		}
 	}
 	return n
+}
+
+// recentNow tells whether the browser's hosted session (read again) is
+// recent enough for the changes that need a recent sign-in.
+func (h *Handler) recentNow(r *http.Request, app tenant.App) bool {
+	c, ok := h.hostedCaller(r, app)
+	return ok && h.Now().Before(c.Session.Authenticated().Add(time.Duration(reverifyMinutes(app))*time.Minute))
 }

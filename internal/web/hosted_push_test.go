@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-auth/gatehouse/internal/server/servertest"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
@@ -122,33 +123,26 @@ func TestHostedPushSecondFactor(t *testing.T) {
 			t.Fatalf("access token claims: %s", claims)
 		}
 
-		// C asks again while its request waits (the old one dies), then A
-		// denies the new one: C's sign-in is over (no asking again after a
-		// denial: that would let a stranger with the code push again and
-		// again).
+		// C's request, denied by A: C's sign-in is over (no asking again: a
+		// stranger with the code could replace the request the user is about
+		// to deny, again and again).
 		c := newVisitor(t, sys)
 		c.signIn(app.ID, "", email)
 		page = c.expect("GET", "/login/"+app.ID+"/mfa", nil, http.StatusOK)
 		ccsrf := csrfOf(t, page)
-		acct = a.expect("GET", "/account/"+app.ID, nil, http.StatusOK)
-		old := requests(acct)
-		if len(old) != 1 {
-			t.Fatalf("requests for C: %v", old)
+		if strings.Contains(page.body, "/mfa/resend") {
+			t.Fatalf("the push page offers to ask again:\n%s", page.body)
 		}
-		if r := c.expect("POST", "/login/"+app.ID+"/mfa/resend", url.Values{"csrf": {ccsrf}}, http.StatusSeeOther); r.header.Get("Location") != "/login/"+app.ID+"/mfa?sent=1" {
-			t.Fatalf("ask again: %q", r.header.Get("Location"))
-		}
-		page = c.expect("GET", "/login/"+app.ID+"/mfa?sent=1", nil, http.StatusOK)
-		n2 := matchOf(t, page)
-		if c.waitState(status, url.Values{"csrf": {ccsrf}}) != "pending" || !strings.Contains(page.body, "We asked your other devices again.") {
-			t.Fatalf("the new request is not pending:\n%s", page.body)
-		}
+		c.expect("POST", "/login/"+app.ID+"/mfa/resend", url.Values{"csrf": {ccsrf}}, http.StatusBadRequest)
 		acct = a.expect("GET", "/account/"+app.ID, nil, http.StatusOK)
 		ids = requests(acct)
-		if len(ids) != 1 || ids[0] == old[0] {
-			t.Fatalf("after asking again: %v (old %v)", ids, old)
+		if len(ids) != 1 {
+			t.Fatalf("requests for C: %v", ids)
 		}
-		a.post(app, "/push/"+old[0]+"/approve", csrfOf(t, acct), url.Values{"match_number": {strconv.Itoa(n2)}}, http.StatusNotFound)
+		// Each form needs this session's token: not none, not B's.
+		bcsrf := csrfOf(t, b.expect("GET", "/account/"+app.ID, nil, http.StatusOK))
+		a.refusedWithoutCSRF(app, "/push/"+ids[0]+"/deny", nil, bcsrf)
+		a.refusedWithoutCSRF(app, "/push/"+ids[0]+"/approve", url.Values{"match_number": {"1"}}, bcsrf)
 		if r := a.post(app, "/push/"+ids[0]+"/deny", csrfOf(t, acct), nil, http.StatusSeeOther); r.header.Get("Location") != "/account/"+app.ID+"?notice=push-denied" {
 			t.Fatalf("deny: %q", r.header.Get("Location"))
 		}
@@ -159,7 +153,6 @@ func TestHostedPushSecondFactor(t *testing.T) {
 		if !strings.Contains(r.body, "denied on your other device") || !strings.Contains(r.body, `name="identifier"`) {
 			t.Fatalf("denied:\n%s", r.body)
 		}
-		c.expect("POST", "/login/"+app.ID+"/mfa/resend", url.Values{"csrf": {ccsrf}}, http.StatusBadRequest) // no sign-in waits
 		if c.waitState(status, url.Values{"csrf": {ccsrf}}) != "gone" {
 			t.Fatal("the denied sign-in's status is not gone")
 		}
@@ -173,6 +166,10 @@ func TestHostedPushSecondFactor(t *testing.T) {
 		sn, sform := matchOf(t, sp), url.Values{"csrf": {csrfOf(t, sp)}, "challenge": {sealed[1]}}
 		if s := a.waitState("/account/"+app.ID+"/stepup/status", sform); s != "pending" {
 			t.Fatalf("step-up state: %s", s)
+		}
+		a.refusedWithoutCSRF(app, "/stepup/status", url.Values{"challenge": {sealed[1]}}, bcsrf)
+		if s := b.waitState("/account/"+app.ID+"/stepup/status", url.Values{"csrf": {bcsrf}, "challenge": {sealed[1]}}); s != "gone" {
+			t.Fatalf("another session reads the step-up's state: %s", s)
 		}
 		if r := a.post(app, "/stepup/verify", sform.Get("csrf"), url.Values{"challenge": {sealed[1]}}, http.StatusConflict); !strings.Contains(r.body, "Not approved yet") {
 			t.Fatalf("early step-up:\n%s", r.body)
@@ -189,5 +186,26 @@ func TestHostedPushSecondFactor(t *testing.T) {
 		if r := a.post(app, "/stepup/verify", sform.Get("csrf"), url.Values{"challenge": {sealed[1]}}, http.StatusSeeOther); r.header.Get("Location") != "/account/"+app.ID+"?notice=confirmed" {
 			t.Fatalf("step-up verify: %q", r.header.Get("Location"))
 		}
+
+		// An approval counts no fresher than the approving device's own
+		// sign-in: asked while B's is recent, approved once it is not, it
+		// confirms nothing; then push is not offered at all.
+		sys.Clock.Advance(4 * time.Minute)
+		acct = a.expect("GET", "/account/"+app.ID, nil, http.StatusOK)
+		sp = a.post(app, "/stepup", csrfOf(t, acct), url.Values{"method": {"push"}}, http.StatusOK)
+		sealed = regexp.MustCompile(`name="challenge" value="([^"]+)"`).FindStringSubmatch(sp.body)
+		sn = matchOf(t, sp)
+		sys.Clock.Advance(2 * time.Minute)
+		bacct = b.expect("GET", "/account/"+app.ID, nil, http.StatusOK)
+		steps = requests(bacct)
+		if len(steps) != 1 {
+			t.Fatalf("requests on B: %v", steps)
+		}
+		b.post(app, "/push/"+steps[0]+"/approve", csrfOf(t, bacct), url.Values{"match_number": {strconv.Itoa(sn)}}, http.StatusSeeOther)
+		if r := a.post(app, "/stepup/verify", sform.Get("csrf"), url.Values{"challenge": {sealed[1]}}, http.StatusForbidden); !strings.Contains(r.body, "signed in too long ago") ||
+			strings.Contains(r.body, `name="method" value="push"`) || !strings.Contains(r.body, `name="method" value="email_otp"`) {
+			t.Fatalf("stale approval:\n%s", r.body)
+		}
+		a.post(app, "/backup-codes", sform.Get("csrf"), nil, http.StatusForbidden) // still not recent
 	})
 }

@@ -361,8 +361,7 @@ var hostedText = map[string][3]string{
 	"The six-digit code from the app":              {"Der sechsstellige Code aus der App", "Le code à six chiffres de l'application", "El código de seis dígitos de la aplicación"},
 
 	// Push approval (hosted_push.go).
-	"Approve on your other device":       {"Auf Ihrem anderen Gerät bestätigen", "Approuvez sur votre autre appareil", "Aprueba en tu otro dispositivo"},
-	"We asked your other devices again.": {"Wir haben Ihre anderen Geräte erneut gefragt.", "Nous avons de nouveau sollicité vos autres appareils.", "Hemos vuelto a preguntar a tus otros dispositivos."},
+	"Approve on your other device": {"Auf Ihrem anderen Gerät bestätigen", "Approuvez sur votre autre appareil", "Aprueba en tu otro dispositivo"},
 	"We asked the devices where you are signed in to approve this sign-in. On one of them, approve it and choose this number:": {
 		"Wir haben die Geräte, auf denen Sie angemeldet sind, gebeten, diese Anmeldung zu bestätigen. Bestätigen Sie sie auf einem davon und wählen Sie diese Zahl:",
 		"Nous avons demandé aux appareils sur lesquels vous êtes connecté d'approuver cette connexion. Sur l'un d'eux, approuvez-la et choisissez ce nombre :",
@@ -374,7 +373,6 @@ var hostedText = map[string][3]string{
 	"Waiting for your approval…":         {"Warten auf Ihre Bestätigung …", "En attente de votre approbation…", "Esperando tu aprobación…"},
 	"Waiting for the link to be opened…": {"Warten, bis der Link geöffnet wird …", "En attente de l'ouverture du lien…", "Esperando a que se abra el enlace…"},
 	"I've approved it":                   {"Ich habe bestätigt", "Je l'ai approuvée", "Ya lo he aprobado"},
-	"Ask my devices again":               {"Meine Geräte erneut fragen", "Solliciter à nouveau mes appareils", "Preguntar de nuevo a mis dispositivos"},
 	"Approve on another device instead":  {"Stattdessen auf einem anderen Gerät bestätigen", "Approuver plutôt sur un autre appareil", "Aprobar en otro dispositivo en su lugar"},
 	"Not approved yet. Approve the request on your other device, choosing the number shown here, then try again.": {
 		"Noch nicht bestätigt. Bestätigen Sie die Anfrage auf Ihrem anderen Gerät mit der hier angezeigten Zahl und versuchen Sie es dann erneut.",
@@ -905,6 +903,23 @@ var hostedText = map[string][3]string{
 		"Zu viele falsche Codes: Dieser Code gilt nicht mehr. Fordern Sie einen neuen an. (Nach vielen falschen Codes aus Ihrem Netzwerk werden neue bis zu einer Stunde lang abgelehnt.)",
 		"Trop de codes erronés : ce code ne fonctionne plus. Demandez-en un nouveau. (Après de nombreux codes erronés depuis votre réseau, les nouveaux sont refusés pendant une heure au plus.)",
 		"Demasiados códigos incorrectos: este código ya no sirve. Pide uno nuevo. (Tras muchos códigos incorrectos desde tu red, los nuevos se rechazan durante una hora como máximo.)"},
+	"The device that approved signed in too long ago to confirm it's you. Confirm it another way.": {
+		"Das Gerät, das bestätigt hat, wurde vor zu langer Zeit angemeldet, um zu bestätigen, dass Sie es sind. Bestätigen Sie es auf andere Weise.",
+		"L'appareil qui a approuvé s'est connecté il y a trop longtemps pour confirmer que c'est vous. Confirmez-le d'une autre façon.",
+		"El dispositivo que lo aprobó inició sesión hace demasiado tiempo para confirmar que eres tú. Confírmalo de otra forma."},
+	"The code has not been sent yet. Once the wait is over, ask for it below.": {
+		"Der Code wurde noch nicht gesendet. Fordern Sie ihn unten an, sobald die Wartezeit vorbei ist.",
+		"Le code n'a pas encore été envoyé. Une fois l'attente terminée, demandez-le ci-dessous.",
+		"El código aún no se ha enviado. Cuando termine la espera, pídelo abajo."},
+	"Send the code": {"Code senden", "Envoyer le code", "Enviar el código"},
+	"The device that approved has signed out since, so its approval no longer counts. Start again.": {
+		"Das Gerät, das bestätigt hat, wurde inzwischen abgemeldet, daher zählt seine Bestätigung nicht mehr. Beginnen Sie von vorn.",
+		"L'appareil qui a approuvé s'est déconnecté depuis : son approbation ne compte plus. Recommencez.",
+		"El dispositivo que lo aprobó ha cerrado sesión desde entonces, así que su aprobación ya no cuenta. Vuelve a empezar."},
+	"The device that approved has signed out since, so its approval no longer counts. Ask again, or choose another way.": {
+		"Das Gerät, das bestätigt hat, wurde inzwischen abgemeldet, daher zählt seine Bestätigung nicht mehr. Fragen Sie erneut oder wählen Sie einen anderen Weg.",
+		"L'appareil qui a approuvé s'est déconnecté depuis : son approbation ne compte plus. Redemandez, ou choisissez un autre moyen.",
+		"El dispositivo que lo aprobó ha cerrado sesión desde entonces, así que su aprobación ya no cuenta. Vuelve a preguntar o elige otra forma."},
 }
 
 // userMeta reads a user's metadata (a JSON object) for hostedLang.

@@ -48,6 +48,7 @@ var hostedTextAllowed = map[string]string{
 	"Too many wrong numbers were chosen on your other device, so this request has ended.": "pushRefusal's start",
 	"This request was denied on your other device: nothing was approved.":                 "pushRefusal's start",
 	"This request has ended (it expired or was used).":                                    "pushRefusal's start",
+	"The device that approved has signed out since, so its approval no longer counts.":    "pushRefusal's start",
 	" Ask again, or choose another way.":                                                  "pushRefusal's ending",
 	" Start again.":                                                                       "pushRefusal's ending",
 }
@@ -144,7 +145,7 @@ func TestHostedTextGo(t *testing.T) {
 
 	// The sentences pushRefusal puts together.
 	for _, err := range []error{signin.ErrChallengePending, signin.ErrTooManyAttempts,
-		&signin.ChallengeClosedError{Status: "denied"}, &signin.ChallengeClosedError{Status: "expired"}} {
+		&signin.ChallengeClosedError{Status: "denied"}, &signin.ChallengeClosedError{Status: "expired"}, signin.ErrUnauthenticated} {
 		for _, signIn := range []bool{true, false} {
 			if _, msg, _, ok := pushRefusal(err, signIn); !ok || hostedText[msg] == [3]string{} {
 				t.Errorf("pushRefusal(%v, %v) = %q, not in hostedText", err, signIn, msg)

@@ -12,10 +12,17 @@
   // Waiting pages: a magic link (hosted_magic.go) or a push approval
   // (hosted_push.go). The page asks every 4 seconds whether it is still
   // pending (a read), and submits its own form ("I've opened the link",
-  // "I've approved it") once it is not; "gone" reloads the page.
+  // "I've approved it") once it is not; "gone" goes to data-gone (a GET:
+  // the page may be a POST's answer). It stops at a refusal (signed out,
+  // an old token) and sends the form once, whoever presses it first.
   document.querySelectorAll("form[data-wait]").forEach(function (form) {
-    var out = form.querySelector("[data-wait-status]"), busy = false;
+    var out = form.querySelector("[data-wait-status]"), busy = false, sent = false;
     if (out) out.textContent = form.dataset.wait;
+    form.addEventListener("submit", function (e) {
+      if (sent) { e.preventDefault(); return; }
+      sent = true;
+      clearInterval(timer);
+    });
     var timer = setInterval(async function () {
       if (busy || document.hidden) return;
       busy = true;
@@ -26,9 +33,10 @@
           method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(form)),
           headers: { "X-CSRF-Token": form.elements.csrf.value },
         });
+        if (!res.ok) { clearInterval(timer); busy = false; return; }
         var data = await res.json().catch(function () { return {}; });
-        if (data.state === "done") { clearInterval(timer); form.submit(); }
-        else if (data.state === "gone") { clearInterval(timer); window.location.reload(); }
+        if (data.state === "done" && !sent) { sent = true; clearInterval(timer); form.submit(); }
+        else if (data.state === "gone") { clearInterval(timer); window.location.assign(form.dataset.gone); }
       } catch (e) { /* offline for a moment: the next tick tries again */ }
       busy = false;
     }, 4000);
