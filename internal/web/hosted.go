@@ -56,6 +56,9 @@ const (
 	hostedFlowCookie = "__Host-gatehouse_signin"
 	// hostedSessionCookie + the app's id: one hosted session per app.
 	hostedSessionCookie = "__Host-gatehouse_app_"
+	// hostedNoPasskeyCookie + the app's id: "Not now" to the offer of a
+	// passkey (hosted_passkey.go), for one user, remembered a while.
+	hostedNoPasskeyCookie = "__Host-gatehouse_nopk_"
 )
 
 // hostedFlowTTL bounds a pending sign-in: longer than a code lives, shorter

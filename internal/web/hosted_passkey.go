@@ -242,6 +242,9 @@ func (h *Handler) offerPasskey(w http.ResponseWriter, r *http.Request, app tenan
 	if !f.WebAuthn || f.UsedPasskey || !passkeysOn(app) {
 		return false
 	}
+	if h.notNow(r, app, caller) {
+		return false // this user said "Not now" in this browser lately
+	}
 	pre := cookieValue(r, hostedPreCookie)
 	o := hostedFlow{Step: "offer", Handle: caller.User.ID, Identifier: contactOf(caller), Return: f.Return, Callback: f.Callback, WebAuthn: true}
 	if pre == "" || h.setFlow(w, app, pre, o) != nil {
@@ -353,5 +356,20 @@ func (h *Handler) hostedPasskeySkip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setCookie(w, hostedFlowCookie, "", time.Time{})
+	// Remembered for this user in this browser: the offer asks again after
+	// a while, or for another user (the account page adds one any time).
+	until := strconv.FormatInt(h.Now().Add(noPasskeyFor).Unix(), 10)
+	setCookie(w, hostedNoPasskeyCookie+app.ID, until+"."+h.Hasher.Hash("hosted-no-passkey", app.ID, caller.User.ID, until), h.Now().Add(noPasskeyFor))
 	h.finish(w, r, app, caller, f.Return, f.Callback)
+}
+
+// noPasskeyFor is how long a "Not now" to the passkey offer holds.
+const noPasskeyFor = 30 * 24 * time.Hour
+
+// notNow tells whether this browser holds a "Not now" of caller's user,
+// still in force (its end is in the cookie, under the server's key).
+func (h *Handler) notNow(r *http.Request, app tenant.App, caller signin.Caller) bool {
+	until, mac, ok := strings.Cut(cookieValue(r, hostedNoPasskeyCookie+app.ID), ".")
+	end, err := strconv.ParseInt(until, 10, 64)
+	return ok && err == nil && h.Now().Unix() < end && h.Hasher.Equal(mac, "hosted-no-passkey", app.ID, caller.User.ID, until)
 }

@@ -214,6 +214,19 @@ func TestHostedPasskeySignIn(t *testing.T) {
 		toCallback(t, sys, app, x.expect("POST", "/login/"+app.ID+"/passkey/add/skip", url.Values{"csrf": {csrfOf(t, offer)}}, http.StatusSeeOther))
 		// The offer is gone with it.
 		x.expect("GET", "/login/"+app.ID+"/passkey/add", nil, http.StatusBadRequest)
+		// And remembered for this user in this browser: the next sign-in goes
+		// straight on; another user of the browser is still asked.
+		toCallback(t, sys, app, x.codeSignIn(app.ID, email, true))
+		if _, _, err := sys.Users.Create(context.Background(), access.Operator(), app, appuser.CreateInput{Identifier: "bob@shop.example"}); err != nil {
+			t.Fatal(err)
+		}
+		if a := x.codeSignIn(app.ID, "bob@shop.example", true); a.header.Get("Location") != "/login/"+app.ID+"/passkey/add" {
+			t.Fatalf("another user after a Not now: %q", a.header.Get("Location"))
+		}
+		sys.Clock.Advance(31 * 24 * time.Hour) // and it wears off
+		if a := x.codeSignIn(app.ID, email, true); a.header.Get("Location") != "/login/"+app.ID+"/passkey/add" {
+			t.Fatalf("a month after the Not now: %q", a.header.Get("Location"))
+		}
 
 		// Without JavaScript (no flag), a code sign-in goes straight on.
 		toCallback(t, sys, app, newVisitor(t, sys).codeSignIn(app.ID, email, false))
