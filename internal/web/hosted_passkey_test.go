@@ -442,14 +442,14 @@ func TestHostedSocialButtons(t *testing.T) {
 		ctx := context.Background()
 		for _, c := range []social.Change{
 			{Slug: "github", Type: "github", Enabled: true, ClientID: "gh-client", Settings: map[string]string{"client_secret": "gh-secret-0123456789"}},
-			{Slug: "corp", Type: "github", Enabled: true, Name: "Corp GitHub", ClientID: "corp-client", Settings: map[string]string{"client_secret": "corp-secret-0123456789"}},
+			{Slug: "corp", Type: "github", Enabled: true, Name: "Corp GitHub", ClientID: "corp-client", Settings: map[string]string{"client_secret": "corp-secret-0123456789"}, Color: "#1A2B3C"},
 			{Slug: "off", Type: "github", Enabled: false, ClientID: "off-client", Settings: map[string]string{"client_secret": "off-secret-0123456789"}},
 		} {
 			if _, _, err := sys.Social.Put(ctx, access.Operator(), app.ID, c); err != nil {
 				t.Fatal(err)
 			}
 		}
-		buttons := regexp.MustCompile(`<a class="social" href="([^"]+)" data-provider="([^"]+)"><img src="([^"]+)" alt=""> Continue with ([^<]+)</a>`)
+		buttons := regexp.MustCompile(`<a class="social p\d" href="([^"]+)" data-provider="([^"]+)"><img src="([^"]+)" alt=""> Continue with ([^<]+)</a>`)
 		check := func(query, callback string) {
 			t.Helper()
 			page := v.expect("GET", "/login/"+app.ID+query, nil, http.StatusOK)
@@ -467,6 +467,10 @@ func TestHostedSocialButtons(t *testing.T) {
 			}
 			if len(got) != 2 || got["github"] != "GitHub" || got["corp"] != "Corp GitHub" {
 				t.Fatalf("buttons %v, want github and corp:\n%s", got, page.body)
+			}
+			// The provider's colour, as the button's edge, in the page's nonce'd style.
+			if !regexp.MustCompile(`a\.social\.p\d\{border-left:4px solid #1a2b3c\}`).MatchString(page.body) {
+				t.Errorf("no colour for corp's button:\n%s", page.body)
 			}
 		}
 		check("", "")

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -20,7 +21,13 @@ import (
 // socialButton is one provider's button.
 type socialButton struct {
 	Slug, Name, Icon, Href string
+	// Color: the provider's colour (#rrggbb, as its settings hold it, or
+	// ""), drawn as the button's edge.
+	Color string
 }
+
+// hexColor is a colour the page may put into its style element.
+var hexColor = regexp.MustCompile(`^#[0-9a-f]{6}$`)
 
 // socialButtons are the app's enabled providers' buttons for the login
 // page d (none on a sign-in for the account page).
@@ -39,8 +46,12 @@ func (h *Handler) socialButtons(r *http.Request, app tenant.App, d loginData) []
 		if d.Callback != "" {
 			q.Set("callback_url", d.Callback)
 		}
-		out = append(out, socialButton{Slug: p.Slug, Name: p.Name, Icon: "/v1/assets/oauth/" + url.PathEscape(p.Type) + ".svg",
-			Href: "/v1/auth/" + url.PathEscape(app.ID) + "/oauth/authorize?" + q.Encode()})
+		b := socialButton{Slug: p.Slug, Name: p.Name, Icon: "/v1/assets/oauth/" + url.PathEscape(p.Type) + ".svg",
+			Href: "/v1/auth/" + url.PathEscape(app.ID) + "/oauth/authorize?" + q.Encode()}
+		if hexColor.MatchString(p.Color) {
+			b.Color = p.Color
+		}
+		out = append(out, b)
 	}
 	return out
 }
