@@ -143,7 +143,12 @@ type accountHostedData struct {
 	TwoStep     bool
 	TOTP        []signin.MFAMethod
 	BackupCodes int
-	Identities  []signin.Identity
+	// Factors: the user's second factors (verified authenticator apps, and
+	// passkeys when the app takes them as one), IsDefault marking the one
+	// a sign-in asks for first; the page lets the user choose among two or
+	// more.
+	Factors    []signin.MFAMethod
+	Identities []signin.Identity
 	// Pending: push requests of the user's other devices waiting for an
 	// answer here (hosted_push.go).
 	Pending []signin.PendingPushItem
@@ -172,6 +177,7 @@ var hostedNotices = map[string]string{
 	"confirmed":       "Thank you, that is confirmed. Make your change now.",
 	"push-approved":   "Approved: the other device goes on.",
 	"push-denied":     "Denied: the other device gets nothing.",
+	"mfa-default":     "Default second factor changed: sign-ins ask for it first.",
 }
 
 // reverifyMinutes is the app's window for changes that need a recent
@@ -250,6 +256,9 @@ func (h *Handler) accountData(r *http.Request, app tenant.App, caller signin.Cal
 	for _, m := range mfa.Methods {
 		if m.Method == signin.MethodTOTP && m.Verified {
 			d.TOTP = append(d.TOTP, m)
+		}
+		if m.Verified {
+			d.Factors = append(d.Factors, m)
 		}
 	}
 	d.BackupCodes = mfa.BackupCodesAvailable
@@ -515,6 +524,24 @@ func (h *Handler) hostedDeleteTOTP(w http.ResponseWriter, r *http.Request, app t
 		return
 	}
 	accountDone(w, r, app, "totp-removed")
+}
+
+// hostedDefaultMFA makes one of the user's second factors (an
+// authenticator app, or a passkey when the app takes them as one) the
+// default, which a sign-in asks for first (signin.SetDefaultMFAMethod, as
+// PATCH /mfa/methods/{id} {is_default: true}: like the API, it needs no
+// recent sign-in). An id that is none of the user's second factors (an
+// unconfirmed authenticator app, another user's) is a 404.
+func (h *Handler) hostedDefaultMFA(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) {
+	if _, err := h.SignIn.SetDefaultMFAMethod(r.Context(), app, caller, r.PathValue("id")); err != nil {
+		if errors.Is(err, signin.ErrMFAMethodNotFound) {
+			h.notYours(w, r, app, caller, "You have no such second factor.")
+			return
+		}
+		h.accountRefuse(w, r, app, caller, err)
+		return
+	}
+	accountDone(w, r, app, "mfa-default")
 }
 
 // hostedBackupCodes makes a new set of backup codes (signin.NewBackupCodes,

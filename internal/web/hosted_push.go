@@ -17,7 +17,9 @@ import (
 // 4 seconds and submits "I've approved it" once the request is answered;
 // without JavaScript the person presses it). Approving: the account page
 // lists the requests waiting for the signed-in user (other than its own)
-// and approves one with the number the asking device shows, or denies it.
+// and approves one with the number the asking device shows, or denies it;
+// while it is open, hosted_account.js asks every 5 seconds how many wait
+// and says when a new one comes.
 
 // pushState is a waiting page's state for hosted.js: "pending" while the
 // challenge waits, "done" once it is approved, denied or over (the form
@@ -143,6 +145,19 @@ func (h *Handler) hostedDenyPush(w http.ResponseWriter, r *http.Request, app ten
 		return
 	}
 	accountDone(w, r, app, "push-denied")
+}
+
+// hostedPushStatus tells hosted_account.js how many requests wait for the
+// user's approval (JSON {"pending": N}, as the account page would list
+// them; the form's csrf; a read), so that the page can say when a new one
+// comes.
+func (h *Handler) hostedPushStatus(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) {
+	list, err := h.SignIn.PendingPush(r.Context(), app, caller)
+	if err != nil {
+		h.jsonFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"pending": len(list)})
 }
 
 func (h *Handler) refusePushAnswer(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller, err error) {

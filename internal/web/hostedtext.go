@@ -26,6 +26,12 @@ import (
 // t puts into the translation. Every sentence of the hosted pages' Go code
 // is a key (TestHostedTextGo); the API's error texts that a page shows as
 // they are stay English, unless a row below has them.
+//
+// A sentence with a count (its first %s) is keyed by its plural; when the
+// count is one (in French, zero or one), t takes the key hostedSingular
+// gives for it instead, which is a row of its own. So a template or hostedf
+// passes the plural and the count, and "You have 1 unused backup code."
+// reads right in every language.
 
 // hostedLanguages are the languages of the hosted pages, English first.
 var hostedLanguages = []string{"en", "de", "fr", "es"}
@@ -75,9 +81,25 @@ func hostedf(format string, args ...any) string {
 	return s
 }
 
+// hostedSingular: the sentences with a count (their first %s), each
+// keyed by its plural, and the key for a count of one. (The sentences with
+// minutes have none: the window for a recent sign-in is 5 minutes at
+// least.)
+var hostedSingular = map[string]string{
+	"You have %s unused backup codes.":                    "You have %s unused backup code.",
+	"Too many attempts. Wait %s seconds, then try again.": "Too many attempts. Wait %s second, then try again.",
+}
+
+// hostedOne reports whether count (as a page shows it) takes the singular
+// in lang: one, and in French zero too.
+func hostedOne(lang, count string) bool {
+	return count == "1" || (lang == "fr" && count == "0")
+}
+
 // tr is the template function t: text in lang, with args (escaped) put
 // into its %s; text may be a hostedf message, which carries its args. A
-// text the catalog does not have is shown as it is, escaped, with no
+// count sentence with a count of one takes its singular (hostedSingular).
+// A text the catalog does not have is shown as it is, escaped, with no
 // formatting.
 func tr(lang, text string, args ...any) template.HTML {
 	if key, vals, ok := strings.Cut(text, hostedArgs); ok && len(args) == 0 {
@@ -87,6 +109,9 @@ func tr(lang, text string, args ...any) template.HTML {
 				args = append(args, v)
 			}
 		}
+	}
+	if one, ok := hostedSingular[text]; ok && len(args) > 0 && hostedOne(lang, fmt.Sprint(args[0])) {
+		text = one
 	}
 	row, ok := hostedText[text]
 	if !ok {
@@ -432,6 +457,10 @@ var hostedText = map[string][3]string{
 		"Zu viele Versuche. Warten Sie %s Sekunden und versuchen Sie es dann erneut.",
 		"Trop de tentatives. Patientez %s secondes, puis réessayez.",
 		"Demasiados intentos. Espera %s segundos y vuelve a intentarlo."},
+	"Too many attempts. Wait %s second, then try again.": {
+		"Zu viele Versuche. Warten Sie %s Sekunde und versuchen Sie es dann erneut.",
+		"Trop de tentatives. Patientez %s seconde, puis réessayez.",
+		"Demasiados intentos. Espera %s segundo y vuelve a intentarlo."},
 	"Enter the code we e-mailed you": {
 		"Code aus unserer E-Mail eingeben",
 		"Saisissez le code reçu par e-mail",
@@ -561,6 +590,10 @@ var hostedText = map[string][3]string{
 		"Sie haben %s unbenutzte Backup-Codes.",
 		"Il vous reste %s codes de secours inutilisés.",
 		"Tienes %s códigos de respaldo sin usar."},
+	"You have %s unused backup code.": {
+		"Sie haben %s unbenutzten Backup-Code.",
+		"Il vous reste %s code de secours inutilisé.",
+		"Tienes %s código de respaldo sin usar."},
 	"You have no backup codes.": {
 		"Sie haben keine Backup-Codes.",
 		"Vous n'avez aucun code de secours.",
@@ -569,6 +602,46 @@ var hostedText = map[string][3]string{
 		"Jeder Code meldet Sie einmal an, wenn Sie Ihre Authenticator-App oder Ihren Passkey nicht verwenden können.",
 		"Chaque code vous connecte une fois lorsque vous ne pouvez pas utiliser votre application d'authentification ou votre clé d'accès.",
 		"Cada código inicia tu sesión una vez cuando no puedes usar tu aplicación de autenticación ni tu llave de acceso."},
+	"Default second factor": {
+		"Standardmäßiger zweiter Faktor",
+		"Second facteur par défaut",
+		"Segundo factor predeterminado"},
+	"A sign-in asks for your default second factor first.": {
+		"Bei einer Anmeldung wird zuerst nach Ihrem standardmäßigen zweiten Faktor gefragt.",
+		"Une connexion demande d'abord votre second facteur par défaut.",
+		"Al iniciar sesión se te pide primero tu segundo factor predeterminado."},
+	"Type": {
+		"Art",
+		"Type",
+		"Tipo"},
+	"Passkey": {
+		"Passkey",
+		"Clé d'accès",
+		"Llave de acceso"},
+	"Make default": {
+		"Als Standard festlegen",
+		"Définir par défaut",
+		"Establecer como predeterminado"},
+	"Make default: %s": {
+		"Als Standard festlegen: %s",
+		"Définir par défaut : %s",
+		"Establecer como predeterminado: %s"},
+	"Default second factor changed: sign-ins ask for it first.": {
+		"Standardmäßiger zweiter Faktor geändert: Bei der Anmeldung wird zuerst nach ihm gefragt.",
+		"Second facteur par défaut modifié : il vous sera demandé en premier à la connexion.",
+		"Segundo factor predeterminado cambiado: se te pedirá primero al iniciar sesión."},
+	"You have no such second factor.": {
+		"Sie haben keinen solchen zweiten Faktor.",
+		"Vous n'avez pas ce second facteur.",
+		"No tienes ese segundo factor."},
+	"A sign-in request is waiting for your approval.": {
+		"Eine Anmeldeanfrage wartet auf Ihre Bestätigung.",
+		"Une demande de connexion attend votre approbation.",
+		"Una solicitud de inicio de sesión espera tu aprobación."},
+	"Show it": {
+		"Anzeigen",
+		"L'afficher",
+		"Mostrarla"},
 	"Make new backup codes (the old ones stop working)": {
 		"Neue Backup-Codes erstellen (die alten funktionieren dann nicht mehr)",
 		"Créer de nouveaux codes de secours (les anciens ne fonctionneront plus)",

@@ -113,6 +113,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /account/{app_id}/totp", h.hostedAccountSession(h.hostedEnrolTOTP))
 	m.HandleFunc("POST /account/{app_id}/totp/confirm", h.hostedAccountSession(h.hostedConfirmTOTP))
 	m.HandleFunc("POST /account/{app_id}/totp/{id}/delete", h.hostedAccountSession(h.hostedDeleteTOTP))
+	m.HandleFunc("POST /account/{app_id}/mfa/{id}/default", h.hostedAccountSession(h.hostedDefaultMFA))
 	m.HandleFunc("POST /account/{app_id}/backup-codes", h.hostedAccountSession(h.hostedBackupCodes))
 	m.HandleFunc("POST /account/{app_id}/identities/{id}/unlink", h.hostedAccountSession(h.hostedUnlink))
 	m.HandleFunc("GET /account/{app_id}/stepup", h.hostedAccountSession(h.hostedStepUpPage))
@@ -121,6 +122,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /account/{app_id}/stepup/status", h.hostedAccountSession(h.hostedStepUpStatus))
 	m.HandleFunc("POST /account/{app_id}/push/{id}/approve", h.hostedAccountSession(h.hostedApprovePush))
 	m.HandleFunc("POST /account/{app_id}/push/{id}/deny", h.hostedAccountSession(h.hostedDenyPush))
+	m.HandleFunc("POST /account/{app_id}/push/status", h.hostedAccountSession(h.hostedPushStatus)) // JSON, reads only
 	m.HandleFunc("/login/", h.hostedNotFound)
 	m.HandleFunc("/account/", h.hostedNotFound)
 }

@@ -1,12 +1,70 @@
-// Gatehouse hosted account page: passkeys (WebAuthn), the one part that
-// needs JavaScript. Loaded with the page's CSP nonce; no inline code. The
-// server put the ceremony's options on the form (data-options); the script
-// asks the browser, puts its answer in the form's credential field and
-// submits the form, which carries the page's CSRF token. No fetch. Its
-// status lines come translated in the form's data-unsupported,
-// data-cancelled and data-exists.
+// Gatehouse hosted account pages: passkeys (WebAuthn), the one part that
+// needs JavaScript, and on the account page a line that says when a new
+// push request waits for approval. Loaded with the page's CSP nonce; no
+// inline code. The server put the ceremony's options on the form
+// (data-options); the script asks the browser, puts its answer in the
+// form's credential field and submits the form, which carries the page's
+// CSRF token. Its status lines come translated in the form's
+// data-unsupported, data-cancelled and data-exists.
 (function () {
   "use strict";
+
+  // New push requests (hosted_push.go): while the page is visible, ask
+  // every 5 seconds how many requests wait (a read: POST with the page's
+  // CSRF token, JSON {"pending": N}). When a new one has come (more than
+  // before) or the number differs from the page's list (data-pending), the
+  // status line says so with a link that loads the page again (#requests).
+  // The page never reloads by itself: the person may be typing in one of
+  // its forms, or reading the answer to one. Polling stops at an answer
+  // that is not OK (signed out, a CSRF token no longer valid), and pauses
+  // after 4 minutes without a key, click, touch or scroll on the page, so
+  // that a page left open does not keep the hosted session from idling out
+  // (each request counts as its use); any input resumes it.
+  function watchPush() {
+    var out = document.getElementById("push-new");
+    if (!out || !out.dataset.status || !window.fetch) return;
+    var shown = Number(out.dataset.pending) || 0, last = shown, arrived = false, busy = false;
+    var seen = Date.now(), idle = 4 * 60 * 1000;
+    ["keydown", "pointerdown", "touchstart", "scroll"].forEach(function (t) {
+      window.addEventListener(t, function () { seen = Date.now(); }, { passive: true, capture: true });
+    });
+    function say(n) {
+      if (n > last) arrived = true;
+      last = n;
+      var show = n > 0 && (arrived || n !== shown);
+      if (show === (out.childNodes.length > 0)) return;
+      if (!show) { out.textContent = ""; return; }
+      var a = document.createElement("a");
+      a.href = out.dataset.href;
+      a.textContent = out.dataset.link;
+      a.addEventListener("click", function (e) {
+        // Already on the page the link names: a link to its own #requests
+        // would only scroll, so load it again (a GET: nothing is resent).
+        var to = new URL(a.href, window.location.href);
+        if (to.pathname === window.location.pathname && to.search === window.location.search) {
+          e.preventDefault();
+          window.location.hash = to.hash;
+          window.location.reload();
+        }
+      });
+      out.textContent = out.dataset.text + " ";
+      out.appendChild(a);
+    }
+    var timer = setInterval(async function () {
+      if (busy || document.hidden || Date.now() - seen > idle) return;
+      busy = true;
+      try {
+        var res = await fetch(out.dataset.status, {
+          method: "POST", credentials: "same-origin", body: new URLSearchParams({ csrf: out.dataset.csrf }),
+        });
+        if (!res.ok) { clearInterval(timer); busy = false; return; }
+        var data = await res.json().catch(function () { return {}; });
+        if (typeof data.pending === "number") say(data.pending);
+      } catch (e) { /* offline for a moment: the next tick tries again */ }
+      busy = false;
+    }, 5000);
+  }
+  watchPush();
 
   function b64urlToBuf(s) {
     s = s.replace(/-/g, "+").replace(/_/g, "/");
