@@ -48,9 +48,8 @@ import (
 // another tab's sign-in. Lax sends them on that GET only: no cross-site POST,
 // frame or fetch carries them, and every state change is a POST that must
 // also pass Go's cross-origin protection and carry a CSRF token derived
-// from the cookie. (A page framed by the app is a third-party context where
-// Lax cookies are not sent either: framing is allowed by the headers, but
-// the forms work at the top level only, for now.)
+// from the cookie. A page framed by the app is a third-party context where
+// Lax cookies are not sent: there they are None and Partitioned (framed).
 const (
 	hostedPreCookie  = "__Host-gatehouse_pre"
 	hostedFlowCookie = "__Host-gatehouse_signin"
@@ -221,15 +220,31 @@ func (h *Handler) hostedApp(w http.ResponseWriter, r *http.Request) (tenant.App,
 	return app, true
 }
 
-// setCookie sets a __Host- cookie (see the cookies' comment for SameSite).
-func setCookie(w http.ResponseWriter, name, value string, expires time.Time) {
+// setCookie sets a __Host- cookie (see the cookies' comment for SameSite):
+// Lax, or for a page the app frames, None and Partitioned.
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, expires time.Time) {
 	c := &http.Cookie{Name: name, Value: value, Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	if framed(r) {
+		c.SameSite, c.Partitioned = http.SameSiteNoneMode, true
+	}
 	if value == "" {
 		c.MaxAge = -1
 	} else if !expires.IsZero() {
 		c.Expires = expires
 	}
 	http.SetCookie(w, c)
+}
+
+// framed tells a request of a page loaded in a frame (a navigation whose
+// destination is an iframe: the frame's first page and its forms). Its
+// cookies are SameSite=None and Partitioned (CHIPS): a frame of another
+// site is a third-party context, where Lax cookies are never sent, and a
+// partitioned cookie is kept apart for each top-level site, so the app's
+// frame and this site's own pages never share one. Only the app's origins
+// may frame the pages (frame-ancestors); every state change still needs
+// Go's cross-origin check and the form's CSRF token, as at the top level.
+func framed(r *http.Request) bool {
+	return r.Header.Get("Sec-Fetch-Dest") == "iframe"
 }
 
 func cookieValue(r *http.Request, name string) string {
@@ -249,7 +264,7 @@ func (h *Handler) preSession(w http.ResponseWriter, r *http.Request) string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	v := base64.RawURLEncoding.EncodeToString(b)
-	setCookie(w, hostedPreCookie, v, time.Time{}) // for the browser's session
+	setCookie(w, r, hostedPreCookie, v, time.Time{}) // for the browser's session
 	return v
 }
 
@@ -294,7 +309,7 @@ type hostedFlow struct {
 	Expires     int64    `json:"e"`
 }
 
-func (h *Handler) setFlow(w http.ResponseWriter, app tenant.App, pre string, f hostedFlow) error {
+func (h *Handler) setFlow(w http.ResponseWriter, r *http.Request, app tenant.App, pre string, f hostedFlow) error {
 	f.App, f.Bind = app.ID, h.Hasher.Hash("hosted-flow-bind", pre)
 	if f.Expires == 0 {
 		f.Expires = h.Now().Add(hostedFlowTTL).Unix()
@@ -307,7 +322,7 @@ func (h *Handler) setFlow(w http.ResponseWriter, app tenant.App, pre string, f h
 	if err != nil {
 		return err
 	}
-	setCookie(w, hostedFlowCookie, base64.RawURLEncoding.EncodeToString(sealed), time.Unix(f.Expires, 0))
+	setCookie(w, r, hostedFlowCookie, base64.RawURLEncoding.EncodeToString(sealed), time.Unix(f.Expires, 0))
 	return nil
 }
 
@@ -450,7 +465,7 @@ func (h *Handler) hostedSend(w http.ResponseWriter, r *http.Request) {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.loginPage(w, r, app, pre, status, d, msg) })
 		return
 	}
-	if err := h.setFlow(w, app, pre, hostedFlow{Handle: res.UserID, Identifier: d.Identifier, Step: "code", Return: ret, Callback: cb,
+	if err := h.setFlow(w, r, app, pre, hostedFlow{Handle: res.UserID, Identifier: d.Identifier, Step: "code", Return: ret, Callback: cb,
 		WebAuthn: f.text("webauthn") == "1", Started: h.Now().Unix(), Known: known}); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
@@ -599,7 +614,7 @@ func (h *Handler) secondStep(w http.ResponseWriter, r *http.Request, app tenant.
 	}
 	f.Step, f.Handle, f.Challenge, f.Method, f.Expires = "mfa", mfa.AppUserID, ch.Token, ch.Method, 0
 	f.Others = slices.DeleteFunc(others, func(m string) bool { return m == ch.Method })
-	if err := h.setFlow(w, app, pre, f); err != nil {
+	if err := h.setFlow(w, r, app, pre, f); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -720,7 +735,7 @@ func (h *Handler) hostedSwitchMFA(w http.ResponseWriter, r *http.Request) {
 	}
 	f.Others = append(slices.DeleteFunc(f.Others, func(m string) bool { return m == method }), f.Method)
 	f.Challenge, f.Method = ch.Token, ch.Method
-	if err := h.setFlow(w, app, pre, f); err != nil {
+	if err := h.setFlow(w, r, app, pre, f); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -770,7 +785,7 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, app tenant.Ap
 	if old, ok := h.hostedCaller(r, app); ok && old.Session.ID != caller.Session.ID {
 		_ = h.SignIn.SignOut(ctx, app, old)
 	}
-	if err := h.setHostedSession(w, app, caller); err != nil {
+	if err := h.setHostedSession(w, r, app, caller); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -780,7 +795,7 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, app tenant.Ap
 	if h.offerPasskey(w, r, app, f, caller) {
 		return
 	}
-	setCookie(w, hostedFlowCookie, "", time.Time{})
+	setCookie(w, r, hostedFlowCookie, "", time.Time{})
 	h.finish(w, r, app, caller, f.Return, f.Callback)
 }
 

@@ -43,13 +43,13 @@ type hostedSessionValue struct {
 	Session string `json:"s"`
 }
 
-func (h *Handler) setHostedSession(w http.ResponseWriter, app tenant.App, caller signin.Caller) error {
+func (h *Handler) setHostedSession(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) error {
 	b, _ := json.Marshal(hostedSessionValue{Session: caller.Session.ID})
 	sealed, err := h.Sealer.Seal(b, []byte("hosted-session:"+app.ID))
 	if err != nil {
 		return err
 	}
-	setCookie(w, hostedSessionCookie+app.ID, base64.RawURLEncoding.EncodeToString(sealed), caller.Session.ExpiresAt)
+	setCookie(w, r, hostedSessionCookie+app.ID, base64.RawURLEncoding.EncodeToString(sealed), caller.Session.ExpiresAt)
 	return nil
 }
 
@@ -90,7 +90,7 @@ func (h *Handler) hostedAccountSession(next func(http.ResponseWriter, *http.Requ
 		}
 		caller, ok := h.hostedCaller(r, app)
 		if !ok {
-			setCookie(w, hostedSessionCookie+app.ID, "", time.Time{})
+			setCookie(w, r, hostedSessionCookie+app.ID, "", time.Time{})
 			if r.Method == http.MethodGet || r.Method == http.MethodHead {
 				http.Redirect(w, r, "/login/"+app.ID+"?"+url.Values{"return": {"/account/" + app.ID}}.Encode(), http.StatusSeeOther)
 				return
@@ -870,7 +870,7 @@ func (h *Handler) hostedRevoke(w http.ResponseWriter, r *http.Request, app tenan
 		return
 	}
 	if id == caller.Session.ID {
-		setCookie(w, hostedSessionCookie+app.ID, "", time.Time{})
+		setCookie(w, r, hostedSessionCookie+app.ID, "", time.Time{})
 		http.Redirect(w, r, "/login/"+app.ID+"?"+url.Values{"return": {"/account/" + app.ID}}.Encode(), http.StatusSeeOther)
 		return
 	}
@@ -883,6 +883,6 @@ func (h *Handler) hostedSignOut(w http.ResponseWriter, r *http.Request, app tena
 		h.hostedFail(w, r, app, err)
 		return
 	}
-	setCookie(w, hostedSessionCookie+app.ID, "", time.Time{})
+	setCookie(w, r, hostedSessionCookie+app.ID, "", time.Time{})
 	http.Redirect(w, r, "/login/"+app.ID+"?"+url.Values{"return": {"/account/" + app.ID}}.Encode(), http.StatusSeeOther)
 }

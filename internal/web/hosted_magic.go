@@ -68,7 +68,7 @@ func (h *Handler) sendMagic(w http.ResponseWriter, r *http.Request, app tenant.A
 	}
 	f := hostedFlow{Handle: res.ChallengeID, Identifier: d.Identifier, Step: "magic", Return: ret, Callback: cb,
 		WebAuthn: fm.text("webauthn") == "1", Match: res.MatchNumber, Started: h.Now().Unix(), Known: known}
-	if err := h.setFlow(w, app, pre, f); err != nil {
+	if err := h.setFlow(w, r, app, pre, f); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -188,7 +188,7 @@ func (h *Handler) hostedMagicCheck(w http.ResponseWriter, r *http.Request) {
 		h.magicPage(w, r, app, f, http.StatusConflict, "The link has not been opened yet. Open it from the e-mail, on this or another device, then try again.")
 		return
 	case errors.Is(err, signin.ErrMagicLinkDenied):
-		setCookie(w, hostedFlowCookie, "", time.Time{})
+		setCookie(w, r, hostedFlowCookie, "", time.Time{})
 		h.loginPage(w, r, app, pre, http.StatusForbidden, loginAgain(app, f),
 			"This sign-in was denied on the device that opened the link (or the number chosen there was not this one). Ask for a new link.")
 		return
@@ -197,7 +197,7 @@ func (h *Handler) hostedMagicCheck(w http.ResponseWriter, r *http.Request) {
 			h.magicGone(w, r, app)
 			return
 		}
-		setCookie(w, hostedFlowCookie, "", time.Time{})
+		setCookie(w, r, hostedFlowCookie, "", time.Time{})
 		h.loginPage(w, r, app, pre, http.StatusNotFound, loginAgain(app, f),
 			"This link has expired, or it was used on another device. Ask for a new link.")
 		return

@@ -226,7 +226,7 @@ func (h *Handler) refusePasskeyMFA(w http.ResponseWriter, r *http.Request, app t
 		return
 	}
 	f.Challenge = ch.Token
-	if err := h.setFlow(w, app, pre, f); err != nil {
+	if err := h.setFlow(w, r, app, pre, f); err != nil {
 		h.hostedFail(w, r, app, err)
 		return
 	}
@@ -247,7 +247,7 @@ func (h *Handler) offerPasskey(w http.ResponseWriter, r *http.Request, app tenan
 	}
 	pre := cookieValue(r, hostedPreCookie)
 	o := hostedFlow{Step: "offer", Handle: caller.User.ID, Identifier: contactOf(caller), Return: f.Return, Callback: f.Callback, WebAuthn: true}
-	if pre == "" || h.setFlow(w, app, pre, o) != nil {
+	if pre == "" || h.setFlow(w, r, app, pre, o) != nil {
 		return false
 	}
 	http.Redirect(w, r, "/login/"+app.ID+"/passkey/add", http.StatusSeeOther)
@@ -338,7 +338,7 @@ func (h *Handler) hostedPasskeyAdd(w http.ResponseWriter, r *http.Request) {
 		h.refuseHosted(w, r, app, err, func(status int, msg string) { h.offerPage(w, r, app, f, status, msg) })
 		return
 	}
-	setCookie(w, hostedFlowCookie, "", time.Time{})
+	setCookie(w, r, hostedFlowCookie, "", time.Time{})
 	h.finish(w, r, app, caller, f.Return, f.Callback)
 }
 
@@ -355,11 +355,11 @@ func (h *Handler) hostedPasskeySkip(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	setCookie(w, hostedFlowCookie, "", time.Time{})
+	setCookie(w, r, hostedFlowCookie, "", time.Time{})
 	// Remembered for this user in this browser: the offer asks again after
 	// a while, or for another user (the account page adds one any time).
 	until := strconv.FormatInt(h.Now().Add(noPasskeyFor).Unix(), 10)
-	setCookie(w, hostedNoPasskeyCookie+app.ID, until+"."+h.Hasher.Hash("hosted-no-passkey", app.ID, caller.User.ID, until), h.Now().Add(noPasskeyFor))
+	setCookie(w, r, hostedNoPasskeyCookie+app.ID, until+"."+h.Hasher.Hash("hosted-no-passkey", app.ID, caller.User.ID, until), h.Now().Add(noPasskeyFor))
 	h.finish(w, r, app, caller, f.Return, f.Callback)
 }
 

@@ -102,10 +102,10 @@ func (h *Handler) refusePushMFA(w http.ResponseWriter, r *http.Request, app tena
 			h.finish(w, r, app, caller, f.Return, f.Callback)
 			return true
 		}
-		setCookie(w, hostedFlowCookie, "", time.Time{})
+		setCookie(w, r, hostedFlowCookie, "", time.Time{})
 		h.loginPage(w, r, app, pre, status, loginAgain(app, f), msg)
 	case over:
-		setCookie(w, hostedFlowCookie, "", time.Time{})
+		setCookie(w, r, hostedFlowCookie, "", time.Time{})
 		h.loginPage(w, r, app, pre, status, loginAgain(app, f), msg)
 	default:
 		h.mfaPage(w, r, app, f, status, msg)

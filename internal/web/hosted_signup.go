@@ -82,7 +82,7 @@ func (h *Handler) toRegistration(w http.ResponseWriter, r *http.Request, app ten
 	pre := cookieValue(r, hostedPreCookie)
 	o := f
 	o.Step, o.Handle, o.Identifier, o.Challenge, o.Method, o.Others, o.Expires = "register", caller.User.ID, contactOf(caller), "", "", nil, 0
-	if pre == "" || h.setFlow(w, app, pre, o) != nil {
+	if pre == "" || h.setFlow(w, r, app, pre, o) != nil {
 		return false
 	}
 	http.Redirect(w, r, "/login/"+app.ID+"/register", http.StatusSeeOther)
@@ -202,6 +202,6 @@ func (h *Handler) hostedRegister(w http.ResponseWriter, r *http.Request) {
 	if h.offerPasskey(w, r, app, f, caller) {
 		return
 	}
-	setCookie(w, hostedFlowCookie, "", time.Time{})
+	setCookie(w, r, hostedFlowCookie, "", time.Time{})
 	h.finish(w, r, app, caller, f.Return, f.Callback)
 }

@@ -565,3 +565,46 @@ func TestHostedHandOffLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestHostedFramedCookies: a page loaded in a frame (the app's: only its
+// origins may frame the pages) sets its cookies SameSite=None and
+// Partitioned, which a third-party frame keeps; at the top level they stay
+// Lax and unpartitioned.
+func TestHostedFramedCookies(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		app, _ := hostedApp(t, sys, nil)
+		for _, c := range []struct {
+			dest string
+			want []string
+			not  []string
+		}{
+			{"iframe", []string{"SameSite=None", "Partitioned", "Secure", "HttpOnly"}, []string{"SameSite=Lax"}},
+			{"document", []string{"SameSite=Lax", "Secure", "HttpOnly"}, []string{"Partitioned", "SameSite=None"}},
+		} {
+			req, _ := http.NewRequest("GET", sys.URL+"/login/"+app.ID, nil)
+			req.Header.Set("Sec-Fetch-Dest", c.dest)
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			set := resp.Header.Values("Set-Cookie")
+			if resp.StatusCode != http.StatusOK || len(set) == 0 {
+				t.Fatalf("%s: %d, cookies %v", c.dest, resp.StatusCode, set)
+			}
+			for _, line := range set {
+				for _, w := range c.want {
+					if !strings.Contains(line, w) {
+						t.Errorf("%s: %q lacks %s", c.dest, line, w)
+					}
+				}
+				for _, n := range c.not {
+					if strings.Contains(line, n) {
+						t.Errorf("%s: %q has %s", c.dest, line, n)
+					}
+				}
+			}
+		}
+	})
+}
