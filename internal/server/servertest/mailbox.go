@@ -3,6 +3,7 @@ package servertest
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -72,3 +73,25 @@ func (m *Mailbox) Last(to string) (courier.Message, bool) {
 	m.Settle()
 	return m.rec.Last(to)
 }
+
+// LastCode waits for the send queue to settle and returns the code of the
+// newest message to to that carries one: a notice sent by the same request
+// (a security notice, say) may arrive after the code.
+func (m *Mailbox) LastCode(to string) (string, bool) {
+	msgs := m.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].To != to {
+			continue
+		}
+		if msgs[i].Code != "" {
+			return msgs[i].Code, true
+		}
+		if c := sixDigits.FindString(msgs[i].Text); c != "" {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// sixDigits is a code in a message's text (the recorder keeps no Code).
+var sixDigits = regexp.MustCompile(`\b\d{6}\b`)
