@@ -132,7 +132,9 @@ func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller,
 	return v, nil
 }
 
-// DenyPush refuses a push challenge ("this was not me"): it is over.
+// DenyPush refuses a push challenge ("this was not me"): it is over. A
+// step-up asked from one of the user's sessions ends that session too:
+// its holder is not the user, and would otherwise ask again and again.
 func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id string) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "deny push")
 	ch, err := s.pushFor(ctx, app, caller, id)
@@ -148,12 +150,22 @@ func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id
 		if !won {
 			return &ChallengeClosedError{Status: store.ChallengeExpired}
 		}
+		if ch.Purpose == PurposeStepUp && ch.SessionID != "" {
+			if err := tx.RevokeSession(ctx, app.ID, ch.AppUserID, ch.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
 		return s.emitChallenge(ctx, tx, ch, challengeFailed(ch, store.ChallengeDenied, "denied", &now, caller.Session.ID))
 	})
 	if err != nil {
 		return ChallengeView{}, err
 	}
-	s.log.WarnContext(ctx, "push challenge denied by its user", "app_id", app.ID, "user_id", ch.AppUserID, "challenge_id", ch.ID)
+	if ch.Purpose == PurposeStepUp && ch.SessionID != "" {
+		s.log.WarnContext(ctx, "push step-up denied by its user: the asking session is revoked", "app_id", app.ID, "user_id", ch.AppUserID,
+			"challenge_id", ch.ID, "session_id", ch.SessionID)
+	} else {
+		s.log.WarnContext(ctx, "push challenge denied by its user", "app_id", app.ID, "user_id", ch.AppUserID, "challenge_id", ch.ID)
+	}
 	ch.Status = store.ChallengeDenied
 	v := s.View(ch, "", now)
 	v.MatchNumber = 0

@@ -209,3 +209,35 @@ func TestHostedPushSecondFactor(t *testing.T) {
 		a.post(app, "/backup-codes", sform.Get("csrf"), nil, http.StatusForbidden) // still not recent
 	})
 }
+
+// TestHostedPushStepUpDenied: "Deny, it wasn't me" to a step-up asked from
+// another of the user's sessions ends that session: its holder is not the
+// user (and would otherwise ask again and again).
+func TestHostedPushStepUpDenied(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		app, email := accountApp(t, sys, nil)
+		a, acct := onAccount(t, sys, app, email)
+		b, _ := onAccount(t, sys, app, email)
+		sys.Clock.Advance(time.Minute)
+		sp := a.post(app, "/stepup", csrfOf(t, acct), url.Values{"method": {"push"}}, http.StatusOK)
+		sealed := regexp.MustCompile(`name="challenge" value="([^"]+)"`).FindStringSubmatch(sp.body)
+		if sealed == nil {
+			t.Fatalf("step-up by push:\n%s", sp.body)
+		}
+		bacct := b.expect("GET", "/account/"+app.ID, nil, http.StatusOK)
+		ids := requests(bacct)
+		if len(ids) != 1 || !strings.Contains(bacct.body, "Confirm it's you:") {
+			t.Fatalf("requests on B: %v\n%s", ids, bacct.body)
+		}
+		b.post(app, "/push/"+ids[0]+"/deny", csrfOf(t, bacct), nil, http.StatusSeeOther)
+		// A is signed out: its answer and its pages say so.
+		if r := a.post(app, "/stepup/verify", csrfOf(t, sp), url.Values{"challenge": {sealed[1]}}, http.StatusUnauthorized); !strings.Contains(r.body, "signed out") {
+			t.Fatalf("after the denial:\n%s", r.body)
+		}
+		if r := a.expect("GET", "/account/"+app.ID, nil, http.StatusSeeOther); !strings.HasPrefix(r.header.Get("Location"), "/login/"+app.ID) {
+			t.Fatalf("A's account page: %q", r.header.Get("Location"))
+		}
+		// B, which denied, is still signed in.
+		b.expect("GET", "/account/"+app.ID, nil, http.StatusOK)
+	})
+}
