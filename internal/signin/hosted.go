@@ -100,6 +100,17 @@ const hostedTouchEvery = time.Minute
 // app's own sessions have through their refresh tokens, which the hosted
 // session keeps none of). Each use is recorded, at most once a minute.
 func (s *Service) HostedCaller(ctx context.Context, app store.App, sessionID string) (Caller, error) {
+	return s.hostedCaller(ctx, app, sessionID, true)
+}
+
+// HostedCallerPeek is HostedCaller for a page's background reads (a poll
+// while the page is open): they do not count as use, so a page left open
+// does not keep its session from idling out.
+func (s *Service) HostedCallerPeek(ctx context.Context, app store.App, sessionID string) (Caller, error) {
+	return s.hostedCaller(ctx, app, sessionID, false)
+}
+
+func (s *Service) hostedCaller(ctx context.Context, app store.App, sessionID string, touch bool) (Caller, error) {
 	c, err := s.SessionCaller(ctx, app, sessionID)
 	if err != nil {
 		return Caller{}, err
@@ -107,6 +118,9 @@ func (s *Service) HostedCaller(ctx context.Context, app store.App, sessionID str
 	now := s.clock()
 	if idle := time.Duration(app.RefreshExpiration) * time.Second; idle > 0 && !now.Before(c.Session.LastActiveAt.Add(idle)) {
 		return Caller{}, ErrUnauthenticated
+	}
+	if !touch {
+		return c, nil
 	}
 	if err := s.db.TouchSession(ctx, c.Session.ID, now, hostedTouchEvery); err != nil {
 		return Caller{}, err

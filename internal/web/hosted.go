@@ -235,17 +235,33 @@ func setCookie(w http.ResponseWriter, r *http.Request, name, value string, expir
 	http.SetCookie(w, c)
 }
 
-// framed tells a request of a page loaded in a frame (a navigation whose
-// destination is an iframe: the frame's first page and its forms). Its
-// cookies are SameSite=None and Partitioned (CHIPS): a frame of another
-// site is a third-party context, where Lax cookies are never sent, and a
+// framed tells a request of a page loaded in a frame of another site (a
+// navigation whose destination is a frame: the frame's first page and its
+// forms). Its cookies are SameSite=None and Partitioned (CHIPS): such a
+// frame is a third-party context, where Lax cookies are never sent, and a
 // partitioned cookie is kept apart for each top-level site, so the app's
 // frame and this site's own pages never share one. Only the app's origins
 // may frame the pages (frame-ancestors); every state change still needs
 // Go's cross-origin check and the form's CSRF token, as at the top level.
+//
+// A frame of the same site (auth.shop.example in shop.example) gets the
+// Lax cookies, which browsers send there: its first request says
+// same-site, and the pre-session cookie it then holds is untagged. Only
+// a pre-session made in a frame of another site carries framedPre, so
+// the frame's later requests (which say same-origin) are told apart.
 func framed(r *http.Request) bool {
-	return r.Header.Get("Sec-Fetch-Dest") == "iframe"
+	if d := r.Header.Get("Sec-Fetch-Dest"); d != "iframe" && d != "frame" {
+		return false
+	}
+	if pre := cookieValue(r, hostedPreCookie); pre != "" {
+		return strings.HasPrefix(pre, framedPre)
+	}
+	return r.Header.Get("Sec-Fetch-Site") == "cross-site"
 }
+
+// framedPre starts a pre-session made in a frame of another site (a
+// character base64url never uses).
+const framedPre = "~"
 
 func cookieValue(r *http.Request, name string) string {
 	c, err := r.Cookie(name)
@@ -258,12 +274,15 @@ func cookieValue(r *http.Request, name string) string {
 // preSession is the browser's pre-session value, set now when it has none:
 // the login forms' CSRF tokens and the pending sign-in are bound to it.
 func (h *Handler) preSession(w http.ResponseWriter, r *http.Request) string {
-	if v := cookieValue(r, hostedPreCookie); len(v) == 43 {
+	if v := cookieValue(r, hostedPreCookie); len(v) == 43 || (len(v) == 44 && strings.HasPrefix(v, framedPre)) {
 		return v
 	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	v := base64.RawURLEncoding.EncodeToString(b)
+	if framed(r) {
+		v = framedPre + v
+	}
 	setCookie(w, r, hostedPreCookie, v, time.Time{}) // for the browser's session
 	return v
 }

@@ -65,7 +65,11 @@ func (h *Handler) hostedCaller(r *http.Request, app tenant.App) (signin.Caller, 
 	if err != nil || json.Unmarshal(b, &v) != nil || v.Session == "" {
 		return signin.Caller{}, false
 	}
-	c, err := h.SignIn.HostedCaller(r.Context(), app, v.Session)
+	caller := h.SignIn.HostedCaller
+	if r.Context().Value(peekKey{}) != nil {
+		caller = h.SignIn.HostedCallerPeek
+	}
+	c, err := caller(r.Context(), app, v.Session)
 	if err != nil {
 		if !errors.Is(err, signin.ErrUnauthenticated) {
 			h.Log.ErrorContext(r.Context(), "hosted session", "app_id", app.ID, "err", err)

@@ -313,3 +313,27 @@ func TestHostedAccountPushStatus(t *testing.T) {
 		}
 	})
 }
+
+// TestHostedAccountPushStatusIdle: the account page's background poll does
+// not count as use of the hosted session, so a page left open still idles
+// out at the app's refresh lifetime.
+func TestHostedAccountPushStatusIdle(t *testing.T) {
+	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
+		app, email := accountApp(t, sys, func(s *tenant.AppSettings) {
+			idle, access := int64(300), int64(300)
+			s.RefreshExpiration, s.AccessExpiration = &idle, &access
+		})
+		a, acct := onAccount(t, sys, app, email)
+		csrf := csrfOf(t, acct)
+		for range 4 {
+			sys.Clock.Advance(70 * time.Second)
+			if n := a.pushStatus(app, csrf); n != 0 {
+				t.Fatalf("pending: %d", n)
+			}
+		}
+		sys.Clock.Advance(30 * time.Second) // 310 s after the last use
+		if r := a.expect("GET", "/account/"+app.ID, nil, http.StatusSeeOther); !strings.HasPrefix(r.header.Get("Location"), "/login/"+app.ID) {
+			t.Fatalf("the polled page kept its session: %q", r.header.Get("Location"))
+		}
+	})
+}

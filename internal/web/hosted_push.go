@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -173,6 +174,18 @@ func (h *Handler) refusePushAnswer(w http.ResponseWriter, r *http.Request, app t
 			return
 		}
 		h.accountRefuse(w, r, app, caller, err)
+	}
+}
+
+// peekKey marks a request of a page's background poll (the account page's
+// push status): it reads the hosted session without counting as its use
+// (signin.HostedCallerPeek), so an open page does not keep the session
+// from idling out.
+type peekKey struct{}
+
+func peek(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		next(w, r.WithContext(context.WithValue(r.Context(), peekKey{}, true)))
 	}
 }
 

@@ -570,35 +570,66 @@ func TestHostedHandOffLimit(t *testing.T) {
 func TestHostedFramedCookies(t *testing.T) {
 	servertest.ForEach(t, servertest.Options{Serve: true}, func(t *testing.T, sys *servertest.System) {
 		app, _ := hostedApp(t, sys, nil)
+		framedPre := "~" + strings.Repeat("A", 43)
 		for _, c := range []struct {
-			dest string
-			want []string
-			not  []string
+			dest, site, pre string
+			want            []string
+			not             []string
 		}{
-			{"iframe", []string{"SameSite=None", "Partitioned", "Secure", "HttpOnly"}, []string{"SameSite=Lax"}},
-			{"document", []string{"SameSite=Lax", "Secure", "HttpOnly"}, []string{"Partitioned", "SameSite=None"}},
+			// A frame of another site: its first page, then (the pre-session
+			// tagged) its own requests, which say same-origin.
+			{"iframe", "cross-site", "", []string{"SameSite=None", "Partitioned", "Secure", "HttpOnly", "=~"}, []string{"SameSite=Lax"}},
+			{"iframe", "same-origin", framedPre, []string{"SameSite=None", "Partitioned", "Secure", "HttpOnly"}, []string{"SameSite=Lax"}},
+			// A frame of the same site gets the Lax cookies browsers send it.
+			{"iframe", "same-site", "", []string{"SameSite=Lax", "Secure", "HttpOnly"}, []string{"Partitioned", "SameSite=None"}},
+			{"iframe", "same-origin", strings.Repeat("B", 42) + "x", []string{"SameSite=Lax"}, []string{"Partitioned"}},
+			{"document", "cross-site", "", []string{"SameSite=Lax", "Secure", "HttpOnly"}, []string{"Partitioned", "SameSite=None"}},
 		} {
 			req, _ := http.NewRequest("GET", sys.URL+"/login/"+app.ID, nil)
 			req.Header.Set("Sec-Fetch-Dest", c.dest)
-			req.Header.Set("Sec-Fetch-Site", "cross-site")
+			req.Header.Set("Sec-Fetch-Site", c.site)
+			if c.pre != "" {
+				req.AddCookie(&http.Cookie{Name: "__Host-gatehouse_pre", Value: c.pre})
+				req.Header.Set("Sec-Fetch-Site", c.site)
+			}
 			resp, err := noRedirect.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
+			defer resp.Body.Close()
 			set := resp.Header.Values("Set-Cookie")
+			if c.pre != "" {
+				// A valid pre-session is kept: the page sets no cookie; its
+				// sign-in form sets the flow's, with the same attributes.
+				page, _ := io.ReadAll(resp.Body)
+				form := url.Values{"csrf": {regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(string(page))[1]}, "identifier": {"alice@shop.example"}}
+				post, _ := http.NewRequest("POST", sys.URL+"/login/"+app.ID, strings.NewReader(form.Encode()))
+				post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				post.Header.Set("Sec-Fetch-Dest", c.dest)
+				post.Header.Set("Sec-Fetch-Site", "same-origin")
+				post.AddCookie(&http.Cookie{Name: "__Host-gatehouse_pre", Value: c.pre})
+				presp, err := noRedirect.Do(post)
+				if err != nil {
+					t.Fatal(err)
+				}
+				presp.Body.Close()
+				if presp.StatusCode != http.StatusSeeOther {
+					t.Fatalf("%s %s: sign-in form %d", c.dest, c.site, presp.StatusCode)
+				}
+				set = presp.Header.Values("Set-Cookie")
+			}
 			if resp.StatusCode != http.StatusOK || len(set) == 0 {
-				t.Fatalf("%s: %d, cookies %v", c.dest, resp.StatusCode, set)
+				t.Fatalf("%s %s: %d, cookies %v", c.dest, c.site, resp.StatusCode, set)
 			}
 			for _, line := range set {
 				for _, w := range c.want {
 					if !strings.Contains(line, w) {
-						t.Errorf("%s: %q lacks %s", c.dest, line, w)
+						t.Errorf("%s %s: %q lacks %s", c.dest, c.site, line, w)
 					}
 				}
 				for _, n := range c.not {
 					if strings.Contains(line, n) {
-						t.Errorf("%s: %q has %s", c.dest, line, n)
+						t.Errorf("%s %s: %q has %s", c.dest, c.site, line, n)
 					}
 				}
 			}

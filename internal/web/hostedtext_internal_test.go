@@ -19,6 +19,14 @@ import (
 // row, and every row has German, French and Spanish with the same values
 // (%s) as the English text.
 func TestHostedTextCatalog(t *testing.T) {
+	for plural, one := range hostedSingular {
+		if _, ok := hostedText[plural]; !ok {
+			t.Errorf("hostedSingular: %q is not in hostedText", plural)
+		}
+		if _, ok := hostedText[one]; !ok || strings.Count(one, "%s") != strings.Count(plural, "%s") {
+			t.Errorf("hostedSingular[%q] = %q: not in hostedText, or another number of values", plural, one)
+		}
+	}
 	for en, row := range hostedText {
 		for i, tr := range row {
 			if tr == "" || strings.Count(tr, "%s") != strings.Count(en, "%s") || strings.Count(tr, "<") != strings.Count(en, "<") {

@@ -122,7 +122,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /account/{app_id}/stepup/status", h.hostedAccountSession(h.hostedStepUpStatus))
 	m.HandleFunc("POST /account/{app_id}/push/{id}/approve", h.hostedAccountSession(h.hostedApprovePush))
 	m.HandleFunc("POST /account/{app_id}/push/{id}/deny", h.hostedAccountSession(h.hostedDenyPush))
-	m.HandleFunc("POST /account/{app_id}/push/status", h.hostedAccountSession(h.hostedPushStatus)) // JSON, reads only
+	m.HandleFunc("POST /account/{app_id}/push/status", peek(h.hostedAccountSession(h.hostedPushStatus))) // JSON, reads only
 	m.HandleFunc("/login/", h.hostedNotFound)
 	m.HandleFunc("/account/", h.hostedNotFound)
 }

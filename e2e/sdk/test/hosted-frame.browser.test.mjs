@@ -5,7 +5,8 @@
 // context where SameSite=Lax cookies are never sent. A code sign-in through
 // the framed forms lands, inside the frame, on the app's callback with a
 // token that C5 accepts; the same browser at the top level has no session
-// from it (the frame's cookies are partitioned by the app's site); and a
+// from it (the frame's cookies are partitioned by the app's site); a frame
+// of Gatehouse's own site shares the top level's cookies; and a
 // site that is not one of the app's origins cannot frame the page at all.
 
 import { test, before, after } from "node:test";
@@ -16,7 +17,7 @@ import { startGatehouse, gatehouseBin, chromiumPath, launchChromium, serveApp } 
 gatehouseBin();
 chromiumPath(); // fail at once, with how to get it, when Chromium is missing
 
-let gh, browser, appServers, otherServers, origin, other, app;
+let gh, browser, appServers, otherServers, origin, other, app, sameSiteApp;
 
 function framePage(src) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Framing test app</title></head>
@@ -28,7 +29,7 @@ function framePage(src) {
 before(async () => {
   gh = await startGatehouse();
   assert.notEqual(new URL(gh.base).hostname, "localhost", "Gatehouse must be on another site than the app");
-  let src = "";
+  let src = "", sameSrc = "";
   const served = await serveApp({ paths: ["/", "/callback"], page: () => framePage(src) });
   appServers = served.servers;
   origin = served.origin;
@@ -37,6 +38,14 @@ before(async () => {
   other = stranger.origin.replace("localhost", "127.0.0.1"); // another origin: not one of the app's
   app = await gh.createApp({ name: "Framing test app", origin, callback_url: `${origin}/callback`, email_auth_type: "otp", allowed_identifiers: ["email"] });
   src = `${gh.base}/login/${app.id}?callback_url=${encodeURIComponent(`${origin}/callback`)}`;
+  // An app on Gatehouse's own site (127.0.0.1, another port), framing it too.
+  const sameSite = await serveApp({ paths: ["/", "/callback"], page: () => framePage(sameSrc) });
+  otherServers.push(...sameSite.servers);
+  const sameOrigin = sameSite.origin.replace("localhost", "127.0.0.1");
+  sameSiteApp = { origin: sameOrigin };
+  const created = await gh.createApp({ name: "Same-site app", origin: sameOrigin, callback_url: `${sameOrigin}/callback`, email_auth_type: "otp", allowed_identifiers: ["email"] });
+  sameSiteApp.id = created.id;
+  sameSrc = `${gh.base}/login/${created.id}?callback_url=${encodeURIComponent(`${sameOrigin}/callback`)}`;
   browser = await launchChromium();
 });
 
@@ -86,5 +95,34 @@ test("a site that is not one of the app's origins cannot frame the page", async 
   await page.goto(`${other}/`);
   const result = await Promise.race([blocked, new Promise((r) => setTimeout(() => r(false), 5_000))]);
   assert.equal(result, true, "the browser refused to frame the page");
+  await ctx.close();
+});
+
+test("a frame of Gatehouse's own site shares the top level's cookies: a sign-in started at the top level does not disturb the frame's", async () => {
+  const email = "samesite@example.com";
+  const ctx = await browser.newContext();
+  // At the top level: a pending sign-in (a code asked for, not entered).
+  const top = await ctx.newPage();
+  await top.goto(`${gh.base}/login/${sameSiteApp.id}`);
+  await top.getByLabel(/e-mail/i).fill("someone-else@example.com");
+  await top.getByRole("button", { name: /code/i }).click();
+  await top.getByLabel("Code").waitFor();
+  // In the app's frame: a whole sign-in.
+  const page = await ctx.newPage();
+  await page.goto(`${sameSiteApp.origin}/`);
+  const frame = page.frameLocator("#signin");
+  const mark = await gh.outboxMark(email);
+  await frame.getByLabel(/e-mail/i).fill(email);
+  await frame.getByRole("button", { name: /code/i }).click();
+  await frame.getByLabel("Code").waitFor({ timeout: 10_000 });
+  await frame.getByLabel("Code").fill(await gh.lastCode(email, { after: mark }));
+  await frame.getByRole("button", { name: "Sign in" }).click();
+  const inner = page.frames().find((f) => f.parentFrame() === page.mainFrame());
+  await inner.waitForURL((u) => u.href.startsWith(`${sameSiteApp.origin}/callback`), { timeout: 10_000 });
+  assert.ok(new URL(inner.url()).searchParams.get("sct_magic"), `no sct_magic in ${inner.url()}`);
+  // The same cookies: the top level is signed in as the frame's user now.
+  await top.goto(`${gh.base}/account/${sameSiteApp.id}`);
+  assert.equal(new URL(top.url()).pathname, `/account/${sameSiteApp.id}`);
+  assert.match(await top.locator("main").innerText(), new RegExp(email.replace(".", "\\.")));
   await ctx.close();
 });

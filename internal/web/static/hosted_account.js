@@ -17,9 +17,9 @@
   // The page never reloads by itself: the person may be typing in one of
   // its forms, or reading the answer to one. Polling stops at an answer
   // that is not OK (signed out, a CSRF token no longer valid), and pauses
-  // after 4 minutes without a key, click, touch or scroll on the page, so
-  // that a page left open does not keep the hosted session from idling out
-  // (each request counts as its use); any input resumes it.
+  // after 4 minutes without a key, click, touch or scroll on the page
+  // (nobody is looking); any input resumes it. The route reads the session
+  // without counting as its use, so an open page never keeps it alive.
   function watchPush() {
     var out = document.getElementById("push-new");
     if (!out || !out.dataset.status || !window.fetch) return;
