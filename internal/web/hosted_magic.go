@@ -130,9 +130,7 @@ func (h *Handler) hostedMagicStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	pre := cookieValue(r, hostedPreCookie)
-	if pre == "" || !h.Hasher.Equal(r.Header.Get("X-CSRF-Token"), "hosted-login-csrf", app.ID, pre) {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": "This request was not sent from this browser's sign-in page. Reload the page and try again.", "code": "forbidden"})
+	if !h.statusCSRF(w, r, app) {
 		return
 	}
 	f, ok := h.flow(r, app, "magic")

@@ -98,11 +98,10 @@ func (h *Handler) passkeyTag(app tenant.App, pre, challenge string) string {
 // loginJSON checks a JSON request of the login pages: a JSON body and the
 // pre-session's CSRF token in X-CSRF-Token. false: answered already.
 func (h *Handler) loginJSON(w http.ResponseWriter, r *http.Request, app tenant.App) ([]byte, string, bool) {
-	pre := cookieValue(r, hostedPreCookie)
-	if pre == "" || !h.Hasher.Equal(r.Header.Get("X-CSRF-Token"), "hosted-login-csrf", app.ID, pre) {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": "This request was not sent from this browser's sign-in page. Reload the page and try again.", "code": "forbidden"})
+	if !h.statusCSRF(w, r, app) {
 		return nil, "", false
 	}
+	pre := cookieValue(r, hostedPreCookie)
 	body, err := ceremonyBody(w, r)
 	if err != nil {
 		h.jsonFail(w, r, err)

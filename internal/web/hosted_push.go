@@ -39,17 +39,21 @@ func (h *Handler) hostedMFAStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	pre := cookieValue(r, hostedPreCookie)
-	if pre == "" || !h.Hasher.Equal(r.Header.Get("X-CSRF-Token"), "hosted-login-csrf", app.ID, pre) {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": "This request was not sent from this browser's sign-in page. Reload the page and try again.", "code": "forbidden"})
+	if !h.statusCSRF(w, r, app) {
 		return
 	}
 	f, ok := h.flow(r, app, "mfa")
-	if !ok || f.Method != signin.MethodPush {
+	h.pushStatus(w, r, app, f.Challenge, ok && f.Method == signin.MethodPush)
+}
+
+// pushStatus answers a waiting page's poll for the push behind token
+// (when found is true; else, and once the push is gone, "gone").
+func (h *Handler) pushStatus(w http.ResponseWriter, r *http.Request, app tenant.App, token string, found bool) {
+	if !found {
 		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
 		return
 	}
-	v, err := h.SignIn.GetChallenge(r.Context(), app, f.Challenge)
+	v, err := h.SignIn.GetChallenge(r.Context(), app, token)
 	if errors.Is(err, signin.ErrChallengeNotFound) {
 		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
 		return
@@ -59,6 +63,18 @@ func (h *Handler) hostedMFAStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"state": pushState(v)})
+}
+
+// statusCSRF checks a login page's script request (a poll, a passkey
+// ceremony): the page's CSRF token in X-CSRF-Token, bound to this
+// browser's pre-session. false: refused (403).
+func (h *Handler) statusCSRF(w http.ResponseWriter, r *http.Request, app tenant.App) bool {
+	pre := cookieValue(r, hostedPreCookie)
+	if pre == "" || !h.Hasher.Equal(r.Header.Get("X-CSRF-Token"), "hosted-login-csrf", app.ID, pre) {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "This request was not sent from this browser's sign-in page. Reload the page and try again.", "code": "forbidden"})
+		return false
+	}
+	return true
 }
 
 // pushRefusal is the sentence for a push that gave nothing: not answered
@@ -195,20 +211,7 @@ func peek(next http.HandlerFunc) http.HandlerFunc {
 // still (the form's fields: csrf and the sealed challenge; a read).
 func (h *Handler) hostedStepUpStatus(w http.ResponseWriter, r *http.Request, app tenant.App, caller signin.Caller) {
 	c, ok := h.openChallenge(app, caller, signin.PurposeStepUp, r.PostForm.Get("challenge"))
-	if !ok || c.Method != signin.MethodPush {
-		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
-		return
-	}
-	v, err := h.SignIn.GetChallenge(r.Context(), app, c.Token)
-	if errors.Is(err, signin.ErrChallengeNotFound) {
-		writeJSON(w, http.StatusOK, map[string]string{"state": "gone"})
-		return
-	}
-	if err != nil {
-		h.jsonFail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"state": pushState(v)})
+	h.pushStatus(w, r, app, c.Token, ok && c.Method == signin.MethodPush)
 }
 
 // recentDevices counts the user's other live sessions whose sign-in is
