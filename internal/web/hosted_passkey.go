@@ -253,18 +253,6 @@ func (h *Handler) offerPasskey(w http.ResponseWriter, r *http.Request, app tenan
 	return true
 }
 
-// offerFlow is the browser's pending offer and its signed-in user; false
-// when it has none (answered already).
-func (h *Handler) offerFlow(w http.ResponseWriter, r *http.Request, app tenant.App) (hostedFlow, signin.Caller, bool) {
-	f, ok := h.flow(r, app, "offer")
-	caller, signedIn := h.hostedCaller(r, app)
-	if !ok || !signedIn || caller.User.ID != f.Handle {
-		h.expired(w, r, app)
-		return hostedFlow{}, signin.Caller{}, false
-	}
-	return f, caller, true
-}
-
 // offerData is the offer page's.
 type offerData struct {
 	Contact string
@@ -282,7 +270,7 @@ func (h *Handler) hostedPasskeyOffer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, _, ok := h.offerFlow(w, r, app)
+	f, _, ok := h.signedInFlow(w, r, app, "offer")
 	if !ok {
 		return
 	}
@@ -325,7 +313,7 @@ func (h *Handler) hostedPasskeyAdd(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, caller, ok := h.offerFlow(w, r, app)
+	f, caller, ok := h.signedInFlow(w, r, app, "offer")
 	if !ok {
 		return
 	}
@@ -350,7 +338,7 @@ func (h *Handler) hostedPasskeySkip(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := h.loginForm(w, r, app); !ok {
 		return
 	}
-	f, caller, ok := h.offerFlow(w, r, app)
+	f, caller, ok := h.signedInFlow(w, r, app, "offer")
 	if !ok {
 		return
 	}

@@ -101,10 +101,11 @@ func (h *Handler) known(r *http.Request, app tenant.App, identifier string) bool
 	return err != nil || u != nil // in doubt, ask nothing
 }
 
-// registerFlow is the browser's pending registration and its signed-in
-// user; false when it has none (answered already).
-func (h *Handler) registerFlow(w http.ResponseWriter, r *http.Request, app tenant.App) (hostedFlow, signin.Caller, bool) {
-	f, ok := h.flow(r, app, "register")
+// signedInFlow is the browser's pending step after its sign-in (the
+// passkey offer, the registration fields) and its signed-in user, who must
+// be the step's; false when it has none (answered already).
+func (h *Handler) signedInFlow(w http.ResponseWriter, r *http.Request, app tenant.App, step string) (hostedFlow, signin.Caller, bool) {
+	f, ok := h.flow(r, app, step)
 	caller, signedIn := h.hostedCaller(r, app)
 	if !ok || !signedIn || caller.User.ID != f.Handle {
 		h.expired(w, r, app)
@@ -130,7 +131,7 @@ func (h *Handler) hostedRegisterPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, caller, ok := h.registerFlow(w, r, app)
+	f, caller, ok := h.signedInFlow(w, r, app, "register")
 	if !ok {
 		return
 	}
@@ -148,7 +149,7 @@ func (h *Handler) hostedRegister(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, caller, ok := h.registerFlow(w, r, app)
+	f, caller, ok := h.signedInFlow(w, r, app, "register")
 	if !ok {
 		return
 	}
