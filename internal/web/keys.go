@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/gatehouse-auth/gatehouse/internal/access"
+	"github.com/gatehouse-auth/gatehouse/internal/errs"
 	"github.com/gatehouse-auth/gatehouse/internal/machine"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
 )
@@ -71,9 +72,11 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request) {
 		var c machine.Client
 		d.New, c, err = h.Machines.CreateClient(r.Context(), p, a, machine.ClientInput{Name: d.Nick})
 		d.ClientID = c.ID
-	default:
+	case "key", "": // the form's first choice
 		d.NewKind = "key"
 		d.New, _, err = h.Tenants.CreateAPIKey(r.Context(), p, a.ID, d.Nick)
+	default:
+		err = errs.Invalidf("kind", "must be key, secret or m2m")
 	}
 	if err != nil {
 		h.fail(w, r, err)

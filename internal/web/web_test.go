@@ -427,6 +427,7 @@ func TestConsoleRoles(t *testing.T) {
 		// An admin may; the last owner stays.
 		ada := signIn(t, sys, "ada@acme.example")
 		ada.post(ap, url.Values{"email_auth_type": {"otp"}}, http.StatusSeeOther)
+		ada.post(ap+"/keys", url.Values{"nickname": {"ci"}, "kind": {"api_key"}}, http.StatusBadRequest) // not a kind: nothing made
 		a := ada.post(ap+"/keys", url.Values{"nickname": {"ci"}}, http.StatusCreated)
 		m := regexp.MustCompile(`value="(ghk_[A-Za-z0-9_-]+)"`).FindStringSubmatch(a.body)
 		if m == nil {
