@@ -27,6 +27,7 @@ func TestChallenges(t *testing.T) {
 		{"methods", testMethodTable},
 		{"not_set_up", testMethodsNotSetUp},
 		{"switch_method", testSwitchMethod},
+		{"replaced_push_denied", testReplacedPushDenied},
 		{"push", testPush},
 		{"verify_contact", testVerifyContact},
 		{"change_identifier", testChangeIdentifier},
@@ -436,6 +437,53 @@ func testSwitchMethod(t *testing.T, e *env) {
 					t.Errorf("amr = %v; want [email_otp sms_otp]", amr)
 				}
 			}},
+	})
+}
+
+// testReplacedPushDenied: whoever holds a first factor asks for a push
+// second factor again and again from their device, each request replacing
+// the last; the user denies the one they see, already replaced. The
+// sign-in's current request is denied in its place and the sign-in is over:
+// no new request, nothing to collect.
+func testReplacedPushDenied(t *testing.T, e *env) {
+	const email = "replaced@example.com"
+	userID := e.newMember(t, email, "")
+	_, phone, _ := e.signIn(t, email, emailSent...) // the user's approving device
+	e.enrollTOTP(t, phone, "Phone")
+	e.setApp(t, map[string]any{"mfa_policy": "optional", "mfa_methods_allowed": []string{"totp", "push"}})
+	at := browserAt("198.51.100.40")
+	e.mfaRequired(t, e.firstFactor(t, email, at, mfaDue...), userID)
+	ask := map[string]any{"purpose": "mfa", "method": "push", "app_user_id": userID}
+	_, seen := e.startChallenge(t, at, ask, "challenge.created") // the request the user looks at
+	tok, current := e.startChallenge(t, at, ask, "challenge.created")
+	runScenarios(t, e, []scenario{
+		{name: "the phone lists only the newest", method: "GET", path: e.authPath("/push/pending"), headers: user(phone),
+			wantStatus: 200, check: func(t *testing.T, r response) {
+				list, _ := r.body["challenges"].([]any)
+				if len(list) != 1 || list[0].(map[string]any)["id"] != current["id"] {
+					t.Fatalf("pending = %s; want only %v", r.raw, current["id"])
+				}
+			}},
+		{name: "denying the replaced request", method: "POST", path: e.authPath("/push/" + seen["id"].(string) + "/deny"),
+			headers: user(phone), wantStatus: 200, events: []string{"challenge.failed"},
+			check: func(t *testing.T, r response) {
+				if c := r.obj("challenge"); c["status"] != "denied" {
+					t.Errorf("deny = %s; want denied", r.raw)
+				}
+			}},
+		{name: "denies the current one", method: "GET", path: e.chPath(tok, ""), wantStatus: 200,
+			check: func(t *testing.T, r response) {
+				if c := r.obj("challenge"); c["status"] != "denied" {
+					t.Errorf("challenge = %v; want denied", c)
+				}
+			}},
+		{name: "which gives nothing", method: "POST", path: e.chPath(tok, "/verify"), headers: at, wantStatus: 409, wantCode: "challenge_closed"},
+		{name: "and the sign-in asks for no other", method: "POST", path: e.authPath("/challenges"), headers: at, body: ask,
+			wantStatus: 400, wantCode: "invalid_request"},
+		{name: "nor for another factor", method: "POST", path: e.authPath("/challenges"), headers: at,
+			body: map[string]any{"purpose": "mfa", "method": "totp", "app_user_id": userID}, wantStatus: 400, wantCode: "invalid_request"},
+		{name: "denying it again", method: "POST", path: e.authPath("/push/" + seen["id"].(string) + "/deny"),
+			headers: user(phone), wantStatus: 409, wantCode: "challenge_closed"},
 	})
 }
 

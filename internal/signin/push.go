@@ -69,7 +69,8 @@ func (s *Service) PendingPush(ctx context.Context, app store.App, caller Caller)
 }
 
 // pushFor finds a pending push challenge of the caller's user that another
-// session of theirs asked for.
+// session of theirs asked for. One no longer pending comes back with a
+// *ChallengeClosedError saying why.
 func (s *Service) pushFor(ctx context.Context, app store.App, caller Caller, id string) (store.Challenge, error) {
 	ch, err := s.db.GetChallenge(ctx, app.ID, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (ch.AppUserID != caller.User.ID || ch.Method != MethodPush ||
@@ -80,7 +81,7 @@ func (s *Service) pushFor(ctx context.Context, app store.App, caller Caller, id 
 		return store.Challenge{}, err
 	}
 	if v := s.View(ch, "", s.clock()); v.Status != store.ChallengePending {
-		return store.Challenge{}, &ChallengeClosedError{Status: v.Status}
+		return ch, &ChallengeClosedError{Status: v.Status}
 	}
 	return ch, nil
 }
@@ -135,20 +136,41 @@ func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller,
 // DenyPush refuses a push challenge ("this was not me"): it is over. A
 // step-up asked from one of the user's sessions ends that session too:
 // its holder is not the user, and would otherwise ask again and again.
+//
+// A second factor's push that its requester replaced (by asking for the
+// factor again, or another one, from the same device) is denied all the
+// same: the sign-in's pending second factor is denied in its place, and
+// the sign-in is over. Otherwise whoever holds the first factor could keep
+// replacing the request the user is about to refuse.
 func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id string) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "deny push")
 	ch, err := s.pushFor(ctx, app, caller, id)
+	now := s.clock()
+	target := ch // the challenge the denial closes
+	var closed *ChallengeClosedError
+	if errors.As(err, &closed) && closed.Status == store.ChallengeCancelled && ch.Purpose == PurposeMFA {
+		latest, lerr := s.db.LatestMFAChallenge(ctx, app.ID, ch.AppUserID, now)
+		if lerr != nil && !errors.Is(lerr, store.ErrNotFound) {
+			return ChallengeView{}, lerr
+		}
+		if lerr == nil && latest.Status == store.ChallengePending && latest.ID != ch.ID && !latest.CreatedAt.Before(ch.CreatedAt) &&
+			sameDevice(latest, Client{IP: ch.IP, UserAgent: ch.UserAgent}) {
+			target, err = latest, nil
+		}
+	}
 	if err != nil {
 		return ChallengeView{}, err
 	}
-	now := s.clock()
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.DenyChallenge(ctx, ch.ID, now)
+		won, err := tx.DenyChallenge(ctx, target.ID, now)
 		if err != nil {
 			return err
 		}
 		if !won {
 			return &ChallengeClosedError{Status: store.ChallengeExpired}
+		}
+		if target.ID != ch.ID {
+			return s.emitChallenge(ctx, tx, target, challengeFailed(target, store.ChallengeDenied, "denied", &now, caller.Session.ID))
 		}
 		if ch.Purpose == PurposeStepUp && ch.SessionID != "" {
 			if err := tx.RevokeSession(ctx, app.ID, ch.AppUserID, ch.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
