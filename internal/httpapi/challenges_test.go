@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -884,4 +885,90 @@ func (e *env) receiveEvents(t *testing.T, types ...string) func(t *testing.T) ma
 			return nil
 		}
 	}
+}
+
+// TestDenyPushEndsItsSignIn: a user's denial of a sign-in's push ends that
+// sign-in however its device tries to keep it going (cancelling the
+// replacement, or replacing the push while the denial is on its way), and
+// never reaches another sign-in of the same browser hours later.
+func TestDenyPushEndsItsSignIn(t *testing.T) {
+	forEach(t, challengeOptions(), func(t *testing.T, sys *servertest.System) {
+		e := envOf(t, sys, "deny")
+		const email = "deny@example.com"
+		userID := e.newMember(t, email, "")
+		_, phone, refresh := e.signIn(t, email) // the approving device
+		_, secret := e.enrollTOTP(t, phone, "Phone")
+		e.setApp(t, map[string]any{"mfa_policy": "optional", "mfa_methods_allowed": []string{"totp", "push"}})
+		at := browserAt("198.51.100.41")
+		push := map[string]any{"purpose": "mfa", "method": "push", "app_user_id": userID}
+		totp := map[string]any{"purpose": "mfa", "method": "totp", "app_user_id": userID}
+		deny := func(id string) response {
+			return e.do(t, "POST", e.authPath("/push/"+id+"/deny"), user(phone), nil)
+		}
+		over := func(t *testing.T, what string) {
+			t.Helper()
+			if r := e.do(t, "POST", e.authPath("/challenges"), at, push); r.status != 400 {
+				t.Fatalf("%s: a new second factor = %d %s; want 400, the sign-in over", what, r.status, r.raw)
+			}
+		}
+
+		// The replacement cancelled: the denial still ends the sign-in.
+		e.firstFactor(t, email, at)
+		_, seen := e.startChallenge(t, at, push)
+		tok, _ := e.startChallenge(t, at, push)
+		if r := e.do(t, "DELETE", e.chPath(tok, ""), at, nil); r.status != 200 {
+			t.Fatalf("cancel = %d %s", r.status, r.raw)
+		}
+		if r := deny(seen["id"].(string)); r.status != 200 || r.obj("challenge")["status"] != "denied" {
+			t.Fatalf("deny after the replacement was cancelled = %d %s; want 200 denied", r.status, r.raw)
+		}
+		over(t, "cancelled replacement")
+
+		// A stale denial of a finished sign-in's push touches no later one.
+		e.Clock.Advance(time.Hour)
+		e.firstFactor(t, email, at)
+		_, old := e.startChallenge(t, at, push)
+		ttok, _ := e.startChallenge(t, at, totp)
+		if r := e.do(t, "POST", e.chPath(ttok, "/verify"), at, map[string]any{"code": totpAt(t, secret, e.Clock.Now())}); r.status != 200 {
+			t.Fatalf("totp = %d %s", r.status, r.raw)
+		}
+		e.Clock.Advance(time.Hour)
+		r := e.do(t, "POST", e.authPath("/tokens/refresh"), map[string]string{"X-Refresh-Token": refresh}, nil)
+		if r.status != 200 {
+			t.Fatalf("refresh = %d %s", r.status, r.raw)
+		}
+		phone = r.str("access") // the phone's session stays live
+		next := e.firstFactor(t, email, at).obj("mfa_challenge")["token"].(string)
+		if r := deny(old["id"].(string)); r.status != 409 {
+			t.Errorf("a finished sign-in's push denied = %d %s; want 409", r.status, r.raw)
+		}
+		if st := e.do(t, "GET", e.chPath(next, ""), nil, nil).obj("challenge")["status"]; st != "pending" {
+			t.Errorf("the later sign-in's second factor = %v; want pending", st)
+		}
+
+		// A replacement racing the denial: whichever runs first, the
+		// denial ends the sign-in.
+		for i := range 20 {
+			e.Clock.Advance(20 * time.Second)
+			e.firstFactor(t, email, at)
+			_, seen := e.startChallenge(t, at, push)
+			e.startChallenge(t, at, push)
+			var wg sync.WaitGroup
+			var rr, dr response
+			wg.Go(func() { rr = e.do(t, "POST", e.authPath("/challenges"), at, push) })
+			wg.Go(func() { dr = deny(seen["id"].(string)) })
+			wg.Wait()
+			if dr.status != 200 {
+				t.Fatalf("round %d: deny = %d %s; want 200", i, dr.status, dr.raw)
+			}
+			if rr.status == 200 {
+				if st := e.do(t, "GET", e.chPath(rr.obj("challenge")["token"].(string), ""), nil, nil).obj("challenge")["status"]; st != "denied" {
+					t.Fatalf("round %d: the racing replacement = %v; want denied", i, st)
+				}
+			} else if rr.status != 400 {
+				t.Fatalf("round %d: replacement = %d %s; want 200 or 400", i, rr.status, rr.raw)
+			}
+			over(t, fmt.Sprintf("round %d", i))
+		}
+	})
 }

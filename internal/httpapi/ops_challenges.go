@@ -563,7 +563,7 @@ type pushIDInput struct {
 
 var denyPushOp = operation{id: "denyPush", method: "POST", path: "/v1/auth/{app_id}/push/{id}/deny", summary: "Deny a push challenge", tag: "MFA",
 	auth: authUser, errors: []string{"challenge_not_found", "challenge_closed"},
-	desc: "Refuses a push challenge (\"this was not me\"): it becomes denied and the requester gets nothing. A step-up asked from one of the user's sessions also ends that session (its holder is not the user). A sign-in's second-factor push that its requester has since replaced (by asking again, from the same device) is denied all the same: the sign-in's current second factor is denied in its place and the sign-in is over, so a requester cannot outrun the user's answer. Emits `challenge.failed` with reason denied.",
+	desc: "Refuses a push challenge (\"this was not me\"): it becomes denied and the requester gets nothing. A step-up asked from one of the user's sessions also ends that session (its holder is not the user). Denying a sign-in's second-factor push ends that sign-in: if its device has meanwhile replaced the push (asked again, for a push or another factor) or cancelled it, the sign-in's current second factor is denied instead, and the answer is that challenge (its own id and method); a replacement and a denial that cross are taken one after the other, so the device cannot ask again past the denial. A push whose sign-in has ended otherwise (completed, failed, expired, or a new sign-in began) answers 409 challenge_closed. Emits `challenge.failed` with reason denied.",
 	resp: body(func(o *challengeOutput) {
 		c := exChallenge
 		c.Status, c.Purpose, c.Method, c.TimeRemaining, c.Intent = "denied", "authenticate", "push", 0, ""

@@ -288,9 +288,10 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 		d.Custom = req.Data
 	}
 	var cancel string // the purpose whose pending challenges the new one replaces
+	var parent store.Challenge
 	switch req.Purpose {
 	case PurposeMFA:
-		parent, err := s.db.LatestMFAChallenge(ctx, app.ID, u.ID, now)
+		parent, err = s.db.LatestMFAChallenge(ctx, app.ID, u.ID, now)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !sameDevice(parent, c)) {
 			return ChallengeView{}, errs.Invalidf("app_user_id", "has no sign-in from this device waiting for a second factor")
 		}
@@ -339,6 +340,20 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 	return s.storeChallenge(ctx, app, ch, tok, code, now, func(tx *store.Tx) error {
 		if cancel == "" {
 			return nil
+		}
+		if req.Purpose == PurposeMFA {
+			// The sign-in may have ended since it was read (a denied
+			// push ends it: DenyPush takes the same lock).
+			if err := tx.LockGuesses(ctx, u.ID); err != nil {
+				return err
+			}
+			latest, err := tx.LatestMFAChallenge(ctx, app.ID, u.ID, now)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && !sameSignIn(latest, parent)) {
+				return errs.Invalidf("app_user_id", "has no sign-in from this device waiting for a second factor")
+			}
+			if err != nil {
+				return err
+			}
 		}
 		return tx.CancelPurpose(ctx, u.ID, cancel)
 	})

@@ -137,61 +137,84 @@ func (s *Service) ApprovePush(ctx context.Context, app store.App, caller Caller,
 // step-up asked from one of the user's sessions ends that session too:
 // its holder is not the user, and would otherwise ask again and again.
 //
-// A second factor's push that its requester replaced (by asking for the
-// factor again, or another one, from the same device) is denied all the
-// same: the sign-in's pending second factor is denied in its place, and
-// the sign-in is over. Otherwise whoever holds the first factor could keep
-// replacing the request the user is about to refuse.
+// A sign-in's second factor ends its sign-in: the denial closes whatever
+// second factor the sign-in now waits for, which may have replaced this
+// push since the user saw it (its device asked again, for a push or another
+// factor, or cancelled it). Otherwise whoever holds the first factor could
+// keep replacing the request the user is refusing. The answer is the
+// challenge denied.
 func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id string) (_ ChallengeView, err error) {
 	defer errs.Wrap(&err, "deny push")
 	ch, err := s.pushFor(ctx, app, caller, id)
-	now := s.clock()
-	target := ch // the challenge the denial closes
 	var closed *ChallengeClosedError
-	if errors.As(err, &closed) && closed.Status == store.ChallengeCancelled && ch.Purpose == PurposeMFA {
-		latest, lerr := s.db.LatestMFAChallenge(ctx, app.ID, ch.AppUserID, now)
-		if lerr != nil && !errors.Is(lerr, store.ErrNotFound) {
-			return ChallengeView{}, lerr
-		}
-		if lerr == nil && latest.Status == store.ChallengePending && latest.ID != ch.ID && !latest.CreatedAt.Before(ch.CreatedAt) &&
-			sameDevice(latest, Client{IP: ch.IP, UserAgent: ch.UserAgent}) {
-			target, err = latest, nil
-		}
-	}
-	if err != nil {
+	replaced := errors.As(err, &closed) && closed.Status == store.ChallengeCancelled && ch.Purpose == PurposeMFA
+	if err != nil && !replaced {
 		return ChallengeView{}, err
 	}
+	now := s.clock()
+	target := ch
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		won, err := tx.DenyChallenge(ctx, target.ID, now)
+		deny := tx.DenyChallenge
+		if ch.Purpose == PurposeMFA {
+			// Serialised with a replacement (createChallenge takes the
+			// same lock before it reads what it replaces).
+			if err := tx.LockGuesses(ctx, ch.AppUserID); err != nil {
+				return err
+			}
+			latest, err := tx.LatestMFAChallenge(ctx, app.ID, ch.AppUserID, now)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if err != nil || !sameSignIn(latest, ch) {
+				// The sign-in ended meanwhile (completed, failed, denied,
+				// expired) or a new one began: say how this push stands.
+				cur, err := tx.GetChallenge(ctx, app.ID, ch.ID)
+				if err != nil {
+					return err
+				}
+				return &ChallengeClosedError{Status: s.View(cur, "", now).Status}
+			}
+			target, deny = latest, tx.DenyOpenChallenge
+		}
+		won, err := deny(ctx, target.ID, now)
 		if err != nil {
 			return err
 		}
 		if !won {
 			return &ChallengeClosedError{Status: store.ChallengeExpired}
 		}
-		if target.ID != ch.ID {
-			return s.emitChallenge(ctx, tx, target, challengeFailed(target, store.ChallengeDenied, "denied", &now, caller.Session.ID))
-		}
 		if ch.Purpose == PurposeStepUp && ch.SessionID != "" {
 			if err := tx.RevokeSession(ctx, app.ID, ch.AppUserID, ch.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}
-		return s.emitChallenge(ctx, tx, ch, challengeFailed(ch, store.ChallengeDenied, "denied", &now, caller.Session.ID))
+		return s.emitChallenge(ctx, tx, target, challengeFailed(target, store.ChallengeDenied, "denied", &now, caller.Session.ID))
 	})
 	if err != nil {
 		return ChallengeView{}, err
 	}
-	if ch.Purpose == PurposeStepUp && ch.SessionID != "" {
+	switch {
+	case ch.Purpose == PurposeStepUp && ch.SessionID != "":
 		s.log.WarnContext(ctx, "push step-up denied by its user: the asking session is revoked", "app_id", app.ID, "user_id", ch.AppUserID,
 			"challenge_id", ch.ID, "session_id", ch.SessionID)
-	} else {
+	case target.ID != ch.ID:
+		s.log.WarnContext(ctx, "push challenge denied by its user after its sign-in replaced it: the sign-in's current second factor is denied",
+			"app_id", app.ID, "user_id", ch.AppUserID, "challenge_id", ch.ID, "denied_challenge_id", target.ID, "method", target.Method)
+	default:
 		s.log.WarnContext(ctx, "push challenge denied by its user", "app_id", app.ID, "user_id", ch.AppUserID, "challenge_id", ch.ID)
 	}
-	ch.Status = store.ChallengeDenied
-	v := s.View(ch, "", now)
+	target.Status = store.ChallengeDenied
+	v := s.View(target, "", now)
 	v.MatchNumber = 0
 	return v, nil
+}
+
+// sameSignIn: b is a's sign-in's second factor, or a is b's. A second
+// factor that replaces another keeps its sign-in's deadline to the
+// microsecond and must come from the same device, so the deadline and the
+// device name the sign-in.
+func sameSignIn(a, b store.Challenge) bool {
+	return a.Purpose == PurposeMFA && b.Purpose == PurposeMFA && a.ExpiresAt.Equal(b.ExpiresAt) && a.IP == b.IP && a.UserAgent == b.UserAgent
 }
 
 // collectPush hands an approved push challenge's result to the requester,

@@ -328,6 +328,16 @@ func (q Queries) DenyChallenge(ctx context.Context, id string, now time.Time) (b
 	return n == 1, err
 }
 
+// DenyOpenChallenge is DenyChallenge for a sign-in's second factor that
+// may have been cancelled or superseded meanwhile: it is denied all the
+// same (so that its sign-in is over); false once it has completed, failed,
+// been denied or expired.
+func (q Queries) DenyOpenChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := q.w.exec(ctx, `UPDATE challenges SET status = 'denied', completed_at = $2, consent = 'denied'
+		WHERE id = $1 AND status || '' IN ('pending', 'cancelled', 'superseded') AND expires_at > $2`, id, ts(now))
+	return n == 1, err
+}
+
 // CollectChallenge hands a completed magic link's tokens to its poller once,
 // and only when the link was opened on the requesting device or approved.
 func (q Queries) CollectChallenge(ctx context.Context, id string, now time.Time) (bool, error) {
