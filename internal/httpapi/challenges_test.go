@@ -148,6 +148,16 @@ func (e *env) challengeOf(t *testing.T, r response) (tok string, ch map[string]a
 	return tok, ch
 }
 
+// statusIs checks the status of an answer's challenge.
+func statusIs(want string) func(*testing.T, response) {
+	return func(t *testing.T, r response) {
+		t.Helper()
+		if c := r.obj("challenge"); c["status"] != want {
+			t.Errorf("challenge = %s; want status %s", r.raw, want)
+		}
+	}
+}
+
 // startChallenge creates a challenge that must be accepted, pending, and
 // returns its token and body.
 func (e *env) startChallenge(t *testing.T, headers map[string]string, body map[string]any, events ...string) (string, map[string]any) {
@@ -468,16 +478,11 @@ func testReplacedPushDenied(t *testing.T, e *env) {
 		{name: "denying the replaced request", method: "POST", path: e.authPath("/push/" + seen["id"].(string) + "/deny"),
 			headers: user(phone), wantStatus: 200, events: []string{"challenge.failed"},
 			check: func(t *testing.T, r response) {
-				if c := r.obj("challenge"); c["status"] != "denied" {
-					t.Errorf("deny = %s; want denied", r.raw)
+				if c := r.obj("challenge"); c["status"] != "denied" || c["id"] != current["id"] {
+					t.Errorf("deny = %s; want %v, the current one, denied", r.raw, current["id"])
 				}
 			}},
-		{name: "denies the current one", method: "GET", path: e.chPath(tok, ""), wantStatus: 200,
-			check: func(t *testing.T, r response) {
-				if c := r.obj("challenge"); c["status"] != "denied" {
-					t.Errorf("challenge = %v; want denied", c)
-				}
-			}},
+		{name: "denies the current one", method: "GET", path: e.chPath(tok, ""), wantStatus: 200, check: statusIs("denied")},
 		{name: "which gives nothing", method: "POST", path: e.chPath(tok, "/verify"), headers: at, wantStatus: 409, wantCode: "challenge_closed"},
 		{name: "and the sign-in asks for no other", method: "POST", path: e.authPath("/challenges"), headers: at, body: ask,
 			wantStatus: 400, wantCode: "invalid_request"},
@@ -578,18 +583,8 @@ func testPush(t *testing.T, e *env) {
 	tok, ch = e.startChallenge(t, browserAt("203.0.113.32"), ask, "challenge.created")
 	runScenarios(t, e, []scenario{
 		{name: "deny", method: "POST", path: e.authPath("/push/" + ch["id"].(string) + "/deny"), headers: user(phoneAccess),
-			wantStatus: 200, events: []string{"challenge.failed"},
-			check: func(t *testing.T, r response) {
-				if c := r.obj("challenge"); c["status"] != "denied" {
-					t.Errorf("deny = %s; want denied", r.raw)
-				}
-			}},
-		{name: "the requester sees it denied", method: "GET", path: e.chPath(tok, ""), wantStatus: 200,
-			check: func(t *testing.T, r response) {
-				if c := r.obj("challenge"); c["status"] != "denied" {
-					t.Errorf("challenge = %v; want denied", c)
-				}
-			}},
+			wantStatus: 200, events: []string{"challenge.failed"}, check: statusIs("denied")},
+		{name: "the requester sees it denied", method: "GET", path: e.chPath(tok, ""), wantStatus: 200, check: statusIs("denied")},
 		{name: "and gets nothing", method: "POST", path: e.chPath(tok, "/verify"), wantStatus: 409, wantCode: "challenge_closed"},
 	})
 
