@@ -965,5 +965,29 @@ func TestDenyPushEndsItsSignIn(t *testing.T) {
 			}
 			over(t, fmt.Sprintf("round %d", i))
 		}
+
+		// Replacements crossing each other leave one pending push, the
+		// sign-in's newest: denying the one the phone lists ends it.
+		for i := range 10 {
+			e.Clock.Advance(20 * time.Second)
+			e.firstFactor(t, email, at)
+			var wg sync.WaitGroup
+			for range 6 {
+				wg.Go(func() { e.do(t, "POST", e.authPath("/challenges"), at, push) })
+			}
+			wg.Wait()
+			r := e.do(t, "GET", e.authPath("/push/pending"), user(phone), nil)
+			list, _ := r.body["challenges"].([]any)
+			if len(list) != 1 {
+				t.Fatalf("round %d: pending = %s; want one push", i, r.raw)
+			}
+			if r := deny(list[0].(map[string]any)["id"].(string)); r.status != 200 {
+				t.Fatalf("round %d: deny = %d %s; want 200", i, r.status, r.raw)
+			}
+			if r := e.do(t, "GET", e.authPath("/push/pending"), user(phone), nil); len(r.body["challenges"].([]any)) != 0 {
+				t.Fatalf("round %d: pending after the denial = %s; want none", i, r.raw)
+			}
+			over(t, fmt.Sprintf("crossing round %d", i))
+		}
 	})
 }

@@ -348,7 +348,7 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 				return err
 			}
 			latest, err := tx.LatestMFAChallenge(ctx, app.ID, u.ID, now)
-			if errors.Is(err, store.ErrNotFound) || (err == nil && !sameSignIn(latest, parent)) {
+			if errors.Is(err, store.ErrNotFound) || (err == nil && (!sameSignIn(latest, parent) || newer(latest, ch))) {
 				return errs.Invalidf("app_user_id", "has no sign-in from this device waiting for a second factor")
 			}
 			if err != nil {
@@ -357,6 +357,15 @@ func (s *Service) CreateChallenge(ctx context.Context, app store.App, who Reques
 		}
 		return tx.CancelPurpose(ctx, u.ID, cancel)
 	})
+}
+
+// newer: a was made after b, in the order LatestMFAChallenge reads them.
+// A replacement that took its time and id before another one but the lock
+// after it is refused: inserted, it would be a pending second factor behind
+// a newer, cancelled one, which the sign-in's newest factor no longer names.
+func newer(a, b store.Challenge) bool {
+	at, bt := a.CreatedAt.UTC().Truncate(time.Microsecond), b.CreatedAt.UTC().Truncate(time.Microsecond)
+	return at.After(bt) || (at.Equal(bt) && a.ID > b.ID)
 }
 
 // storeChallenge stores a new challenge after before (what it replaces),

@@ -165,16 +165,16 @@ func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			if err != nil || !sameSignIn(latest, ch) {
+			if err == nil && sameSignIn(latest, ch) {
+				target, deny = latest, tx.DenyOpenChallenge
+			} else if cur, err := tx.GetChallenge(ctx, app.ID, ch.ID); err != nil {
+				return err
+			} else if st := s.View(cur, "", now).Status; st != store.ChallengePending {
 				// The sign-in ended meanwhile (completed, failed, denied,
 				// expired) or a new one began: say how this push stands.
-				cur, err := tx.GetChallenge(ctx, app.ID, ch.ID)
-				if err != nil {
-					return err
-				}
-				return &ChallengeClosedError{Status: s.View(cur, "", now).Status}
-			}
-			target, deny = latest, tx.DenyOpenChallenge
+				return &ChallengeClosedError{Status: st}
+			} // else still pending, though no longer its user's newest: denied as it is
+
 		}
 		won, err := deny(ctx, target.ID, now)
 		if err != nil {
@@ -182,6 +182,17 @@ func (s *Service) DenyPush(ctx context.Context, app store.App, caller Caller, id
 		}
 		if !won {
 			return &ChallengeClosedError{Status: store.ChallengeExpired}
+		}
+		if target.ID != ch.ID {
+			// The push itself, should it still wait (it cannot once
+			// replacements are serialised, but a refusal must not leave it).
+			if won, err := tx.DenyChallenge(ctx, ch.ID, now); err != nil {
+				return err
+			} else if won {
+				if err := s.emitChallenge(ctx, tx, ch, challengeFailed(ch, store.ChallengeDenied, "denied", &now, caller.Session.ID)); err != nil {
+					return err
+				}
+			}
 		}
 		if ch.Purpose == PurposeStepUp && ch.SessionID != "" {
 			if err := tx.RevokeSession(ctx, app.ID, ch.AppUserID, ch.SessionID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
