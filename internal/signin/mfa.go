@@ -119,6 +119,13 @@ func (s *Service) mfaGate(ctx context.Context, tx *store.Tx, app store.App, u st
 	}
 	tok := token.RandomString(32)
 	ch.PollHash, ch.Data = s.hasher.Hash(tokenLabel, tok), encodeData(d)
+	// Under the user's lock, as a replacement and a push denial take it
+	// (a code's guess holds it already; a magic link, a social sign-in or an
+	// invitation does not): a new sign-in's factor and a replacement of the
+	// last one's cannot interleave.
+	if err := tx.LockGuesses(ctx, u.ID); err != nil {
+		return gate{}, err
+	}
 	if err := tx.CancelPurpose(ctx, u.ID, PurposeMFA); err != nil {
 		return gate{}, err
 	}

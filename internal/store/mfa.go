@@ -56,7 +56,7 @@ func (q Queries) SetChallengeData(ctx context.Context, id, data string) error {
 func (q Queries) LatestMFAChallenge(ctx context.Context, appID, appUserID string, now time.Time) (Challenge, error) {
 	ch, err := scanChallenge(q.w.queryRow(ctx, `SELECT `+challengeColumns+` FROM challenges
 		WHERE app_id = $1 AND app_user_id = $2 AND purpose = 'mfa' AND expires_at > $3
-		ORDER BY created_at DESC, id DESC LIMIT 1`, appID, appUserID, ts(now)))
+		ORDER BY created_at DESC, id`+q.d.byteOrder+` DESC LIMIT 1`, appID, appUserID, ts(now)))
 	if err == nil && ch.Status != ChallengePending && ch.Status != ChallengeCancelled && ch.Status != ChallengeSuperseded {
 		return Challenge{}, ErrNotFound
 	}
