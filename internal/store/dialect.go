@@ -28,6 +28,17 @@ type dialect struct {
 	// collation already compares bytes, and its UNIQUE (app_id, email) and
 	// (app_id, phone) indexes serve the range.
 	byteOrder string
+	// unindexed follows app_id (or workspace_id) where a statement finds one
+	// user by id or address, so that no index offers that comparison: only
+	// the primary key or the address's unique index (PostgreSQL's 00026)
+	// serves the statement. PostgreSQL keeps one plan per statement and
+	// connection, and one made before the planner had statistics (a young
+	// table, autovacuum off) may take any of the app's (app_id, …) indexes
+	// for it and then read every user of the app on every sign-in. SQLite
+	// plans a unique match first, and its address indexes lead with app_id.
+	// A lookup by address so reads that address's rows in every app of the
+	// server (a handful) and keeps the app's one.
+	unindexed string
 	// rescueJobs makes running jobs of queue $2 attempted more than $1
 	// seconds ago available at once, appending River's attempt error ($3) to
 	// their errors (see RescueJobs). River keeps times, arrays and JSON
@@ -61,6 +72,7 @@ var (
 		forUpdate:    " FOR NO KEY UPDATE",
 		forShare:     " FOR SHARE",
 		byteOrder:    ` COLLATE "C"`,
+		unindexed:    ` || ''`,
 		rescueJobs: `UPDATE river_job SET state = 'available', scheduled_at = now(),
 			errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', $3::text, 'trace', ''))
 		WHERE state = 'running' AND queue = $2 AND attempt < max_attempts

@@ -88,3 +88,43 @@ func SetCommonWord(n int) func() {
 	commonWord = n
 	return func() { commonWord = old }
 }
+
+// IndexEntriesRead runs fn in one transaction on PostgreSQL with every
+// statement's plan made generic (plan_cache_mode force_generic_plan: the
+// plan a connection keeps after a statement's fifth run) and returns the
+// entries each index of tables returned meanwhile, by index name.
+func (db *DB) IndexEntriesRead(ctx context.Context, tables []string, fn func(tx *Tx) error) (map[string]int64, error) {
+	read := map[string]int64{}
+	err := db.Tx(ctx, func(tx *Tx) error {
+		// The counters are the connection's since it last reported them,
+		// so what fn read is their difference.
+		count := func(sign int64) error {
+			rs, err := tx.w.query(ctx, `SELECT c.relname, pg_stat_get_xact_tuples_returned(c.oid) FROM pg_index i
+				JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid::regclass::text = ANY($1)`, tables)
+			if err != nil {
+				return err
+			}
+			defer rs.Close()
+			for rs.Next() {
+				var name string
+				var n int64
+				if err := rs.Scan(&name, &n); err != nil {
+					return err
+				}
+				read[name] += sign * n
+			}
+			return rs.Err()
+		}
+		if _, err := tx.w.exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+			return err
+		}
+		if err := count(-1); err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return count(1)
+	})
+	return read, err
+}

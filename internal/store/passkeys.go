@@ -121,7 +121,7 @@ func (q Queries) SyncPasskeyState(ctx context.Context, appID, appUserID string, 
 	}
 	slices.Sort(types)
 	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET webauthn_enabled = $3, webauthn_types = $4, updated_at = $5
-		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, appUserID, len(types) > 0,
+		WHERE id = $2 AND app_id`+q.d.unindexed+` = $1 RETURNING `+appUserColumns, appID, appUserID, len(types) > 0,
 		strings.Join(types, ","), ts(now)))
 }
 
@@ -222,7 +222,7 @@ func splitTypes(s string) []string {
 
 // TouchAppUser records that a user signed in (last_used_at).
 func (q Queries) TouchAppUser(ctx context.Context, appID, appUserID string, now time.Time) error {
-	_, err := q.w.exec(ctx, `UPDATE app_users SET last_used_at = $3 WHERE app_id = $1 AND id = $2`, appID, appUserID, ts(now))
+	_, err := q.w.exec(ctx, `UPDATE app_users SET last_used_at = $3 WHERE id = $2 AND app_id`+q.d.unindexed+` = $1`, appID, appUserID, ts(now))
 	return err
 }
 
@@ -247,7 +247,7 @@ func (q Queries) PasskeyHolderByContact(ctx context.Context, appID, email, phone
 	}
 	rs, err := q.r.query(ctx, `SELECT u.id, u.status, u.webauthn_handle, p.credential_id, p.transports
 		FROM app_users u LEFT JOIN passkeys p ON p.app_user_id = u.id AND p.suspended_at IS NULL
-		WHERE u.app_id = $1 AND u.`+col+` = $2 ORDER BY p.created_at, p.id`, appID, val)
+		WHERE u.`+col+` = $2 AND u.app_id`+q.d.unindexed+` = $1 ORDER BY p.created_at, p.id`, appID, val)
 	if err != nil {
 		return PasskeyHolder{}, err
 	}

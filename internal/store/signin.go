@@ -293,7 +293,7 @@ var takeLatestCodeAttemptWithUser = `WITH taken AS (UPDATE challenges SET remain
 		AND status || '' = 'pending' AND expires_at > $2 AND remaining_attempts > 0
 		RETURNING ` + challengeColumns + `)
 	SELECT taken.*, ` + guessStateAt(3) + `, ` + prefixColumns("u.", appUserColumns) + `
-	FROM taken JOIN app_users u ON u.id = taken.app_user_id AND u.app_id = $1`
+	FROM taken JOIN app_users u ON u.id = taken.app_user_id AND u.app_id || '' = $1`
 
 // CompleteAttempt completes a pending challenge whose attempt this
 // transaction took with a right answer, recording the consent decision
@@ -625,11 +625,12 @@ func (q Queries) MarkUserVerified(ctx context.Context, appID, appUserID string, 
 	return scanAppUser(q.w.queryRow(ctx, markUserVerified+` RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
 }
 
+// app_id is compared as an expression on both engines (dialect.unindexed).
 const markUserVerified = `UPDATE app_users SET
 		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
 		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,
 		last_used_at = $5, updated_at = $5
-		WHERE app_id = $1 AND id = $2`
+		WHERE id = $2 AND app_id || '' = $1`
 
 // Verified is u as markUserVerified leaves it: the statement's effect, for
 // a caller that deferred it and needs the result before the commit. A test

@@ -22,7 +22,7 @@ func (q Queries) FindBaseUser(ctx context.Context, workspaceID, email, phone str
 	var b BaseUser
 	var e, p *string
 	err := q.w.queryRow(ctx, `SELECT id, workspace_id, email, phone, created_at FROM base_users
-		WHERE workspace_id = $1 AND ((email = $2 AND $2 <> '') OR (phone = $3 AND $3 <> ''))
+		WHERE ((email = $2 AND $2 <> '') OR (phone = $3 AND $3 <> '')) AND workspace_id`+q.d.unindexed+` = $1
 		ORDER BY created_at LIMIT 1`, workspaceID, email, phone).Scan(&b.ID, &b.WorkspaceID, &e, &p, &b.CreatedAt)
 	b.Email, b.Phone, b.CreatedAt = deref(e), deref(p), b.CreatedAt.UTC()
 	return b, err
@@ -132,22 +132,22 @@ func (q Queries) CreateAppUser(ctx context.Context, u AppUser) error {
 
 // GetAppUser returns an app's user by id or ErrNotFound.
 func (q Queries) GetAppUser(ctx context.Context, appID, id string) (AppUser, error) {
-	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND id = $2`, appID, id))
+	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE id = $2 AND app_id`+q.d.unindexed+` = $1`, appID, id))
 }
 
 // LockAppUser reads an app's user and, on PostgreSQL, locks its row until
 // the transaction ends (SQLite's writer holds the database): changes that
 // must see the user's other ways in apply one after the other.
 func (q Queries) LockAppUser(ctx context.Context, appID, id string) (AppUser, error) {
-	return scanAppUser(q.w.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND id = $2`+q.d.forUpdate, appID, id))
+	return scanAppUser(q.w.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE id = $2 AND app_id`+q.d.unindexed+` = $1`+q.d.forUpdate, appID, id))
 }
 
 // FindAppUser returns an app's user by normalised e-mail or phone (whichever is set).
 func (q Queries) FindAppUser(ctx context.Context, appID, email, phone string) (AppUser, error) {
 	if email != "" {
-		return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND email = $2`, appID, email))
+		return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE email = $2 AND app_id`+q.d.unindexed+` = $1`, appID, email))
 	}
-	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE app_id = $1 AND phone = $2`, appID, phone))
+	return scanAppUser(q.r.queryRow(ctx, `SELECT `+appUserColumns+` FROM app_users WHERE phone = $2 AND app_id`+q.d.unindexed+` = $1`, appID, phone))
 }
 
 // FindAppUserOrPerson is FindAppUser that also answers, in the same
@@ -166,9 +166,9 @@ func (q Queries) FindAppUserOrPerson(ctx context.Context, appID, workspaceID, em
 		meta                                       []byte
 		created, updated, lastUsed                 *time.Time
 	)
-	err = q.r.queryRow(ctx, `SELECT (SELECT id FROM base_users WHERE workspace_id = $3 AND `+column+` = $2 ORDER BY created_at LIMIT 1), `+
+	err = q.r.queryRow(ctx, `SELECT (SELECT id FROM base_users WHERE `+column+` = $2 AND workspace_id`+q.d.unindexed+` = $3 ORDER BY created_at LIMIT 1), `+
 		prefixColumns("u.", appUserColumns)+`
-		FROM (SELECT 1 AS one) AS k LEFT JOIN app_users u ON u.app_id = $1 AND u.`+column+` = $2`, appID, value, workspaceID).
+		FROM (SELECT 1 AS one) AS k LEFT JOIN app_users u ON u.`+column+` = $2 AND u.app_id`+q.d.unindexed+` = $1`, appID, value, workspaceID).
 		Scan(&p, &id, &uApp, &uPerson, &status, &e, &ph, &emailV, &phoneV, &webauthn, &meta, &created, &updated, &lastUsed, &types)
 	if err != nil {
 		return AppUser{}, "", err
@@ -443,7 +443,7 @@ func prefixEnd(prefix string) (end string, ok bool) {
 func (q Queries) UpdateAppUser(ctx context.Context, u AppUser) (AppUser, error) {
 	out, err := scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, email = $4, phone = $5, email_verified = $6,
 		phone_verified = $7, user_meta = $8, updated_at = $9
-		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns,
+		WHERE id = $2 AND app_id`+q.d.unindexed+` = $1 RETURNING `+appUserColumns,
 		u.AppID, u.ID, u.Status, nullString(u.Email), nullString(u.Phone), u.EmailVerified, u.PhoneVerified,
 		string(jsonOr(u.Meta, "{}")), ts(u.UpdatedAt)))
 	if err != nil {
@@ -455,12 +455,12 @@ func (q Queries) UpdateAppUser(ctx context.Context, u AppUser) (AppUser, error) 
 // SetAppUserStatus changes a user's status and returns the stored row.
 func (q Queries) SetAppUserStatus(ctx context.Context, appID, id, status string, now time.Time) (AppUser, error) {
 	return scanAppUser(q.w.queryRow(ctx, `UPDATE app_users SET status = $3, updated_at = $4
-		WHERE app_id = $1 AND id = $2 RETURNING `+appUserColumns, appID, id, status, ts(now)))
+		WHERE id = $2 AND app_id`+q.d.unindexed+` = $1 RETURNING `+appUserColumns, appID, id, status, ts(now)))
 }
 
 // DeleteAppUser removes an app's user.
 func (q Queries) DeleteAppUser(ctx context.Context, appID, id string) error {
-	n, err := q.w.exec(ctx, `DELETE FROM app_users WHERE app_id = $1 AND id = $2`, appID, id)
+	n, err := q.w.exec(ctx, `DELETE FROM app_users WHERE id = $2 AND app_id`+q.d.unindexed+` = $1`, appID, id)
 	return affected(n, err)
 }
 

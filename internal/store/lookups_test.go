@@ -1,0 +1,106 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-auth/gatehouse/internal/store"
+	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+)
+
+// TestSignInLookupsReadOneUser holds a sign-in's statements to the index
+// that finds their one user (the primary key or the address's unique index)
+// whatever plan PostgreSQL keeps for them: with plans made generic and no
+// statistics (a young table, autovacuum off), an app_id that an index
+// offered let the planner walk every user of the app on one of its
+// (app_id, …) indexes, on each sign-in.
+func TestSignInLookupsReadOneUser(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		if db.Kind() != store.Postgres {
+			t.Skip("plans kept per connection are PostgreSQL's")
+		}
+		ctx := context.Background()
+		ws, app := seed(t, db)
+		const users = 300
+		for i := range users {
+			err := db.Tx(ctx, func(tx *store.Tx) error {
+				b := store.BaseUser{ID: fmt.Sprintf("b%03d", i), WorkspaceID: ws.ID, Email: fmt.Sprintf("u%03d@example.com", i), CreatedAt: t0}
+				if i%2 == 1 {
+					b.Email, b.Phone = "", fmt.Sprintf("+1555%07d", i)
+				}
+				if err := tx.CreateBaseUser(ctx, b); err != nil {
+					return err
+				}
+				at := t0.Add(time.Duration(i) * time.Second)
+				return tx.CreateAppUser(ctx, store.AppUser{ID: fmt.Sprintf("u%03d", i), AppID: app.ID, UserID: b.ID, Status: store.StatusPending,
+					Email: b.Email, Phone: b.Phone, CreatedAt: at, UpdatedAt: at, LastUsedAt: &at})
+			})
+			if err != nil {
+				t.Fatalf("create user %d: %v", i, err)
+			}
+		}
+		c := store.Challenge{ID: "c1", AppID: app.ID, AppUserID: "u100", Purpose: "authenticate", Method: "email_otp",
+			Recipient: "u100@example.com", Status: "pending", SecretHash: "s", RemainingAttempts: 3, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+		if err := db.CreateChallenge(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		read, err := db.IndexEntriesRead(ctx, []string{"app_users", "base_users"}, func(tx *store.Tx) error {
+			for _, contact := range [][2]string{{"u010@example.com", ""}, {"", "+15550000011"}, {"new@example.com", ""}} {
+				if _, _, err := tx.FindAppUserOrPerson(ctx, app.ID, ws.ID, contact[0], contact[1]); err != nil && err != store.ErrNotFound {
+					return err
+				}
+				if _, err := tx.FindAppUser(ctx, app.ID, contact[0], contact[1]); err != nil && err != store.ErrNotFound {
+					return err
+				}
+				if _, err := tx.FindBaseUser(ctx, ws.ID, contact[0], contact[1]); err != nil && err != store.ErrNotFound {
+					return err
+				}
+				if _, err := tx.PasskeyHolderByContact(ctx, app.ID, contact[0], contact[1]); err != nil {
+					return err
+				}
+			}
+			u, err := tx.GetAppUser(ctx, app.ID, "u020")
+			if err != nil {
+				return err
+			}
+			if _, err := tx.UpdateAppUser(ctx, u); err != nil {
+				return err
+			}
+			if _, err := tx.LockAppUser(ctx, app.ID, "u021"); err != nil {
+				return err
+			}
+			if err := tx.TouchAppUser(ctx, app.ID, "u022", t0); err != nil {
+				return err
+			}
+			if _, err := tx.MarkUserVerified(ctx, app.ID, "u024", true, false, t0); err != nil {
+				return err
+			}
+			if err := tx.LockGuesses(ctx, "u100"); err != nil {
+				return err
+			}
+			if _, _, err := tx.TakeLatestCodeAttemptWithUser(ctx, app.ID, "u100", "ip", t0, t0.Add(-time.Hour)); err != nil {
+				return err
+			}
+			if err := tx.CompleteAttemptAndMarkVerified(ctx, "c1", app.ID, "u100", true, false, t0); err != nil {
+				return err
+			}
+			if _, err := tx.SetAppUserStatus(ctx, app.ID, "u026", store.StatusActive, t0); err != nil {
+				return err
+			}
+			return tx.DeleteAppUser(ctx, app.ID, "u028")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for index, n := range read {
+			// Each statement above reads one row or none: about ten on the primary
+			// key in all, a few on the others. A plan that walks the app's
+			// users reads hundreds.
+			if n > 20 {
+				t.Errorf("index %s returned %d entries for the lookups of single users; want a few (all: %v)", index, n, read)
+			}
+		}
+	})
+}
