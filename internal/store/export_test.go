@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 )
 
@@ -92,10 +93,18 @@ func SetCommonWord(n int) func() {
 // IndexEntriesRead runs fn in one transaction on PostgreSQL with every
 // statement's plan made generic (plan_cache_mode force_generic_plan: the
 // plan a connection keeps after a statement's fifth run) and returns the
-// entries each index of tables returned meanwhile, by index name.
-func (db *DB) IndexEntriesRead(ctx context.Context, tables []string, fn func(tx *Tx) error) (map[string]int64, error) {
+// entries each index of tables returned meanwhile, by index name. The
+// statements of setup run first, in the same transaction; the transaction
+// is then rolled back, so that setup may drop indexes and constraints.
+func (db *DB) IndexEntriesRead(ctx context.Context, tables, setup []string, fn func(tx *Tx) error) (map[string]int64, error) {
 	read := map[string]int64{}
+	errRollback := errors.New("roll back")
 	err := db.Tx(ctx, func(tx *Tx) error {
+		for _, stmt := range setup {
+			if _, err := tx.w.exec(ctx, stmt); err != nil {
+				return err
+			}
+		}
 		// The counters are the connection's since it last reported them,
 		// so what fn read is their difference.
 		count := func(sign int64) error {
@@ -124,7 +133,13 @@ func (db *DB) IndexEntriesRead(ctx context.Context, tables []string, fn func(tx 
 		if err := fn(tx); err != nil {
 			return err
 		}
-		return count(1)
+		if err := count(1); err != nil {
+			return err
+		}
+		return errRollback
 	})
+	if errors.Is(err, errRollback) {
+		err = nil
+	}
 	return read, err
 }
