@@ -57,7 +57,7 @@ func TestDatabaseOutageLogsOnceEachWay(t *testing.T) {
 			// one kicked while another ran may end up to its timeout (3 s)
 			// after the last line; cut within that and the outage's first
 			// lines pass (seen under a loaded full test run).
-			quiet(t, sys, 4500*time.Millisecond)
+			quiet(t, sys, 5500*time.Millisecond)
 			from := len(sys.Logs.Lines())
 
 			restore := cut()

@@ -34,10 +34,10 @@ type dialect struct {
 	// serves the statement. PostgreSQL keeps one plan per statement and
 	// connection, and one made before the planner had statistics (a young
 	// table, autovacuum off) may take any of the app's (app_id, …) indexes
-	// for it and then read every user of the app on every sign-in. SQLite
-	// plans a unique match first, and its address indexes lead with app_id.
-	// A lookup by address so reads that address's rows in every app of the
-	// server (a handful) and keeps the app's one.
+	// for it and then read every user of the app on every sign-in. A lookup
+	// by address so reads that address's rows in every app of the server (a
+	// handful) and keeps the app's one. SQLite plans a unique match first,
+	// and its address indexes lead with app_id.
 	unindexed string
 	// rescueJobs makes running jobs of queue $2 attempted more than $1
 	// seconds ago available at once, appending River's attempt error ($3) to

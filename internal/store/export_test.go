@@ -90,9 +90,20 @@ func SetCommonWord(n int) func() {
 	return func() { commonWord = old }
 }
 
+// NoAutoAnalyze turns autovacuum (and with it autoanalyze) off for tables
+// on PostgreSQL, so that they keep no statistics.
+func (db *DB) NoAutoAnalyze(ctx context.Context, tables ...string) error {
+	for _, t := range tables {
+		if _, err := db.pool.Exec(ctx, "ALTER TABLE "+t+" SET (autovacuum_enabled = false)"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // IndexEntriesRead runs fn in one transaction on PostgreSQL with every
 // statement's plan made generic (plan_cache_mode force_generic_plan: the
-// plan a connection keeps after a statement's fifth run) and returns the
+// plan a connection usually settles on from a statement's sixth run) and returns the
 // entries each index of tables returned meanwhile, by index name. The
 // statements of setup run first, in the same transaction; the transaction
 // is then rolled back, so that setup may drop indexes and constraints.

@@ -69,7 +69,7 @@ var released = map[string]string{
 	"sqlite/00024_user_names.sql":                  "0a785b22d21888e46e1c2fcf18ddddfaee961833a34f89e36f8b924d14efb5b4",
 	"postgres/00025_app_branding.sql":              "414fb082020afa6239a3f376fed554586a1806da6947aae41e6ed2027e47e233",
 	"sqlite/00025_app_branding.sql":                "414fb082020afa6239a3f376fed554586a1806da6947aae41e6ed2027e47e233",
-	"postgres/00026_lookup_indexes.sql":            "bdb7b497b78eaca63b653eceaa450609da54b6587161db9cd51a1e73b11a1619",
+	"postgres/00026_lookup_indexes.sql":            "c9cea4a9b35cec91a9dc6e25cdafdee7f211b52926849b55a6d0bf8e267be76f",
 	"sqlite/00026_lookup_indexes.sql":              "cf5e63d06d93cd219113c6b951272d146abde2c66b02ccc2add4a14c7b22ba27",
 }
 

@@ -625,7 +625,8 @@ func (q Queries) MarkUserVerified(ctx context.Context, appID, appUserID string, 
 	return scanAppUser(q.w.queryRow(ctx, markUserVerified+` RETURNING `+appUserColumns, appID, appUserID, email, phone, ts(now)))
 }
 
-// app_id is compared as an expression on both engines (dialect.unindexed).
+// app_id is compared as an expression, as dialect.unindexed says why (on
+// both engines here: the primary key serves either way).
 const markUserVerified = `UPDATE app_users SET
 		email_verified = email_verified OR $3, phone_verified = phone_verified OR $4,
 		status = CASE WHEN status IN ('pending', 'imported') THEN 'active' ELSE status END,

@@ -43,7 +43,20 @@ ALTER TABLE app_users DROP CONSTRAINT IF EXISTS app_users_app_id_email_key, DROP
 ALTER TABLE base_users DROP CONSTRAINT IF EXISTS base_users_workspace_id_email_key, DROP CONSTRAINT IF EXISTS base_users_workspace_id_phone_key;
 
 -- +goose Down
--- The constraints come back on indexes built concurrently, then attached.
+-- The constraints come back on indexes built concurrently, then attached
+-- (an invalid leftover of a build cut off is dropped first, as above).
+-- +goose StatementBegin
+DO $$
+DECLARE
+    name text;
+BEGIN
+    FOREACH name IN ARRAY ARRAY['app_users_app_id_email_key', 'app_users_app_id_phone_key', 'base_users_workspace_id_email_key', 'base_users_workspace_id_phone_key'] LOOP
+        IF EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(name) AND NOT indisvalid) THEN
+            EXECUTE format('DROP INDEX %I', name);
+        END IF;
+    END LOOP;
+END $$;
+-- +goose StatementEnd
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS app_users_app_id_email_key ON app_users (app_id, email);
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS app_users_app_id_phone_key ON app_users (app_id, phone);
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS base_users_workspace_id_email_key ON base_users (workspace_id, email);
