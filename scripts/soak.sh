@@ -72,14 +72,16 @@ if [ -n "$pg_admin" ]; then
   load_pg=(-pg "$db_url")
 fi
 
-port=$((20000 + RANDOM % 20000))
-base="http://127.0.0.1:$port"
-env "${db_env[@]}" GATEHOUSE_HTTP_ADDR="127.0.0.1:$port" GATEHOUSE_LOG_LEVEL=warn \
+# Port 0: the kernel picks a free one (a guessed port could be taken, e.g. by an
+# outbound connection); the server writes its base URL to bootstrap.json.
+base=""
+env "${db_env[@]}" GATEHOUSE_HTTP_ADDR="127.0.0.1:0" GATEHOUSE_LOG_LEVEL=warn \
   GATEHOUSE_RATELIMIT_SEND_PER_IP=off GATEHOUSE_RATELIMIT_SEND_PER_IDENTIFIER=off GATEHOUSE_RATELIMIT_VERIFY_PER_IP=off \
   "$work/gatehouse" serve --dev --data-dir "$work/data" >"$work/banner.txt" 2>"$out/server.log" &
 pid=$!
 for _ in $(seq 1 120); do
-  curl -sf "$base/readyz" >/dev/null 2>&1 && break
+  base=$(sed -n 's/^ *"base_url": *"\([^"]*\)".*/\1/p' "$work/data/bootstrap.json" 2>/dev/null || true)
+  [ -n "$base" ] && curl -sf "$base/readyz" >/dev/null 2>&1 && break
   kill -0 "$pid" 2>/dev/null || { echo "soak: the server exited at start-up; its log:" >&2; cat "$out/server.log" >&2; exit 1; }
   sleep 0.5
 done

@@ -12,13 +12,19 @@ if [ -z "$bin" ]; then
   (cd ../.. && go build -o "$work/gatehouse" ./cmd/gatehouse)
   bin=$work/gatehouse
 fi
-port=$((20000 + RANDOM % 20000))
-# Development mode serves every route, /dev/outbox and /metrics included.
-GATEHOUSE_HTTP_ADDR=127.0.0.1:$port GATEHOUSE_LOG_LEVEL=warn "$bin" serve --dev --data-dir "$work/data" >"$work/server.log" 2>&1 &
+# Development mode serves every route, /dev/outbox and /metrics included. Port 0: the
+# kernel picks a free one (a port guessed here could be taken, e.g. by an outbound
+# connection's ephemeral port); the server writes its base URL to bootstrap.json.
+GATEHOUSE_HTTP_ADDR=127.0.0.1:0 GATEHOUSE_LOG_LEVEL=warn "$bin" serve --dev --data-dir "$work/data" >"$work/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-curl -sf "http://127.0.0.1:$port/v1/openapi.json" -o "$work/openapi.json" \
+base=""
+for _ in $(seq 1 100); do
+  base=$(sed -n 's/^ *"base_url": *"\([^"]*\)".*/\1/p' "$work/data/bootstrap.json" 2>/dev/null || true)
+  [ -n "$base" ] && curl -sf "$base/healthz" >/dev/null && break
+  sleep 0.2
+done
+curl -sf "$base/v1/openapi.json" -o "$work/openapi.json" \
   || { echo "FAIL: no /v1/openapi.json"; cat "$work/server.log"; exit 1; } >&2
 npx redocly lint --config redocly.yaml "$work/openapi.json"
 npx openapi-typescript "$work/openapi.json" -o smoke/gatehouse.d.ts
