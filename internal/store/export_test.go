@@ -154,3 +154,19 @@ func (db *DB) IndexEntriesRead(ctx context.Context, tables, setup []string, fn f
 	}
 	return read, err
 }
+
+// LockAppRowNoWait takes and releases at once an exclusive lock on app's
+// row from a connection of its own, failing (lock_not_available) instead of
+// waiting when a transaction holds any lock on the row, a foreign key
+// check's shared key lock included. PostgreSQL only.
+func (db *DB) LockAppRowNoWait(ctx context.Context, appID string) error {
+	_, err := db.pool.Exec(ctx, "SELECT 1 FROM apps WHERE id = $1 FOR UPDATE NOWAIT", appID)
+	return err
+}
+
+// CountRows counts table's rows.
+func (db *DB) CountRows(ctx context.Context, table string) (int, error) {
+	var n int
+	err := db.w.queryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+	return n, err
+}
