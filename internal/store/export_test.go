@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // UserListPlans returns the engine's query plans for ListAppUsers's count
@@ -156,11 +158,17 @@ func (db *DB) IndexEntriesRead(ctx context.Context, tables, setup []string, fn f
 }
 
 // LockAppRowNoWait takes and releases at once an exclusive lock on app's
-// row from a connection of its own, failing (lock_not_available) instead of
+// row from a connection of its own (outside the pool, which a transaction
+// under way must not borrow from), failing (lock_not_available) instead of
 // waiting when a transaction holds any lock on the row, a foreign key
 // check's shared key lock included. PostgreSQL only.
 func (db *DB) LockAppRowNoWait(ctx context.Context, appID string) error {
-	_, err := db.pool.Exec(ctx, "SELECT 1 FROM apps WHERE id = $1 FOR UPDATE NOWAIT", appID)
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "SELECT 1 FROM apps WHERE id = $1 FOR UPDATE NOWAIT", appID)
 	return err
 }
 

@@ -71,7 +71,7 @@ var released = map[string]string{
 	"sqlite/00025_app_branding.sql":                "414fb082020afa6239a3f376fed554586a1806da6947aae41e6ed2027e47e233",
 	"postgres/00026_lookup_indexes.sql":            "c9cea4a9b35cec91a9dc6e25cdafdee7f211b52926849b55a6d0bf8e267be76f",
 	"sqlite/00026_lookup_indexes.sql":              "cf5e63d06d93cd219113c6b951272d146abde2c66b02ccc2add4a14c7b22ba27",
-	"postgres/00027_sign_in_app_locks.sql":         "b6709515a0e1331c6dcd3a16a0afc58e7a0648b6468d87e0b382244aae68eef8",
+	"postgres/00027_sign_in_app_locks.sql":         "a33cf729031440614a583d015e9d6031eaf1d44ebe3fd61967d75ba816fd3b92",
 	"sqlite/00027_sign_in_app_locks.sql":           "e72cee6828b5e93d1091917bac3431e504faf2780636e30fc2537ed950049746",
 }
 
