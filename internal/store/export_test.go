@@ -178,3 +178,16 @@ func (db *DB) CountRows(ctx context.Context, table string) (int, error) {
 	err := db.w.queryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
 	return n, err
 }
+
+// IndexDefs lists the definitions of table's indexes (PostgreSQL's
+// pg_indexes.indexdef).
+func (db *DB) IndexDefs(ctx context.Context, table string) ([]string, error) {
+	rs, err := db.w.query(ctx, "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1", table)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rs, func(r row) (string, error) {
+		var def string
+		return def, r.Scan(&def)
+	})
+}

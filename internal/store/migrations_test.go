@@ -73,6 +73,8 @@ var released = map[string]string{
 	"sqlite/00026_lookup_indexes.sql":              "cf5e63d06d93cd219113c6b951272d146abde2c66b02ccc2add4a14c7b22ba27",
 	"postgres/00027_sign_in_app_locks.sql":         "a33cf729031440614a583d015e9d6031eaf1d44ebe3fd61967d75ba816fd3b92",
 	"sqlite/00027_sign_in_app_locks.sql":           "e72cee6828b5e93d1091917bac3431e504faf2780636e30fc2537ed950049746",
+	"postgres/00028_sparse_unique_indexes.sql":     "aeeded10efa66bb9a531a1d4e4d506b7043b78ad001f69fb80d753e12f25cadd",
+	"sqlite/00028_sparse_unique_indexes.sql":       "ad9b76c9f3426fa60dc9ff465cbd37428f086971cacdbe30915175d38b0bbb36",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
