@@ -71,9 +71,9 @@ var released = map[string]string{
 	"sqlite/00025_app_branding.sql":                "414fb082020afa6239a3f376fed554586a1806da6947aae41e6ed2027e47e233",
 	"postgres/00026_lookup_indexes.sql":            "c9cea4a9b35cec91a9dc6e25cdafdee7f211b52926849b55a6d0bf8e267be76f",
 	"sqlite/00026_lookup_indexes.sql":              "cf5e63d06d93cd219113c6b951272d146abde2c66b02ccc2add4a14c7b22ba27",
-	"postgres/00027_sign_in_app_locks.sql":         "a33cf729031440614a583d015e9d6031eaf1d44ebe3fd61967d75ba816fd3b92",
+	"postgres/00027_sign_in_app_locks.sql":         "2d6550b98f5fab877fa0bcf37b34c435861fb46fbd19ddd6bd9e0fedb4ed4e1c",
 	"sqlite/00027_sign_in_app_locks.sql":           "e72cee6828b5e93d1091917bac3431e504faf2780636e30fc2537ed950049746",
-	"postgres/00028_sparse_unique_indexes.sql":     "aeeded10efa66bb9a531a1d4e4d506b7043b78ad001f69fb80d753e12f25cadd",
+	"postgres/00028_sparse_unique_indexes.sql":     "7e9bffa61c549bcf9887a412850dfeb09a819a04780d533b0f28d6d67b731fcc",
 	"sqlite/00028_sparse_unique_indexes.sql":       "ad9b76c9f3426fa60dc9ff465cbd37428f086971cacdbe30915175d38b0bbb36",
 }
 

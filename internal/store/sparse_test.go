@@ -71,7 +71,7 @@ func TestSparseUniqueKeys(t *testing.T) {
 			for _, col := range columns {
 				found := false
 				for _, def := range defs {
-					if !strings.Contains(def, "("+col+")") {
+					if !strings.Contains(def, "USING btree ("+col+")") {
 						continue
 					}
 					found = true

@@ -13,9 +13,11 @@
 -- Dropping a key locks both tables, and sign-ins under way lock them in
 -- either order (a sign-up: apps, then challenges; a verify: challenges, then
 -- apps): waiting could deadlock with one, which PostgreSQL might resolve by
--- failing the sign-in. So each try waits at most 200 ms (well under
--- deadlock_timeout, so the migration is the one that gives way), then lets
--- go of everything and tries again; one table per transaction.
+-- failing the sign-in. So each try waits at most 200 ms (under
+-- deadlock_timeout, so the migration gives way to a sign-in that began
+-- waiting after it; one that had already waited most of a second for
+-- another lock could still lose), then lets go of everything and tries
+-- again; one table per transaction.
 -- +goose StatementBegin
 DO $$
 BEGIN

@@ -1,8 +1,8 @@
 -- +goose NO TRANSACTION
 -- +goose Up
 -- The unique keys on columns most rows leave NULL hold only the rows that
--- have a value: a challenge's poll handle (magic links only) and short link
--- (links only), an app user's passkey handle (passkey users only). A NULL
+-- have a value: a challenge's poll handle and short link (a code sent to
+-- sign in has neither), an app user's passkey handle (passkey users only). A NULL
 -- entry never collides, so the same uniqueness, but each was written for
 -- every code challenge and every user, on insert and on every update that
 -- is not HOT: about six of the 35 index entries a code login wrote.
@@ -34,10 +34,41 @@ BEGIN
     END IF;
 END $$;
 -- +goose StatementEnd
--- A unique constraint's drop locks only its own table (briefly, once the
--- transactions under way on it end); a plain index goes concurrently.
-ALTER TABLE challenges DROP CONSTRAINT IF EXISTS challenges_poll_hash_key;
-ALTER TABLE app_users DROP CONSTRAINT IF EXISTS app_users_webauthn_handle_key;
+-- A unique constraint's drop locks its table exclusively, once the
+-- transactions under way on it end; every statement on the table queues
+-- behind it meanwhile. So each try waits at most 200 ms (a long transaction,
+-- a dump, would otherwise hold up every sign-in), lets go and tries again.
+-- A plain index goes concurrently.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    FOR attempt IN 1..150 LOOP
+        BEGIN
+            PERFORM set_config('lock_timeout', '200ms', true);
+            ALTER TABLE challenges DROP CONSTRAINT IF EXISTS challenges_poll_hash_key;
+            RETURN;
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM pg_sleep(0.05 + random() * 0.2);
+        END;
+    END LOOP;
+    RAISE EXCEPTION 'could not lock challenges in 150 tries (a long transaction holds it?): run the migration again';
+END $$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+DO $$
+BEGIN
+    FOR attempt IN 1..150 LOOP
+        BEGIN
+            PERFORM set_config('lock_timeout', '200ms', true);
+            ALTER TABLE app_users DROP CONSTRAINT IF EXISTS app_users_webauthn_handle_key;
+            RETURN;
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM pg_sleep(0.05 + random() * 0.2);
+        END;
+    END LOOP;
+    RAISE EXCEPTION 'could not lock app_users in 150 tries (a long transaction holds it?): run the migration again';
+END $$;
+-- +goose StatementEnd
 DROP INDEX CONCURRENTLY IF EXISTS challenges_short_hash;
 
 -- +goose Down
