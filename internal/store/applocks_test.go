@@ -21,16 +21,7 @@ func TestSignInLeavesTheAppRowAlone(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ws, app := seed(t, db)
-		b := store.BaseUser{ID: "b1", WorkspaceID: ws.ID, Email: "known@example.com", CreatedAt: t0}
-		u := store.AppUser{ID: "u1", AppID: app.ID, UserID: b.ID, Status: store.StatusActive, Email: b.Email, CreatedAt: t0, UpdatedAt: t0}
-		if err := db.Tx(ctx, func(tx *store.Tx) error {
-			if err := tx.CreateBaseUser(ctx, b); err != nil {
-				return err
-			}
-			return tx.CreateAppUser(ctx, u)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		u := seedUser(t, db, ws, app, "u1", "known@example.com")
 		c := store.Challenge{ID: "c1", AppID: app.ID, AppUserID: u.ID, Purpose: "authenticate", Method: "email_otp",
 			Recipient: u.Email, Status: "pending", SecretHash: "s1", RemainingAttempts: 3, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 		s := store.Session{ID: "s1", AppID: app.ID, AppUserID: u.ID, Method: "email_otp", CreatedAt: t0, LastActiveAt: t0, ExpiresAt: t0.Add(time.Hour)}

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,30 +20,17 @@ func TestSparseUniqueKeys(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ws, app := seed(t, db)
-		for i := 1; i <= 2; i++ {
-			b := store.BaseUser{ID: fmt.Sprintf("b%d", i), WorkspaceID: ws.ID, Email: fmt.Sprintf("u%d@example.com", i), CreatedAt: t0}
-			u := store.AppUser{ID: fmt.Sprintf("u%d", i), AppID: app.ID, UserID: b.ID, Status: store.StatusActive, Email: b.Email, CreatedAt: t0, UpdatedAt: t0}
-			if err := db.Tx(ctx, func(tx *store.Tx) error {
-				if err := tx.CreateBaseUser(ctx, b); err != nil {
-					return err
-				}
-				return tx.CreateAppUser(ctx, u)
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		seedUser(t, db, ws, app, "u1", "u1@example.com")
+		seedUser(t, db, ws, app, "u2", "u2@example.com")
 		challenge := func(id, user, poll, short string) error {
 			return db.CreateChallenge(ctx, store.Challenge{ID: id, AppID: app.ID, AppUserID: user, Purpose: "authenticate", Method: "email_otp",
 				Recipient: user + "@example.com", Status: "pending", SecretHash: "secret-" + id, PollHash: poll, ShortHash: short,
 				RemainingAttempts: 3, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
 		}
-		for _, c := range [][3]string{{"c1", "u1", ""}, {"c2", "u2", ""}, {"c3", "u1", "p"}} {
-			short := ""
-			if c[2] != "" {
-				short = "s"
-			}
-			if err := challenge(c[0], c[1], c[2], short); err != nil {
-				t.Fatalf("challenge %s (poll handle %q): %v", c[0], c[2], err)
+		// Two without a poll handle or short link, then one with both.
+		for _, err := range []error{challenge("c1", "u1", "", ""), challenge("c2", "u2", "", ""), challenge("c3", "u1", "p", "s")} {
+			if err != nil {
+				t.Fatal(err)
 			}
 		}
 		if err := challenge("c4", "u2", "p", ""); !errors.Is(err, store.ErrConflict) {

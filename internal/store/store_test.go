@@ -33,6 +33,23 @@ func seed(t *testing.T, db *store.DB) (store.Workspace, store.App) {
 	return ws, app
 }
 
+// seedUser stores an active app user of app with e-mail email, and its person.
+func seedUser(t *testing.T, db *store.DB, ws store.Workspace, app store.App, id, email string) store.AppUser {
+	t.Helper()
+	ctx := context.Background()
+	b := store.BaseUser{ID: "b-" + id, WorkspaceID: ws.ID, Email: email, CreatedAt: t0}
+	u := store.AppUser{ID: id, AppID: app.ID, UserID: b.ID, Status: store.StatusActive, Email: email, CreatedAt: t0, UpdatedAt: t0}
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreateBaseUser(ctx, b); err != nil {
+			return err
+		}
+		return tx.CreateAppUser(ctx, u)
+	}); err != nil {
+		t.Fatalf("seedUser(%s): %v", id, err)
+	}
+	return u
+}
+
 func TestRoundTrip(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
