@@ -338,21 +338,9 @@ func (k *Keyring) SignWith(alg, typ string, claims any) (raw, kid string, err er
 	if err != nil {
 		return "", "", fmt.Errorf("token: sign: marshal claims: %w", err)
 	}
-	js, err := jose.NewSigner(
-		jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: jose.JSONWebKey{Key: signer.Private, KeyID: signer.ID}},
-		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)),
-	)
-	if err != nil {
-		return "", "", fmt.Errorf("token: sign: %w", err)
-	}
 	count(&k.signed, alg)
-	obj, err := js.Sign(payload)
-	if err != nil {
+	if raw, err = signCompact(signer, typ, payload); err != nil {
 		return "", "", fmt.Errorf("token: sign: %w", err)
-	}
-	raw, err = obj.CompactSerialize()
-	if err != nil {
-		return "", "", fmt.Errorf("token: sign: serialise: %w", err)
 	}
 	return raw, signer.ID, nil
 }
