@@ -16,8 +16,9 @@ import (
 // SMTP exchange (-smtp ADDR; the server sends to it with smtp.tls none): it
 // accepts every message, keeps the newest code sent to each recipient and
 // hands it to whoever waits for it. It speaks just enough of RFC 5321 for
-// Gatehouse's client (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT) and never
-// stores a message.
+// Gatehouse's client (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT), offers
+// PIPELINING as real providers do (it reads one command at a time, so
+// commands sent together are answered in order), and never stores a message.
 type smtpSink struct {
 	ln      net.Listener
 	mu      sync.Mutex
@@ -76,7 +77,7 @@ func (s *smtpSink) serve(conn net.Conn) {
 		cmd := strings.ToUpper(strings.TrimSpace(line))
 		switch {
 		case strings.HasPrefix(cmd, "EHLO"):
-			if !reply("250-gatehouse-load\r\n250-8BITMIME\r\n250 SMTPUTF8") {
+			if !reply("250-gatehouse-load\r\n250-PIPELINING\r\n250-8BITMIME\r\n250 SMTPUTF8") {
 				return
 			}
 		case strings.HasPrefix(cmd, "HELO"), strings.HasPrefix(cmd, "NOOP"):

@@ -169,7 +169,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		// go-mail applies ctx only while dialing; closing the connection
 		// when ctx ends makes the rest of the conversation honour it too.
 		stop := context.AfterFunc(ctx, func() { _ = c.conn.Close() })
-		err = c.client.SendWithSMTPClient(c.smtp, msg)
+		err = transact(c, msg, s.timeout)
 		intact := stop()
 		if err == nil {
 			if intact {
@@ -180,9 +180,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 		_ = c.conn.Close()
 		// A kept connection that the server closed while it sat idle fails
 		// at the first command, MAIL, before anything is sent: once, a new one.
-		var se *gomail.SendError
-		if reused && try == 0 && ctx.Err() == nil && errors.As(err, &se) &&
-			(se.Reason == gomail.ErrSMTPMailFrom || se.Reason == gomail.ErrConnCheck) {
+		if reused && try == 0 && ctx.Err() == nil && failedAtMail(err) {
 			// The server restarted, most likely: the other kept
 			// connections are as dead as this one, so the retry dials.
 			s.dropIdle()

@@ -52,7 +52,14 @@ func classifySMTP(ctx context.Context, err error) *SendError {
 		se.Status = gse.ErrorCode()
 		se.Code = gse.EnhancedStatusCode()
 	}
+	var pse *smtpStepError
 	var tpe *textproto.Error
+	if errors.As(err, &pse) {
+		phase = pse.reason.String()
+		if errors.As(err, &tpe) {
+			se.Code = enhancedCode(tpe)
+		}
+	}
 	if se.Status == 0 && errors.As(err, &tpe) {
 		se.Status = tpe.Code
 	}

@@ -1,0 +1,195 @@
+package courier
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scriptedSMTP is a one-connection SMTP server on 127.0.0.1 that greets,
+// answers EHLO with ext, then hands the connection to script. It returns
+// the SMTP provider pointed at it and a channel that yields script's
+// findings (nil when all was as expected).
+func scriptedSMTP(t *testing.T, ext string, script func(r *bufio.Reader, w net.Conn) error) (*SMTP, <-chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	done := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		r := bufio.NewReader(c)
+		_, _ = io.WriteString(c, "220 scripted\r\n")
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "EHLO") {
+			done <- errors.New("want EHLO first, got " + line)
+			return
+		}
+		_, _ = io.WriteString(c, "250-scripted\r\n"+ext+"250 8BITMIME\r\n")
+		done <- script(r, c)
+	}()
+	a := l.Addr().(*net.TCPAddr)
+	s, err := NewSMTP(SMTPConfig{Host: a.IP.String(), Port: a.Port, TLS: TLSNone, From: "Gatehouse <no-reply@gatehouse.test>",
+		Timeout: 3 * time.Second, HELO: "client.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, done
+}
+
+// readLines reads n command lines.
+func readLines(r *bufio.Reader, n int) ([]string, error) {
+	var out []string
+	for range n {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return out, err
+		}
+		out = append(out, strings.TrimRight(l, "\r\n"))
+	}
+	return out, nil
+}
+
+// TestSMTPPipelinesTheEnvelope: with PIPELINING offered, MAIL, RCPT and DATA
+// arrive before the server has answered any of them (a client waiting for
+// each reply would time out here), and the message follows the 354.
+func TestSMTPPipelinesTheEnvelope(t *testing.T) {
+	s, done := scriptedSMTP(t, "250-PIPELINING\r\n", func(r *bufio.Reader, w net.Conn) error {
+		cmds, err := readLines(r, 3)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(cmds[0], "MAIL FROM:<no-reply@gatehouse.test>") || cmds[1] != "RCPT TO:<ada@example.com>" || cmds[2] != "DATA" {
+			return errors.New("envelope = " + strings.Join(cmds, " | "))
+		}
+		_, _ = io.WriteString(w, "250 2.1.0 ok\r\n250 2.1.5 ok\r\n354 go on\r\n")
+		var body strings.Builder
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if l == ".\r\n" {
+				break
+			}
+			body.WriteString(l)
+		}
+		if !strings.Contains(body.String(), "482913 is your code") {
+			return errors.New("message without its text: " + body.String())
+		}
+		_, _ = io.WriteString(w, "250 2.0.0 queued\r\n")
+		return nil
+	})
+	if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Code", Text: "482913 is your code"}); err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSMTPWithoutPipelining: a server that does not offer PIPELINING gets
+// one command at a time, each sent only after the previous one's reply.
+func TestSMTPWithoutPipelining(t *testing.T) {
+	s, done := scriptedSMTP(t, "", func(r *bufio.Reader, w net.Conn) error {
+		for _, want := range []struct{ cmd, reply string }{
+			{"MAIL FROM:", "250 ok"}, {"RCPT TO:", "250 ok"}, {"DATA", "354 go on"},
+		} {
+			cmds, err := readLines(r, 1)
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(cmds[0], want.cmd) {
+				return errors.New("got " + cmds[0] + "; want " + want.cmd)
+			}
+			// Nothing more may come before the reply: a pipelining client
+			// would have sent the next command with this one.
+			_ = w.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			if _, err := r.Peek(1); err == nil {
+				return errors.New("a command came before the reply to " + want.cmd)
+			}
+			_ = w.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, _ = io.WriteString(w, want.reply+"\r\n")
+		}
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if l == ".\r\n" {
+				break
+			}
+		}
+		_, _ = io.WriteString(w, "250 queued\r\n")
+		return nil
+	})
+	if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Code", Text: "hello"}); err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSMTPPipelinedRefusalSendsNoMessage: a server that refuses the
+// recipient but still answers DATA with 354 (RFC 2920 §3.1 says it should
+// not) gets no message: the send fails with the recipient's reply and the
+// connection is closed before any of the message is written.
+func TestSMTPPipelinedRefusalSendsNoMessage(t *testing.T) {
+	s, done := scriptedSMTP(t, "250-PIPELINING\r\n250-ENHANCEDSTATUSCODES\r\n", func(r *bufio.Reader, w net.Conn) error {
+		if _, err := readLines(r, 3); err != nil {
+			return err
+		}
+		_, _ = io.WriteString(w, "250 2.1.0 ok\r\n550 5.1.1 <ada@example.com>: no such user\r\n354 go on\r\n")
+		rest, err := r.ReadString('\n')
+		if err == nil || rest != "" {
+			return errors.New("after the refusal the client wrote " + rest)
+		}
+		return nil // the client closed the connection
+	})
+	_, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Code", Text: "482913 is your code"})
+	se := sendErr(t, err)
+	if se.Temporary || se.Status != 550 || se.Code != "5.1.1" || !strings.Contains(se.Msg, "RCPT TO") {
+		t.Errorf("error = %+v; want a permanent 550 (5.1.1) at RCPT TO", se)
+	}
+	if strings.Contains(err.Error(), "ada@example.com") || strings.Contains(err.Error(), "no such user") {
+		t.Errorf("error %q quotes the server's reply", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSMTPKeptConnectionOutlivesTheTimeout: a connection kept longer than
+// the SMTP timeout still carries the next message (each send sets its own
+// deadline; the one set when it was dialed has passed), without a new dial.
+func TestSMTPKeptConnectionOutlivesTheTimeout(t *testing.T) {
+	ts := startServer(t, serverOptions{})
+	s := newTestSMTP(t, ts, TLSNone, func(c *SMTPConfig) { c.Timeout = 200 * time.Millisecond })
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(300 * time.Millisecond) // the socket's deadline is wall-clock time
+		}
+		if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Hi", Text: "hello"}); err != nil {
+			t.Fatalf("send %d: %v", i+1, err)
+		}
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.conns) != 1 || len(ts.msgs) != 2 {
+		t.Errorf("%d connections, %d messages; want 1 kept connection carrying 2", len(ts.conns), len(ts.msgs))
+	}
+}
