@@ -17,8 +17,8 @@ import (
 // accepts every message, keeps the newest code sent to each recipient and
 // hands it to whoever waits for it. It speaks just enough of RFC 5321 for
 // Gatehouse's client (EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT), offers
-// PIPELINING as real providers do (it reads one command at a time, so
-// commands sent together are answered in order), and never stores a message.
+// PIPELINING as real providers do (commands sent together are answered in
+// order, in one write), and never stores a message.
 type smtpSink struct {
 	ln      net.Listener
 	mu      sync.Mutex
@@ -61,8 +61,13 @@ func (s *smtpSink) serve(conn net.Conn) {
 	defer conn.Close()
 	r := bufio.NewReader(conn)
 	w := bufio.NewWriter(conn)
+	// Replies to commands that came together go out together, as a real
+	// server answers a pipelined group: flushed once nothing more is read.
 	reply := func(line string) bool {
 		_, _ = w.WriteString(line + "\r\n")
+		if r.Buffered() > 0 {
+			return true
+		}
 		return w.Flush() == nil
 	}
 	if !reply("220 gatehouse-load sink") {

@@ -53,13 +53,14 @@ func classifySMTP(ctx context.Context, err error) *SendError {
 		se.Code = gse.EnhancedStatusCode()
 	}
 	var pse *smtpStepError
-	var tpe *textproto.Error
 	if errors.As(err, &pse) {
-		phase = pse.reason.String()
-		if errors.As(err, &tpe) {
-			se.Code = enhancedCode(tpe)
+		phase, se.Code = pse.reason.String(), pse.code
+		if errors.Is(err, errBadAddress) {
+			se.Msg = phase + ": invalid address"
+			return se
 		}
 	}
+	var tpe *textproto.Error
 	if se.Status == 0 && errors.As(err, &tpe) {
 		se.Status = tpe.Code
 	}

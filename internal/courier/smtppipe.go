@@ -32,8 +32,11 @@ func transact(c *smtpConn, msg *gomail.Msg, timeout time.Duration) error {
 // pipelined is one mail transaction with the envelope pipelined. Every
 // reply is read, in order, before any is judged (each command has exactly
 // one); the message is written only when MAIL and every RCPT were accepted
-// and DATA answered 354. On any failure the caller closes the connection,
-// so a server left waiting for a message never gets one.
+// and DATA answered 354. On any failure the caller closes the connection:
+// a server that accepted DATA after refusing a recipient gets no message
+// and not the lone "." RFC 2920 §3.1 suggests either, as a connection
+// closed during DATA aborts the transaction (RFC 5321 §3.8) and this one
+// is not kept.
 func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 	from, err := msg.GetSender(false)
 	if err != nil {
@@ -58,9 +61,13 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 		lines = append(lines, "RCPT TO:"+r)
 	}
 	lines = append(lines, "DATA")
-	for _, l := range lines {
-		if strings.ContainsAny(l, "\r\n") {
-			return &smtpStepError{reason: gomail.ErrSMTPMailFrom, err: errors.New("an address holds a line break")}
+	// net/mail never parses one, but a line break would end a command.
+	if strings.ContainsAny(from, "\r\n") {
+		return &smtpStepError{reason: gomail.ErrGetSender, err: errBadAddress}
+	}
+	for _, r := range rcpts {
+		if strings.ContainsAny(r, "\r\n") {
+			return &smtpStepError{reason: gomail.ErrGetRcpts, err: errBadAddress}
 		}
 	}
 	for _, l := range lines {
@@ -70,10 +77,11 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 	if err := c.Text.W.Flush(); err != nil { // a write error stays in the buffer and shows here
 		return &smtpStepError{reason: gomail.ErrSMTPMailFrom, err: err}
 	}
+	esc, _ := c.Extension("ENHANCEDSTATUSCODES")
 	var first error
 	note := func(reason gomail.SendErrReason, err error) {
 		if err != nil && first == nil {
-			first = &smtpStepError{reason: reason, err: err}
+			first = stepError(reason, err, esc)
 		}
 	}
 	_, _, err = c.Text.ReadResponse(250)
@@ -94,13 +102,13 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 	}
 	w := c.Text.DotWriter()
 	if _, err := msg.WriteTo(w); err != nil {
-		return &smtpStepError{reason: gomail.ErrWriteContent, err: err}
+		return stepError(gomail.ErrWriteContent, err, esc)
 	}
 	if err := w.Close(); err != nil { // the final "." and the flush
-		return &smtpStepError{reason: gomail.ErrSMTPDataClose, err: err}
+		return stepError(gomail.ErrSMTPDataClose, err, esc)
 	}
 	if _, _, err := c.Text.ReadResponse(250); err != nil {
-		return &smtpStepError{reason: gomail.ErrSMTPDataClose, err: err}
+		return stepError(gomail.ErrSMTPDataClose, err, esc)
 	}
 	return nil
 }
@@ -113,22 +121,37 @@ func isReply(err error) bool {
 	return errors.As(err, &tpe)
 }
 
+// errBadAddress is an envelope address that cannot be sent as a command.
+var errBadAddress = errors.New("an address holds a line break")
+
 // smtpStepError is the failure of one step of a pipelined transaction,
-// named as go-mail names its own (classifySMTP reads both).
+// named as go-mail names its own (classifySMTP reads both). code is the
+// reply's enhanced status code, when the server offers them.
 type smtpStepError struct {
 	reason gomail.SendErrReason
 	err    error
+	code   string
+}
+
+// stepError makes the error of a failed step; esc: the server offers
+// ENHANCEDSTATUSCODES (RFC 2034), so a reply's text starts with one.
+func stepError(reason gomail.SendErrReason, err error, esc bool) *smtpStepError {
+	e := &smtpStepError{reason: reason, err: err}
+	var tpe *textproto.Error
+	if esc && errors.As(err, &tpe) {
+		// Only a code of the reply's own class (5.x.x with a 5yz reply).
+		if m := enhancedCodePattern.FindString(tpe.Msg); m != "" && int(m[0]-'0') == tpe.Code/100 {
+			e.code = m
+		}
+	}
+	return e
 }
 
 func (e *smtpStepError) Error() string { return e.reason.String() + ": " + e.err.Error() }
 func (e *smtpStepError) Unwrap() error { return e.err }
 
-// enhancedCode is the enhanced status code (RFC 3463, e.g. 5.1.1) that
-// starts the text of a reply, or "".
-func enhancedCode(tpe *textproto.Error) string {
-	return enhancedCodePattern.FindString(tpe.Msg)
-}
-
+// enhancedCodePattern is an enhanced status code (RFC 3463, e.g. 5.1.1)
+// at the start of a reply's text.
 var enhancedCodePattern = regexp.MustCompile(`^[245]\.\d{1,3}\.\d{1,3}\b`)
 
 // failedAtMail reports whether a transaction failed at its first command,

@@ -67,15 +67,17 @@ func readLines(r *bufio.Reader, n int) ([]string, error) {
 // arrive before the server has answered any of them (a client waiting for
 // each reply would time out here), and the message follows the 354.
 func TestSMTPPipelinesTheEnvelope(t *testing.T) {
-	s, done := scriptedSMTP(t, "250-PIPELINING\r\n", func(r *bufio.Reader, w net.Conn) error {
+	s, done := scriptedSMTP(t, "250-PIPELINING\r\n250-SMTPUTF8\r\n", func(r *bufio.Reader, w net.Conn) error {
 		cmds, err := readLines(r, 3)
 		if err != nil {
 			return err
 		}
-		if !strings.HasPrefix(cmds[0], "MAIL FROM:<no-reply@gatehouse.test>") || cmds[1] != "RCPT TO:<ada@example.com>" || cmds[2] != "DATA" {
+		// MAIL carries what the server offers, as go-mail's own MAIL does.
+		if cmds[0] != "MAIL FROM:<no-reply@gatehouse.test> BODY=8BITMIME SMTPUTF8" || cmds[1] != "RCPT TO:<ada@example.com>" || cmds[2] != "DATA" {
 			return errors.New("envelope = " + strings.Join(cmds, " | "))
 		}
-		_, _ = io.WriteString(w, "250 2.1.0 ok\r\n250 2.1.5 ok\r\n354 go on\r\n")
+		// A multi-line reply inside the group is read whole.
+		_, _ = io.WriteString(w, "250-2.1.0 sender\r\n250 2.1.0 ok\r\n250 2.1.5 ok\r\n354 go on\r\n")
 		var body strings.Builder
 		for {
 			l, err := r.ReadString('\n')
@@ -145,9 +147,9 @@ func TestSMTPWithoutPipelining(t *testing.T) {
 }
 
 // TestSMTPPipelinedRefusalSendsNoMessage: a server that refuses the
-// recipient but still answers DATA with 354 (RFC 2920 §3.1 says it should
-// not) gets no message: the send fails with the recipient's reply and the
-// connection is closed before any of the message is written.
+// recipient but still answers DATA with 354 (RFC 2920 §3.1 allows it) gets
+// no message: the send fails with the recipient's reply and the connection
+// is closed before anything more is written.
 func TestSMTPPipelinedRefusalSendsNoMessage(t *testing.T) {
 	s, done := scriptedSMTP(t, "250-PIPELINING\r\n250-ENHANCEDSTATUSCODES\r\n", func(r *bufio.Reader, w net.Conn) error {
 		if _, err := readLines(r, 3); err != nil {
@@ -178,10 +180,10 @@ func TestSMTPPipelinedRefusalSendsNoMessage(t *testing.T) {
 // deadline; the one set when it was dialed has passed), without a new dial.
 func TestSMTPKeptConnectionOutlivesTheTimeout(t *testing.T) {
 	ts := startServer(t, serverOptions{})
-	s := newTestSMTP(t, ts, TLSNone, func(c *SMTPConfig) { c.Timeout = 200 * time.Millisecond })
+	s := newTestSMTP(t, ts, TLSNone, func(c *SMTPConfig) { c.Timeout = time.Second })
 	for i := range 2 {
 		if i > 0 {
-			time.Sleep(300 * time.Millisecond) // the socket's deadline is wall-clock time
+			time.Sleep(1100 * time.Millisecond) // the socket's deadline is wall-clock time
 		}
 		if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Hi", Text: "hello"}); err != nil {
 			t.Fatalf("send %d: %v", i+1, err)
@@ -192,4 +194,52 @@ func TestSMTPKeptConnectionOutlivesTheTimeout(t *testing.T) {
 	if len(ts.conns) != 1 || len(ts.msgs) != 2 {
 		t.Errorf("%d connections, %d messages; want 1 kept connection carrying 2", len(ts.conns), len(ts.msgs))
 	}
+}
+
+// TestSMTPPipelinedFailures: a refused MAIL on a new connection fails at
+// MAIL with its reply and code, without a retry; a server that closes the
+// connection in the middle of the replies gives a temporary failure at
+// once, not a wait for the timeout.
+func TestSMTPPipelinedFailures(t *testing.T) {
+	t.Run("MAIL refused", func(t *testing.T) {
+		s, done := scriptedSMTP(t, "250-PIPELINING\r\n250-ENHANCEDSTATUSCODES\r\n", func(r *bufio.Reader, w net.Conn) error {
+			if _, err := readLines(r, 3); err != nil {
+				return err
+			}
+			_, _ = io.WriteString(w, "550 5.7.1 sender <no-reply@gatehouse.test> refused\r\n503 5.5.1 no sender\r\n503 5.5.1 no recipients\r\n")
+			if rest, err := r.ReadString('\n'); err == nil {
+				return errors.New("after the refusal the client wrote " + rest)
+			}
+			return nil
+		})
+		_, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Hi", Text: "hello"})
+		se := sendErr(t, err)
+		if se.Temporary || se.Status != 550 || se.Code != "5.7.1" || !strings.Contains(se.Msg, "MAIL FROM") {
+			t.Errorf("error = %+v; want a permanent 550 (5.7.1) at MAIL FROM", se)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("connection closed after MAIL", func(t *testing.T) {
+		s, done := scriptedSMTP(t, "250-PIPELINING\r\n", func(r *bufio.Reader, w net.Conn) error {
+			if _, err := readLines(r, 3); err != nil {
+				return err
+			}
+			_, _ = io.WriteString(w, "250 ok\r\n")
+			return nil // and close
+		})
+		start := time.Now()
+		_, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Hi", Text: "hello"})
+		se := sendErr(t, err)
+		if !se.Temporary || !strings.Contains(se.Msg, "RCPT TO") || !strings.Contains(se.Msg, "connection failed") {
+			t.Errorf("error = %+v; want a temporary connection failure at RCPT TO", se)
+		}
+		if waited := time.Since(start); waited >= 3*time.Second {
+			t.Errorf("the send waited %v, the whole timeout", waited)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -35,7 +35,7 @@ func signCompact(key *Key, typ string, payload []byte) (string, error) {
 	}
 	enc := base64.RawURLEncoding
 	hl, pl := enc.EncodedLen(len(header)), enc.EncodedLen(len(payload))
-	// The signature's encoded length is at most 342 bytes (RSA-4096).
+	// Room for the signature: 86 bytes encoded for ES256, 342 for RSA-4096.
 	buf := make([]byte, hl+1+pl, hl+1+pl+1+342)
 	enc.Encode(buf, header)
 	buf[hl] = '.'

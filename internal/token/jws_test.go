@@ -77,6 +77,19 @@ func TestSignCompact(t *testing.T) {
 					t.Errorf("Verify = %q, %v, %+v; want the claims signed", kid, err, got)
 				}
 			}
+			// r and s are left-padded: about one signature in 128 has a
+			// leading zero byte in one of them, so try a few hundred.
+			if alg == ES256 {
+				for i := range 300 {
+					input := []byte{byte(i), byte(i >> 8)}
+					sig, err := signature(key, input)
+					digest := sha256.Sum256(input)
+					pub := key.Public.(*ecdsa.PublicKey)
+					if err != nil || len(sig) != 64 || !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+						t.Fatalf("signature %d: %d bytes, %v; want 64 that verify", i, len(sig), err)
+					}
+				}
+			}
 			for _, other := range Algorithms {
 				if other == alg {
 					continue
