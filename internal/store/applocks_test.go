@@ -69,3 +69,38 @@ func TestSignInLeavesTheAppRowAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestSignUpLeavesTheWorkspaceRowAlone: a sign-up (a new person and its
+// first app user) takes no lock on the workspace's row, which every
+// concurrent sign-up in the workspace would otherwise lock too. It still
+// locks the app's row (the app user's key to its app, which keeps an app's
+// deletion from missing a user being signed up), as the test checks first.
+func TestSignUpLeavesTheWorkspaceRowAlone(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		if db.Kind() != store.Postgres {
+			t.Skip("one writer: no row locks to look at")
+		}
+		ctx := context.Background()
+		ws, app := seed(t, db)
+		b := store.BaseUser{ID: "b-new", WorkspaceID: ws.ID, Email: "new@example.com", CreatedAt: t0}
+		u := store.AppUser{ID: "u-new", AppID: app.ID, UserID: b.ID, Status: store.StatusActive, Email: b.Email, CreatedAt: t0, UpdatedAt: t0}
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.CreateBaseUser(ctx, b); err != nil {
+				return err
+			}
+			if err := tx.CreateAppUser(ctx, u); err != nil {
+				return err
+			}
+			if err := db.LockAppRowNoWait(ctx, app.ID); err == nil {
+				t.Errorf("the app's row could be locked while a sign-up was under way: the test cannot see a key's lock")
+			}
+			if err := db.LockRowNoWait(ctx, "workspaces", ws.ID); err != nil {
+				t.Errorf("the workspace's row could not be locked while a sign-up was under way (%v): the sign-up holds a lock on it", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -163,12 +163,17 @@ func (db *DB) IndexEntriesRead(ctx context.Context, tables, setup []string, fn f
 // waiting when a transaction holds any lock on the row, a foreign key
 // check's shared key lock included. PostgreSQL only.
 func (db *DB) LockAppRowNoWait(ctx context.Context, appID string) error {
+	return db.LockRowNoWait(ctx, "apps", appID)
+}
+
+// LockRowNoWait is LockAppRowNoWait for the row of table whose id is id.
+func (db *DB) LockRowNoWait(ctx context.Context, table, id string) error {
 	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "SELECT 1 FROM apps WHERE id = $1 FOR UPDATE NOWAIT", appID)
+	_, err = conn.Exec(ctx, "SELECT 1 FROM "+table+" WHERE id = $1 FOR UPDATE NOWAIT", id)
 	return err
 }
 

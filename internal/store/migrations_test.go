@@ -75,6 +75,8 @@ var released = map[string]string{
 	"sqlite/00027_sign_in_app_locks.sql":           "e72cee6828b5e93d1091917bac3431e504faf2780636e30fc2537ed950049746",
 	"postgres/00028_sparse_unique_indexes.sql":     "7e9bffa61c549bcf9887a412850dfeb09a819a04780d533b0f28d6d67b731fcc",
 	"sqlite/00028_sparse_unique_indexes.sql":       "ad9b76c9f3426fa60dc9ff465cbd37428f086971cacdbe30915175d38b0bbb36",
+	"postgres/00029_sign_up_workspace_lock.sql":    "f7310ef90c1dcba76d74b8018149e53b5068f8d7b5f98428110b49fe5087e1a4",
+	"sqlite/00029_sign_up_workspace_lock.sql":      "e5aae23024017aba9db33a65304f3dec6b700820a5c0b85a7dce40e4dce09441",
 }
 
 // TestMigrationsAreAppendOnly fails when a landed migration file changes or
