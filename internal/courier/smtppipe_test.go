@@ -63,6 +63,21 @@ func readLines(r *bufio.Reader, n int) ([]string, error) {
 	return out, nil
 }
 
+// readMessage reads a message's lines up to the lone "." that ends it.
+func readMessage(r *bufio.Reader) (string, error) {
+	var body strings.Builder
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return body.String(), err
+		}
+		if l == ".\r\n" {
+			return body.String(), nil
+		}
+		body.WriteString(l)
+	}
+}
+
 // TestSMTPPipelinesTheEnvelope: with PIPELINING offered, MAIL, RCPT and DATA
 // arrive before the server has answered any of them (a client waiting for
 // each reply would time out here), and the message follows the 354.
@@ -78,19 +93,12 @@ func TestSMTPPipelinesTheEnvelope(t *testing.T) {
 		}
 		// A multi-line reply inside the group is read whole.
 		_, _ = io.WriteString(w, "250-2.1.0 sender\r\n250 2.1.0 ok\r\n250 2.1.5 ok\r\n354 go on\r\n")
-		var body strings.Builder
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				return err
-			}
-			if l == ".\r\n" {
-				break
-			}
-			body.WriteString(l)
+		body, err := readMessage(r)
+		if err != nil {
+			return err
 		}
-		if !strings.Contains(body.String(), "482913 is your code") {
-			return errors.New("message without its text: " + body.String())
+		if !strings.Contains(body, "482913 is your code") {
+			return errors.New("message without its text: " + body)
 		}
 		_, _ = io.WriteString(w, "250 2.0.0 queued\r\n")
 		return nil
@@ -126,14 +134,8 @@ func TestSMTPWithoutPipelining(t *testing.T) {
 			_ = w.SetReadDeadline(time.Now().Add(10 * time.Second))
 			_, _ = io.WriteString(w, want.reply+"\r\n")
 		}
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				return err
-			}
-			if l == ".\r\n" {
-				break
-			}
+		if _, err := readMessage(r); err != nil {
+			return err
 		}
 		_, _ = io.WriteString(w, "250 queued\r\n")
 		return nil

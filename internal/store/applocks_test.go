@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/store/storetest"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestSignInLeavesTheAppRowAlone: a known user's sign-in (its challenge,
@@ -91,8 +92,8 @@ func TestSignUpLeavesTheWorkspaceRowAlone(t *testing.T) {
 			if err := tx.CreateAppUser(ctx, u); err != nil {
 				return err
 			}
-			if err := db.LockAppRowNoWait(ctx, app.ID); err == nil {
-				t.Errorf("the app's row could be locked while a sign-up was under way: the test cannot see a key's lock")
+			if err := db.LockAppRowNoWait(ctx, app.ID); !lockNotAvailable(err) {
+				t.Errorf("locking the app's row while a sign-up was under way: %v; want lock_not_available (the test must see a key's lock)", err)
 			}
 			if err := db.LockRowNoWait(ctx, "workspaces", ws.ID); err != nil {
 				t.Errorf("the workspace's row could not be locked while a sign-up was under way (%v): the sign-up holds a lock on it", err)
@@ -103,4 +104,11 @@ func TestSignUpLeavesTheWorkspaceRowAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// lockNotAvailable reports whether err is PostgreSQL's lock_not_available
+// (55P03), what a NOWAIT lock on a row another transaction locks fails with.
+func lockNotAvailable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
 }
