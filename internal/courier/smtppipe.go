@@ -55,12 +55,6 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 	if ok, _ := c.Extension("SMTPUTF8"); ok {
 		mail += " SMTPUTF8"
 	}
-	lines := make([]string, 0, len(rcpts)+2)
-	lines = append(lines, mail)
-	for _, r := range rcpts {
-		lines = append(lines, "RCPT TO:"+r)
-	}
-	lines = append(lines, "DATA")
 	// net/mail never parses one, but a line break would end a command.
 	if strings.ContainsAny(from, "\r\n") {
 		return &smtpStepError{reason: gomail.ErrGetSender, err: errBadAddress}
@@ -70,11 +64,13 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 			return &smtpStepError{reason: gomail.ErrGetRcpts, err: errBadAddress}
 		}
 	}
-	for _, l := range lines {
-		_, _ = c.Text.W.WriteString(l)
-		_, _ = c.Text.W.WriteString("\r\n")
+	w := c.Text.W
+	_, _ = w.WriteString(mail + "\r\n")
+	for _, r := range rcpts {
+		_, _ = w.WriteString("RCPT TO:" + r + "\r\n")
 	}
-	if err := c.Text.W.Flush(); err != nil { // a write error stays in the buffer and shows here
+	_, _ = w.WriteString("DATA\r\n")
+	if err := w.Flush(); err != nil { // a write error stays in the buffer and shows here
 		return &smtpStepError{reason: gomail.ErrSMTPMailFrom, err: err}
 	}
 	esc, _ := c.Extension("ENHANCEDSTATUSCODES")
@@ -100,11 +96,11 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 	if first != nil {
 		return first
 	}
-	w := c.Text.DotWriter()
-	if _, err := msg.WriteTo(w); err != nil {
+	dw := c.Text.DotWriter()
+	if _, err := msg.WriteTo(dw); err != nil {
 		return stepError(gomail.ErrWriteContent, err, esc)
 	}
-	if err := w.Close(); err != nil { // the final "." and the flush
+	if err := dw.Close(); err != nil { // the final "." and the flush
 		return stepError(gomail.ErrSMTPDataClose, err, esc)
 	}
 	if _, _, err := c.Text.ReadResponse(250); err != nil {

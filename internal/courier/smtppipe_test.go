@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	gomail "github.com/wneessen/go-mail"
 )
 
 // scriptedSMTP is a one-connection SMTP server on 127.0.0.1 that greets,
@@ -244,4 +246,23 @@ func TestSMTPPipelinedFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSMTPBadEnvelopeAddress: an address that would break a command line
+// (net/mail parses none today) fails permanently, named as an invalid
+// address, and is not taken for a dead kept connection (which would make
+// every idle one redial).
+func TestSMTPBadEnvelopeAddress(t *testing.T) {
+	for _, err := range []error{
+		&smtpStepError{reason: gomail.ErrGetSender, err: errBadAddress},
+		&smtpStepError{reason: gomail.ErrGetRcpts, err: errBadAddress},
+	} {
+		se := classifySMTP(context.Background(), err)
+		if se.Temporary || !strings.Contains(se.Msg, "invalid address") {
+			t.Errorf("classifySMTP(%v) = %+v; want permanent, invalid address", err, se)
+		}
+		if failedAtMail(err) {
+			t.Errorf("failedAtMail(%v) = true; want false", err)
+		}
+	}
 }
