@@ -84,6 +84,28 @@ func TestDeferredWrites(t *testing.T) {
 			}
 		})
 
+		// Only queued writes: PostgreSQL gets them without BEGIN and COMMIT,
+		// as one implicit transaction, which must still be all or nothing.
+		t.Run("error at commit, only queued writes", func(t *testing.T) {
+			err := db.Tx(ctx, func(tx *store.Tx) error {
+				if err := tx.Deferred(nil).CreateWorkspace(ctx, workspace("d1", "d1")); err != nil {
+					return err
+				}
+				if err := tx.Deferred(takenOr).CreateWorkspace(ctx, workspace("d2", "taken")); err != nil {
+					return err
+				}
+				return tx.Deferred(nil).CreateWorkspace(ctx, workspace("d3", "d3"))
+			})
+			if !errors.Is(err, errTaken) {
+				t.Fatalf("Tx = %v; want the second write's conflict, translated", err)
+			}
+			for _, id := range []string{"d1", "d3"} {
+				if _, err := db.GetWorkspace(ctx, id); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("workspace %s of the failed transaction: %v; want not found", id, err)
+				}
+			}
+		})
+
 		t.Run("error at the next statement", func(t *testing.T) {
 			var writeErr, readErr error
 			err := db.Tx(ctx, func(tx *store.Tx) error {
