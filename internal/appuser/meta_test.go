@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-auth/gatehouse/internal/errs"
+	"github.com/gatehouse-auth/gatehouse/internal/store"
 )
 
 func testSchema() Schema {
@@ -416,5 +417,53 @@ func TestMetaFieldJSON(t *testing.T) {
 	out, err := json.Marshal(f)
 	if err != nil || string(out) != in {
 		t.Errorf("json.Marshal(%+v) = %s, %v; want %s", f, out, err, in)
+	}
+}
+
+// TestSchemaOfRemembers: a schema is decoded once per stored JSON, callers
+// get what that JSON says (a changed schema is decoded anew), an append to
+// one caller's result cannot reach another's, and the memo stays bounded.
+func TestSchemaOfRemembers(t *testing.T) {
+	raw, err := json.Marshal(testSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := store.App{MetaSchema: raw}
+	first := SchemaOf(app)
+	if !reflect.DeepEqual(first, testSchema()) {
+		t.Fatalf("SchemaOf = %+v; want %+v", first, testSchema())
+	}
+	// Three fields: decoding leaves room for a fourth, which Clip removes.
+	three := store.App{MetaSchema: []byte(`[{"field_name":"x","field_type":"string"},{"field_name":"y","field_type":"string"},{"field_name":"z","field_type":"string"}]`)}
+	a := append(SchemaOf(three), MetaField{FieldName: "a"})
+	b := append(SchemaOf(three), MetaField{FieldName: "b"})
+	if a[len(a)-1].FieldName != "a" || b[len(b)-1].FieldName != "b" {
+		t.Errorf("two callers' appends share an array: %q, %q", a[len(a)-1].FieldName, b[len(b)-1].FieldName)
+	}
+	again := SchemaOf(store.App{MetaSchema: append([]byte(nil), raw...)})
+	if len(again) != len(testSchema()) {
+		t.Errorf("an append to one result reached the next: %d fields, want %d", len(again), len(testSchema()))
+	}
+	if &again[0] != &first[0] {
+		t.Errorf("the same JSON was decoded again; want the remembered schema")
+	}
+
+	changed := append(testSchema(), MetaField{ID: "9", Name: "Team", FieldName: "team", FieldType: FieldString})
+	raw2, _ := json.Marshal(changed)
+	if got := SchemaOf(store.App{MetaSchema: raw2}); !reflect.DeepEqual(got, changed) {
+		t.Errorf("a changed schema: SchemaOf = %+v; want %+v", got, changed)
+	}
+	if got := SchemaOf(store.App{}); len(got) != 0 {
+		t.Errorf("no schema: SchemaOf = %+v; want none", got)
+	}
+
+	for i := range maxSchemas * 2 {
+		SchemaOf(store.App{MetaSchema: fmt.Appendf(nil, `[{"field_name":"f%d","field_type":"string"}]`, i)})
+	}
+	schemas.RLock()
+	n := len(schemas.m)
+	schemas.RUnlock()
+	if n > maxSchemas {
+		t.Errorf("%d schemas remembered; want at most %d", n, maxSchemas)
 	}
 }

@@ -115,13 +115,6 @@ func (s *Service) clock() time.Time { return s.now.Now() }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
-// SchemaOf decodes an app's user-metadata schema.
-func SchemaOf(app store.App) Schema {
-	var sc Schema
-	_ = json.Unmarshal(app.MetaSchema, &sc) // written only by tenant after ValidateSchema
-	return sc
-}
-
 // Decode decodes a stored user of app: its metadata, and whether it is a
 // test user.
 func (s *Service) Decode(app store.App, u store.AppUser) User {
