@@ -109,6 +109,8 @@ func (db *DB) NoAutoAnalyze(ctx context.Context, tables ...string) error {
 // entries each index of tables returned meanwhile, by index name. The
 // statements of setup run first, in the same transaction; the transaction
 // is then rolled back, so that setup may drop indexes and constraints.
+// The sequential scans of each of tables are counted too, under
+// "seq scan: " and the table's name.
 func (db *DB) IndexEntriesRead(ctx context.Context, tables, setup []string, fn func(tx *Tx) error) (map[string]int64, error) {
 	read := map[string]int64{}
 	errRollback := errors.New("roll back")
@@ -122,7 +124,8 @@ func (db *DB) IndexEntriesRead(ctx context.Context, tables, setup []string, fn f
 		// so what fn read is their difference.
 		count := func(sign int64) error {
 			rs, err := tx.w.query(ctx, `SELECT c.relname, pg_stat_get_xact_tuples_returned(c.oid) FROM pg_index i
-				JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid::regclass::text = ANY($1)`, tables)
+				JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid::regclass::text = ANY($1)
+				UNION ALL SELECT 'seq scan: ' || t, pg_stat_get_xact_numscans(t::regclass) FROM unnest($1::text[]) AS t`, tables)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // whatever plan PostgreSQL keeps for them: with plans made generic and no
 // statistics (a young table, autovacuum off), an app_id that an index
 // offered let the planner walk every user of the app on one of its
-// (app_id, …) indexes, on each sign-in.
+// (app_id, …) indexes, on each sign-in; and a join to the user planned
+// while the table was small read all of app_users on each verify.
 func TestSignInLookupsReadOneUser(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		if db.Kind() != store.Postgres {
@@ -51,6 +53,19 @@ func TestSignInLookupsReadOneUser(t *testing.T) {
 			Recipient: "u100@example.com", Status: "pending", SecretHash: "s", RemainingAttempts: 3, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 		if err := db.CreateChallenge(ctx, c); err != nil {
 			t.Fatal(err)
+		}
+		sess := store.Session{ID: "s1", AppID: app.ID, AppUserID: "u101", Method: "email_otp", CreatedAt: t0, LastActiveAt: t0, ExpiresAt: t0.Add(time.Hour)}
+		if err := db.CreateSessionWithRefresh(ctx, sess, store.RefreshToken{ID: "r1", SessionID: "s1", TokenHash: "rh1", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		// A request with an access token and a refresh reach their user
+		// through the session: by its primary key, never the whole table.
+		tokens := func(tx *store.Tx) error {
+			if _, _, err := tx.GetSessionWithUser(ctx, app.ID, "s1"); err != nil {
+				return err
+			}
+			_, _, _, err := tx.GetRefreshFamily(ctx, "rh1")
+			return err
 		}
 		lookups := func(tx *store.Tx) error {
 			for _, contact := range [][2]string{{"u010@example.com", ""}, {"", "+15550000011"}, {"new@example.com", ""}} {
@@ -98,11 +113,26 @@ func TestSignInLookupsReadOneUser(t *testing.T) {
 			return tx.DeleteAppUser(ctx, app.ID, "u028")
 		}
 		tables := []string{"app_users", "base_users"}
-		read, err := db.IndexEntriesRead(ctx, tables, nil, lookups)
+		read, err := db.IndexEntriesRead(ctx, tables, nil, func(tx *store.Tx) error {
+			if err := tokens(tx); err != nil {
+				return err
+			}
+			return lookups(tx)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for index, n := range read {
+			// And none reads a whole table: without statistics a young table
+			// looks small, and the take's join to its user was planned as a
+			// sequential scan of app_users, kept by the connection as the
+			// table grew (every user read on every code verify).
+			if strings.HasPrefix(index, "seq scan: ") {
+				if n > 0 {
+					t.Errorf("%s: %d for the lookups of single users; want none (all: %v)", index, n, read)
+				}
+				continue
+			}
 			// Each statement above reads one row or none: about ten on the primary
 			// key in all, a few on the others. A plan that walks the app's
 			// users reads hundreds.
@@ -128,7 +158,7 @@ func TestSignInLookupsReadOneUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		for index, n := range read {
-			if n > 0 {
+			if n > 0 && !strings.HasPrefix(index, "seq scan: ") {
 				t.Errorf("index %s served a lookup of one user (%d entries): only the primary key or the address's index may (all: %v)", index, n, read)
 			}
 		}

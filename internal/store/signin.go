@@ -286,6 +286,11 @@ func (q Queries) TakeLatestCodeAttemptWithUser(ctx context.Context, appID, appUs
 	return g, u, err
 }
 
+// The user is found by $3 (the challenge's app_user_id, as the take's
+// WHERE requires), not through the join: joined to the CTE's column, a
+// plan made while app_users was small (no statistics on a young database)
+// read the whole table on every verify, and the connection kept it as the
+// table grew (TestSignInLookupsReadOneUser).
 var takeLatestCodeAttemptWithUser = `WITH taken AS (UPDATE challenges SET remaining_attempts = remaining_attempts - 1
 		WHERE id = (SELECT id FROM challenges
 			WHERE app_id = $1 AND app_user_id = $3 AND method IN ('email_otp', 'sms_otp') AND purpose = 'authenticate' AND status <> 'superseded'
@@ -293,7 +298,7 @@ var takeLatestCodeAttemptWithUser = `WITH taken AS (UPDATE challenges SET remain
 		AND status || '' = 'pending' AND expires_at > $2 AND remaining_attempts > 0
 		RETURNING ` + challengeColumns + `)
 	SELECT taken.*, ` + guessStateAt(3) + `, ` + prefixColumns("u.", appUserColumns) + `
-	FROM taken JOIN app_users u ON u.id = taken.app_user_id AND u.app_id || '' = $1`
+	FROM taken JOIN app_users u ON u.id = $3 AND u.app_id || '' = $1`
 
 // CompleteAttempt completes a pending challenge whose attempt this
 // transaction took with a right answer, recording the consent decision
