@@ -441,9 +441,6 @@ func TestSchemaOfRemembers(t *testing.T) {
 		t.Errorf("two callers' appends share an array: %q, %q", a[len(a)-1].FieldName, b[len(b)-1].FieldName)
 	}
 	again := SchemaOf(store.App{MetaSchema: append([]byte(nil), raw...)})
-	if len(again) != len(testSchema()) {
-		t.Errorf("an append to one result reached the next: %d fields, want %d", len(again), len(testSchema()))
-	}
 	if &again[0] != &first[0] {
 		t.Errorf("the same JSON was decoded again; want the remembered schema")
 	}
