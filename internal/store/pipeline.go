@@ -57,6 +57,15 @@ func (p *pgPipe) batch(ctx context.Context, query string, args []any) (pgx.Batch
 			return nil, mapErr(err)
 		}
 	}
+	if err := execPending(br, pending); err != nil {
+		return nil, err
+	}
+	return br, nil
+}
+
+// execPending reads the results of pending, the next statements of br: the
+// first failure, translated, closes br and is returned.
+func execPending(br pgx.BatchResults, pending []pendingExec) error {
 	for _, e := range pending {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
@@ -64,10 +73,10 @@ func (p *pgPipe) batch(ctx context.Context, query string, args []any) (pgx.Batch
 			if e.translate != nil {
 				err = e.translate(err)
 			}
-			return nil, err
+			return err
 		}
 	}
-	return br, nil
+	return nil
 }
 
 // direct reports whether a statement can run on the transaction as is.
@@ -171,15 +180,8 @@ func (p *pgPipe) implicit(ctx context.Context) error {
 		b.Queue(e.sql, e.args...)
 	}
 	br := p.conn.Conn().SendBatch(ctx, b)
-	for _, e := range pending {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			err = mapErr(err)
-			if e.translate != nil {
-				err = e.translate(err)
-			}
-			return err
-		}
+	if err := execPending(br, pending); err != nil {
+		return err
 	}
 	return mapErr(br.Close())
 }
