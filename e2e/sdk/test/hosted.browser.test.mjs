@@ -132,10 +132,12 @@ async function finish(page, prefix) {
 /** codeSignInByAPI signs email in through the API with a user agent of its own (another device) and returns the token set. */
 async function codeSignInByAPI(email, ua) {
   const headers = { "Content-Type": "application/json", "User-Agent": ua };
+  // The message leaves after the answer: wait for this one, not an older code.
+  const mark = await gh.outboxMark(email);
   let res = await fetch(`${gh.base}/v1/auth/${app.id}/otps/login`, { method: "POST", headers, body: JSON.stringify({ identifier: email }) });
   const sent = await res.json();
   assert.equal(res.status, 200, JSON.stringify(sent));
-  const code = await gh.lastCode(email);
+  const code = await gh.lastCode(email, { after: mark });
   res = await fetch(`${gh.base}/v1/auth/${app.id}/otps/verify`, { method: "POST", headers, body: JSON.stringify({ otp: code, user_id: sent.user_id }) });
   const set = await res.json();
   assert.equal(res.status, 200, JSON.stringify(set));
