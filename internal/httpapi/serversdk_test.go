@@ -213,8 +213,8 @@ func testAccessTokenAlgorithms(t *testing.T, e *env) {
 	if _, err := e.sdkVerify(t, next, e.Clock.Now()); err != nil {
 		t.Errorf("SDK check of the refreshed token: %v", err)
 	}
-	if h := tokentest.Header(t, rr.str("refresh")); h["alg"] != "ES256" {
-		t.Errorf("refresh token alg = %v; want ES256 whatever the app chose", h["alg"])
+	if h := tokentest.Header(t, rr.str("refresh")); h["alg"] != "HS256" || h["kid"] != nil {
+		t.Errorf("refresh token header = %v; want HS256 and no kid whatever the app chose (only the server reads it)", h)
 	}
 
 	// EdDSA works for the server (and the SDKs refuse it); default goes back to ES256.
@@ -247,9 +247,10 @@ func testAccessTokenAlgorithms(t *testing.T, e *env) {
 
 // testSignaturesPerOperation: what an app's algorithm costs is one signature
 // per access token issued, and nothing else. With RS256 chosen, a sign-in
-// and a refresh each make exactly one RS256 signature (the refresh token is
-// ES256 whatever the app chose), current_user checks an RS256 signature once
-// per token however often it is presented, and the JWKS costs none.
+// and a refresh each make exactly one RS256 signature and a refresh no
+// other (its refresh token is an HS256 MAC token whatever the app chose),
+// current_user checks an RS256 signature once per token however often it
+// is presented, and the JWKS costs none.
 func testSignaturesPerOperation(t *testing.T, e *env) {
 	e.setApp(t, map[string]any{"access_token_alg": "RS256"})
 	a, err := e.Tenants.App(t.Context(), e.app.ID)
@@ -289,7 +290,7 @@ func testSignaturesPerOperation(t *testing.T, e *env) {
 		t.Fatalf("access token alg = %v; want RS256", h["alg"])
 	}
 	var next string
-	step(t, "refresh", counts{1, 0, 1, 0}, func() {
+	step(t, "refresh", counts{1, 0, 0, 0}, func() {
 		rr := scenario{method: "POST", path: e.authPath("/tokens/refresh"), headers: map[string]string{"X-Refresh-Token": refresh},
 			wantStatus: 200}.run(t, e)
 		next, _ = e.tokenSet(t, rr, userID)

@@ -153,6 +153,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 	// Master key and the keys derived from it (not needed for the schema alone).
 	var sealer *token.Sealer
 	var hasher *token.Hasher
+	var mac *token.MAC
 	if opts.Schema != SchemaOnly {
 		master := opts.MasterKey
 		if master == nil {
@@ -161,6 +162,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 			}
 		}
 		if sealer, hasher, err = token.FromMasterKey(master); err != nil {
+			return nil, err
+		}
+		if mac, err = token.MACFromMasterKey(master); err != nil {
 			return nil, err
 		}
 	}
@@ -265,7 +269,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Server, err e
 		}
 		limits = &l
 	}
-	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, Outbound: s.Outbound,
+	s.SignIn = signin.New(signin.Deps{DB: s.DB, Keyring: s.keyring, Sealer: sealer, Hasher: hasher, MAC: mac, Outbound: s.Outbound,
 		Users: s.Users, Limiter: limiter, Limits: *limits, Events: events, Now: s.now, Log: s.log, Metrics: s.metrics,
 		Settings: signin.Settings{Issuer: cfg.Tokens.Issuer, SessionLifetime: cfg.Tokens.SessionLifetime,
 			RefreshGrace: cfg.Tokens.RefreshGrace, BaseURL: cfg.BaseURL, AccessTokenAlg: cfg.Tokens.AccessTokenAlg}})

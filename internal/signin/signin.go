@@ -130,10 +130,12 @@ type Limiter interface {
 
 // Service signs users in.
 type Service struct {
-	db       *store.DB
-	keys     *token.Keyring
-	sealer   *token.Sealer
-	hasher   *token.Hasher
+	db     *store.DB
+	keys   *token.Keyring
+	sealer *token.Sealer
+	hasher *token.Hasher
+	// mac signs refresh tokens: only this server reads them.
+	mac      *token.MAC
 	out      *outbound.Service
 	users    *appuser.Service
 	limiter  Limiter
@@ -153,6 +155,7 @@ type Deps struct {
 	Keyring *token.Keyring
 	Sealer  *token.Sealer
 	Hasher  *token.Hasher
+	MAC     *token.MAC
 	// Outbound guards, renders and queues every code, link and notice:
 	// each is committed with its challenge or cause, and workers send it.
 	Outbound *outbound.Service
@@ -186,7 +189,7 @@ func New(d Deps) *Service {
 	if d.Settings.RefreshGrace < 0 {
 		d.Settings.RefreshGrace = 0
 	}
-	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, out: d.Outbound,
+	return &Service{db: d.DB, keys: d.Keyring, sealer: d.Sealer, hasher: d.Hasher, mac: d.MAC, out: d.Outbound,
 		users: d.Users, limiter: d.Limiter, events: d.Events, limits: d.Limits, settings: d.Settings,
 		push: d.Push, now: d.Now, log: d.Log, metrics: d.Metrics}
 }

@@ -153,7 +153,7 @@ func (s *Service) mintRefresh(app store.App, sess store.Session, now time.Time) 
 		exp = sess.ExpiresAt
 	}
 	id := newID()
-	tok, err := s.keys.Sign(token.TypeRefresh, refreshClaims{
+	tok, err := s.mac.Sign(token.TypeRefresh, refreshClaims{
 		Claims:  token.Claims{Issuer: s.settings.Issuer, Subject: sess.AppUserID, Audience: token.Audience{app.ID}, IssuedAt: now.Unix(), Expiry: exp.Unix(), ID: id},
 		Session: sess.ID,
 	})
@@ -274,7 +274,7 @@ func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (_
 	defer errs.Wrap(&err, "refresh")
 	reused := false
 	defer func() { s.metrics.Refresh(refreshResult(err, reused)) }()
-	if token.Peek(refresh) != token.TypeRefresh {
+	if token.Peek(refresh) != token.TypeRefresh || s.mac.Forged(refresh) {
 		return TokenSet{}, ErrUnauthenticated
 	}
 	now := s.clock()
@@ -400,7 +400,7 @@ func (s *Service) spendRefreshChain(ctx context.Context, tx *store.Tx, sessionID
 // VerifyRefresh reports whether a refresh token is valid and unspent, without using it.
 func (s *Service) VerifyRefresh(ctx context.Context, app store.App, refresh string) (err error) {
 	defer errs.Wrap(&err, "verify refresh token")
-	if token.Peek(refresh) != token.TypeRefresh {
+	if token.Peek(refresh) != token.TypeRefresh || s.mac.Forged(refresh) {
 		return ErrUnauthenticated
 	}
 	now := s.clock()

@@ -1,11 +1,15 @@
 package signin_test
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +19,9 @@ import (
 	"github.com/gatehouse-auth/gatehouse/internal/signin"
 	"github.com/gatehouse-auth/gatehouse/internal/store"
 	"github.com/gatehouse-auth/gatehouse/internal/tenant"
+	"github.com/gatehouse-auth/gatehouse/internal/token"
 	"github.com/gatehouse-auth/gatehouse/internal/token/tokentest"
+	"github.com/google/uuid"
 )
 
 func TestRefreshRotation(t *testing.T) {
@@ -565,6 +571,93 @@ func TestRotateAccessRacingRefreshKeepsOneChain(t *testing.T) {
 			if _, err := e.SignIn.Authenticate(ctx, e.app, ts.Access); err == nil && len(ids) != 1 {
 				t.Errorf("round %d: live session with %d unspent refresh tokens; want 1", round, len(ids))
 			}
+		}
+	})
+}
+
+// TestRefreshTokenForms: refresh tokens are HS256 MAC tokens, which no one
+// but the server reads; a refresh token of the earlier form (ES256, signed
+// by the keyring) stays good until it is spent, and is rotated into the new
+// form; a MAC token altered in any part is refused without a lookup, while
+// an unknown token of the earlier form is looked up and refused.
+func TestRefreshTokenForms(t *testing.T) {
+	var statements atomic.Int64
+	opts := options(func(o *servertest.Options) {
+		o.OnStatement = func(context.Context, string, bool) { statements.Add(1) }
+	})
+	servertest.ForEach(t, opts, func(t *testing.T, sys *servertest.System) {
+		ctx := t.Context()
+		e := newEnv(t, sys, nil)
+		u := e.user(t, "forms@example.com")
+		first := e.signIn(t, u)
+		if h := tokentest.Header(t, first.Refresh); h["alg"] != token.HS256 || h["typ"] != token.TypeRefresh || h["kid"] != nil {
+			t.Errorf("refresh token header = %v; want HS256, rt+jwt and no kid", h)
+		}
+		sid := e.caller(t, first.Access).Session.ID
+
+		// A token of the earlier form, as a server before MAC tokens made it.
+		now := e.Clock.Now()
+		legacy, err := sys.Keyring().Sign(token.TypeRefresh, map[string]any{"iss": issuer, "sub": u.ID, "aud": e.app.ID,
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "jti": "legacy-1", "sid": sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := tokentest.Header(t, legacy); h["alg"] != token.ES256 {
+			t.Fatalf("legacy token alg = %v; want ES256", h["alg"])
+		}
+		_, hasher, err := token.FromMasterKey(sys.MasterKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sys.DB.InsertRefreshToken(ctx, store.RefreshToken{ID: uuid.Must(uuid.NewV7()).String(), SessionID: sid,
+			TokenHash: hasher.Hash("refresh", legacy), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SignIn.VerifyRefresh(ctx, e.app, legacy); err != nil {
+			t.Errorf("VerifyRefresh(ES256 token) = %v; want nil", err)
+		}
+		next, err := e.SignIn.Refresh(ctx, e.app, legacy)
+		if err != nil {
+			t.Fatalf("Refresh(ES256 token) = %v; want nil", err)
+		}
+		if h := tokentest.Header(t, next.Refresh); h["alg"] != token.HS256 {
+			t.Errorf("successor of an ES256 token: alg %v; want HS256", h["alg"])
+		}
+		if got := e.caller(t, next.Access).Session.ID; got != sid {
+			t.Errorf("refreshed session = %s; want %s", got, sid)
+		}
+
+		parts := strings.Split(next.Refresh, ".")
+		sig := []byte(parts[2])
+		sig[len(sig)/2] ^= 1
+		claims := tokentest.Payload(t, next.Refresh)
+		claims["exp"] = now.Add(1000 * time.Hour).Unix()
+		body, _ := json.Marshal(claims)
+		for name, tok := range map[string]string{
+			"altered signature": parts[0] + "." + parts[1] + "." + string(sig),
+			"altered payload":   parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2],
+		} {
+			before := statements.Load()
+			if _, err := e.SignIn.Refresh(ctx, e.app, tok); !errors.Is(err, signin.ErrUnauthenticated) {
+				t.Errorf("Refresh(%s) = %v; want ErrUnauthenticated", name, err)
+			}
+			if err := e.SignIn.VerifyRefresh(ctx, e.app, tok); !errors.Is(err, signin.ErrUnauthenticated) {
+				t.Errorf("VerifyRefresh(%s) = %v; want ErrUnauthenticated", name, err)
+			}
+			if n := statements.Load() - before; n != 0 {
+				t.Errorf("%s: %d statements; want none (refused before any lookup)", name, n)
+			}
+		}
+		unknown, _ := sys.Keyring().Sign(token.TypeRefresh, map[string]any{"sub": u.ID, "jti": "legacy-2", "sid": sid})
+		before := statements.Load()
+		if _, err := e.SignIn.Refresh(ctx, e.app, unknown); !errors.Is(err, signin.ErrUnauthenticated) {
+			t.Errorf("Refresh(unknown ES256 token) = %v; want ErrUnauthenticated", err)
+		}
+		if n := statements.Load() - before; sys.DB.Kind() == store.Postgres && n == 0 {
+			t.Error("an unknown ES256 token was refused without its lookup: the statement counter sees nothing")
+		}
+		if _, err := e.SignIn.Refresh(ctx, e.app, next.Refresh); err != nil {
+			t.Errorf("Refresh(the HS256 successor) = %v; want nil", err)
 		}
 	})
 }

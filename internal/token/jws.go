@@ -5,18 +5,21 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // jwsHeader is the protected header of every token we sign.
 type jwsHeader struct {
 	Alg string `json:"alg"`
-	Kid string `json:"kid"`
+	Kid string `json:"kid,omitempty"` // none on MAC tokens
 	Typ string `json:"typ"`
 }
 
@@ -25,11 +28,19 @@ type jwsHeader struct {
 // format itself and calls the standard library's signature directly: the
 // JOSE library builds a signer for every call and copies the token several
 // times over, a fifth of an ES256 token's CPU and half its allocations, paid
-// twice on every sign-in and refresh (BenchmarkSign). Verification stays
+// on every sign-in and refresh (BenchmarkSign). Verification stays
 // with the library (Keyring.Verify), which checks every token this makes in
 // the tests (TestSignCompact).
 func signCompact(key *Key, typ string, payload []byte) (string, error) {
-	header, err := json.Marshal(jwsHeader{Alg: key.Alg, Kid: key.ID, Typ: typ})
+	return compact(jwsHeader{Alg: key.Alg, Kid: key.ID, Typ: typ}, payload, func(input []byte) ([]byte, error) {
+		return signature(key, input)
+	})
+}
+
+// compact serialises payload under header as a compact JWS, its signature
+// made over the signing input by sign.
+func compact(h jwsHeader, payload []byte, sign func(input []byte) ([]byte, error)) (string, error) {
+	header, err := json.Marshal(h)
 	if err != nil {
 		return "", err
 	}
@@ -40,13 +51,77 @@ func signCompact(key *Key, typ string, payload []byte) (string, error) {
 	enc.Encode(buf, header)
 	buf[hl] = '.'
 	enc.Encode(buf[hl+1:], payload)
-	sig, err := signature(key, buf)
+	sig, err := sign(buf)
 	if err != nil {
 		return "", err
 	}
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, sig)
 	return string(buf), nil
+}
+
+// HS256 is the algorithm of the tokens that only this server reads.
+const HS256 = "HS256"
+
+// MAC signs the tokens that only this server ever reads, as compact JWS
+// with HS256 (RFC 7518 §3.2) under a key of its own: refresh tokens, which
+// clients hold and never verify (the SDK reads exp alone) and the server
+// authenticates by their keyed-hash row. An HMAC costs about a microsecond
+// where an ES256 signature costs tens, on every sign-in and refresh
+// (docs/performance.md). Keyring.Verify accepts no HS256 token of any type,
+// so a MAC token can never pass for one the keyring signed; the key is not
+// published and is never a signing key's public half.
+type MAC struct {
+	key []byte
+}
+
+// NewMAC returns a MAC keyed with a copy of key, at least 32 bytes.
+func NewMAC(key []byte) (*MAC, error) {
+	if len(key) < 32 {
+		return nil, fmt.Errorf("token: MAC key of %d bytes; want at least 32", len(key))
+	}
+	return &MAC{key: append([]byte(nil), key...)}, nil
+}
+
+// Sign serialises claims as a compact JWS of type typ under {alg: HS256, typ}.
+func (m *MAC) Sign(typ string, claims any) (string, error) {
+	if typ == "" {
+		return "", errors.New("token: mac sign: empty typ")
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", fmt.Errorf("token: mac sign: marshal claims: %w", err)
+	}
+	return compact(jwsHeader{Alg: HS256, Typ: typ}, payload, func(input []byte) ([]byte, error) {
+		h := hmac.New(sha256.New, m.key)
+		h.Write(input)
+		return h.Sum(nil), nil
+	})
+}
+
+// Forged reports whether raw names HS256 in its header but does not carry
+// m's signature over its header and payload: a token m never made, refused
+// without a lookup. A token signed another way (an ES256 refresh token from
+// before MAC tokens) is not forged by this test; its caller looks it up.
+func (m *MAC) Forged(raw string) bool {
+	if len(raw) > maxTokenLen {
+		return true
+	}
+	header, err := parseHeader(raw)
+	if err != nil {
+		return true
+	}
+	if alg, _ := headerString(header, "alg"); alg != HS256 {
+		return false
+	}
+	i := strings.LastIndexByte(raw, '.')
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(raw[i+1:])
+	if err != nil {
+		return true
+	}
+	h := hmac.New(sha256.New, m.key)
+	h.Write([]byte(raw[:i]))
+	return !hmac.Equal(h.Sum(nil), sig)
 }
 
 // signature signs the JWS signing input with key by its algorithm: ES256 as

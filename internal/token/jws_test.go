@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"reflect"
 	"strings"
@@ -99,5 +100,92 @@ func TestSignCompact(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMAC: a MAC token is a compact JWS with exactly {alg: HS256, typ}, the
+// claims' JSON and an HS256 signature the JOSE library accepts under the
+// key; Forged holds for anything its key did not sign that names HS256, not
+// for a token the keyring signed (an ES256 refresh token from before MAC
+// tokens, looked up as before); and the keyring verifies no MAC token, of
+// any type, whatever keys it holds.
+func TestMAC(t *testing.T) {
+	master := make([]byte, 32)
+	mac, err := MACFromMasterKey(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := MACFromMasterKey(master)
+	other, _ := MACFromMasterKey(append(make([]byte, 31), 1))
+	key, _ := DeriveKey(master, "mac")
+
+	raw, err := mac.Sign(TypeRefresh, sampleClaims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		t.Fatalf("token has %d parts; want 3", len(parts))
+	}
+	header, _ := base64.RawURLEncoding.DecodeString(parts[0])
+	if want := `{"alg":"HS256","typ":"rt+jwt"}`; string(header) != want {
+		t.Errorf("header = %s; want %s", header, want)
+	}
+	claims, _ := json.Marshal(sampleClaims())
+	if payload, _ := base64.RawURLEncoding.DecodeString(parts[1]); string(payload) != string(claims) {
+		t.Errorf("payload = %s; want %s", payload, claims)
+	}
+	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.HS256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jws.Verify(key); err != nil {
+		t.Errorf("the JOSE library does not verify the MAC under its key: %v", err)
+	}
+	if mac.Forged(raw) || again.Forged(raw) {
+		t.Error("Forged(a token of the key) = true")
+	}
+
+	twin, _ := other.Sign(TypeRefresh, sampleClaims())
+	altered := sampleClaims()
+	altered.Subject = "someone-else"
+	body, _ := json.Marshal(altered)
+	flipped := []byte(parts[2])
+	flipped[0] ^= 1
+	forged := map[string]string{
+		"another key's":     twin,
+		"altered payload":   parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2],
+		"altered signature": parts[0] + "." + parts[1] + "." + string(flipped),
+		"no signature":      parts[0] + "." + parts[1] + ".",
+		"not a JWS":         "not-a-token",
+		"too long":          parts[0] + "." + strings.Repeat("A", maxTokenLen) + "." + parts[2],
+	}
+	for name, tok := range forged {
+		if !mac.Forged(tok) {
+			t.Errorf("Forged(%s) = false", name)
+		}
+	}
+
+	ring := NewKeyring(nil)
+	ring.ReplaceSet(KeySet{Signers: []*Key{keyFor(t, ES256), keyFor(t, RS256), keyFor(t, EdDSA)}})
+	legacy, err := ring.Sign(TypeRefresh, sampleClaims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mac.Forged(legacy) {
+		t.Error("Forged(an ES256 refresh token) = true; it is looked up instead")
+	}
+	for _, typ := range []string{TypeAccess, TypeM2M, TypeRefresh, TypeAPISecret, TypeMagic} {
+		tok, _ := mac.Sign(typ, sampleClaims())
+		var got accessClaims
+		if _, err := ring.Verify(tok, typ, &got); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Keyring.Verify(MAC %s token) = %v; want ErrInvalid", typ, err)
+		}
+	}
+	if _, err := NewMAC(make([]byte, 16)); err == nil {
+		t.Error("NewMAC(16 bytes) succeeded")
+	}
+	if _, err := mac.Sign("", sampleClaims()); err == nil {
+		t.Error("Sign with an empty typ succeeded")
 	}
 }

@@ -139,3 +139,13 @@ func FromMasterKey(master []byte) (*Sealer, *Hasher, error) {
 	}
 	return sealer, NewHasher(hashKey), nil
 }
+
+// MACFromMasterKey derives from the master key the MAC of the tokens only
+// this server reads (DeriveKey "mac"), a key of its own as well.
+func MACFromMasterKey(master []byte) (*MAC, error) {
+	key, err := DeriveKey(master, "mac")
+	if err != nil {
+		return nil, err
+	}
+	return NewMAC(key)
+}
