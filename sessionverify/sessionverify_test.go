@@ -151,7 +151,7 @@ func TestVerifyAgainstGatehouse(t *testing.T) {
 					t.Fatalf("claims = %+v", c)
 				}
 
-				// The refresh token is signed by a key of the same set, for the same audience.
+				// The refresh token (HS256, a MAC only the server can check) is refused.
 				if _, err := v.Verify(t.Context(), refresh); !errors.Is(err, sessionverify.ErrInvalid) {
 					t.Fatalf("a refresh token as access: %v, want ErrInvalid", err)
 				}

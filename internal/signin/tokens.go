@@ -267,9 +267,9 @@ func (s *Service) SessionCaller(ctx context.Context, app store.App, sessionID st
 // race); after it, reuse revokes the whole session.
 //
 // A refresh token is authenticated by its row, found by the token's keyed
-// hash: only tokens this server issued have one, so its signature (checked by
-// anyone else who wants to) is not verified again here; the row's expiry,
-// session and app decide.
+// hash: only tokens this server issued have one. Its MAC is checked first
+// (token.MAC.Forged), so that an altered token costs no lookup; the row's
+// expiry, session and app decide.
 func (s *Service) Refresh(ctx context.Context, app store.App, refresh string) (_ TokenSet, err error) {
 	defer errs.Wrap(&err, "refresh")
 	reused := false

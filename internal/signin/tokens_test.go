@@ -578,8 +578,9 @@ func TestRotateAccessRacingRefreshKeepsOneChain(t *testing.T) {
 // TestRefreshTokenForms: refresh tokens are HS256 MAC tokens, which no one
 // but the server reads; a refresh token of the earlier form (ES256, signed
 // by the keyring) stays good until it is spent, and is rotated into the new
-// form; a MAC token altered in any part is refused without a lookup, while
-// an unknown token of the earlier form is looked up and refused.
+// form; a token altered in any part, or naming another algorithm, is refused
+// by its MAC even when a row with its hash exists, and without a lookup,
+// while an unknown token of the earlier form is looked up and refused.
 func TestRefreshTokenForms(t *testing.T) {
 	var statements atomic.Int64
 	opts := options(func(o *servertest.Options) {
@@ -629,14 +630,22 @@ func TestRefreshTokenForms(t *testing.T) {
 
 		parts := strings.Split(next.Refresh, ".")
 		sig := []byte(parts[2])
-		sig[len(sig)/2] ^= 1
+		sig[0] = map[bool]byte{true: 'B', false: 'A'}[sig[0] == 'A'] // still base64url: the MAC decides
 		claims := tokentest.Payload(t, next.Refresh)
 		claims["exp"] = now.Add(1000 * time.Hour).Unix()
 		body, _ := json.Marshal(claims)
+		none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"rt+jwt"}`))
 		for name, tok := range map[string]string{
 			"altered signature": parts[0] + "." + parts[1] + "." + string(sig),
 			"altered payload":   parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2],
+			"alg none":          none + "." + parts[1] + ".",
 		} {
+			// A row for it, as if the hash had been planted: only the MAC
+			// can refuse it now, on either engine.
+			if err := sys.DB.InsertRefreshToken(ctx, store.RefreshToken{ID: uuid.Must(uuid.NewV7()).String(), SessionID: sid,
+				TokenHash: hasher.Hash("refresh", tok), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
 			before := statements.Load()
 			if _, err := e.SignIn.Refresh(ctx, e.app, tok); !errors.Is(err, signin.ErrUnauthenticated) {
 				t.Errorf("Refresh(%s) = %v; want ErrUnauthenticated", name, err)

@@ -99,10 +99,12 @@ func (m *MAC) Sign(typ string, claims any) (string, error) {
 	})
 }
 
-// Forged reports whether raw names HS256 in its header but does not carry
-// m's signature over its header and payload: a token m never made, refused
-// without a lookup. A token signed another way (an ES256 refresh token from
-// before MAC tokens) is not forged by this test; its caller looks it up.
+// Forged reports whether raw is neither a token m made (HS256, m's MAC over
+// its header and payload) nor, its header naming ES256, one of the tokens
+// the keyring signed before MAC tokens, which its caller still looks up (a
+// refresh token lives at most its app's refresh lifetime unused, and each
+// use replaces it with a MAC token). Anything else, whatever its header
+// says, is refused without a lookup.
 func (m *MAC) Forged(raw string) bool {
 	if len(raw) > maxTokenLen {
 		return true
@@ -111,8 +113,12 @@ func (m *MAC) Forged(raw string) bool {
 	if err != nil {
 		return true
 	}
-	if alg, _ := headerString(header, "alg"); alg != HS256 {
+	switch alg, _ := headerString(header, "alg"); alg {
+	case ES256:
 		return false
+	case HS256:
+	default:
+		return true
 	}
 	i := strings.LastIndexByte(raw, '.')
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(raw[i+1:])

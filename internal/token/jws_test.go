@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -105,10 +106,11 @@ func TestSignCompact(t *testing.T) {
 
 // TestMAC: a MAC token is a compact JWS with exactly {alg: HS256, typ}, the
 // claims' JSON and an HS256 signature the JOSE library accepts under the
-// key; Forged holds for anything its key did not sign that names HS256, not
-// for a token the keyring signed (an ES256 refresh token from before MAC
-// tokens, looked up as before); and the keyring verifies no MAC token, of
-// any type, whatever keys it holds.
+// key; Forged holds for anything its key did not sign, whatever its header
+// names, and for its own tokens when too long, but not for a token the
+// keyring signed with ES256 (a refresh token from before MAC tokens, looked
+// up as before); and the keyring verifies no MAC token, of any type,
+// whether or not it names one of the keyring's keys.
 func TestMAC(t *testing.T) {
 	master := make([]byte, 32)
 	mac, err := MACFromMasterKey(master)
@@ -151,14 +153,39 @@ func TestMAC(t *testing.T) {
 	altered.Subject = "someone-else"
 	body, _ := json.Marshal(altered)
 	flipped := []byte(parts[2])
-	flipped[0] ^= 1
+	flipped[0] = map[bool]byte{true: 'B', false: 'A'}[flipped[0] == 'A'] // still base64url: the MAC decides
+	macWith := func(h jwsHeader) string {
+		tok, err := compact(h, claims, func(input []byte) ([]byte, error) {
+			m := hmac.New(sha256.New, key)
+			m.Write(input)
+			return m.Sum(nil), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	long := sampleClaims()
+	long.Subject = strings.Repeat("x", maxTokenLen)
+	tooLong, err := mac.Sign(TypeRefresh, long)
+	if err != nil {
+		t.Fatal(err)
+	}
 	forged := map[string]string{
 		"another key's":     twin,
 		"altered payload":   parts[0] + "." + base64.RawURLEncoding.EncodeToString(body) + "." + parts[2],
 		"altered signature": parts[0] + "." + parts[1] + "." + string(flipped),
 		"no signature":      parts[0] + "." + parts[1] + ".",
 		"not a JWS":         "not-a-token",
-		"too long":          parts[0] + "." + strings.Repeat("A", maxTokenLen) + "." + parts[2],
+		"too long":          tooLong,
+		"alg none":          macWith(jwsHeader{Alg: "none", Typ: TypeRefresh}),
+		"alg HS512":         macWith(jwsHeader{Alg: "HS512", Typ: TypeRefresh}),
+		"alg RS256":         macWith(jwsHeader{Alg: RS256, Typ: TypeRefresh}),
+		"alg EdDSA":         macWith(jwsHeader{Alg: EdDSA, Typ: TypeRefresh}),
+		"alg missing":       macWith(jwsHeader{Typ: TypeRefresh}),
+	}
+	if mac.Forged(macWith(jwsHeader{Alg: HS256, Typ: TypeRefresh})) {
+		t.Fatal("Forged(the MAC made by hand) = true: the forged cases below prove nothing")
 	}
 	for name, tok := range forged {
 		if !mac.Forged(tok) {
@@ -167,7 +194,8 @@ func TestMAC(t *testing.T) {
 	}
 
 	ring := NewKeyring(nil)
-	ring.ReplaceSet(KeySet{Signers: []*Key{keyFor(t, ES256), keyFor(t, RS256), keyFor(t, EdDSA)}})
+	signers := []*Key{keyFor(t, ES256), keyFor(t, RS256), keyFor(t, EdDSA)}
+	ring.ReplaceSet(KeySet{Signers: signers})
 	legacy, err := ring.Sign(TypeRefresh, sampleClaims())
 	if err != nil {
 		t.Fatal(err)
@@ -180,6 +208,12 @@ func TestMAC(t *testing.T) {
 		var got accessClaims
 		if _, err := ring.Verify(tok, typ, &got); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Keyring.Verify(MAC %s token) = %v; want ErrInvalid", typ, err)
+		}
+		for _, k := range signers { // naming a key the keyring holds
+			named := macWith(jwsHeader{Alg: HS256, Kid: k.ID, Typ: typ})
+			if _, err := ring.Verify(named, typ, &got); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Keyring.Verify(MAC %s token naming the %s key) = %v; want ErrInvalid", typ, k.Alg, err)
+			}
 		}
 	}
 	if _, err := NewMAC(make([]byte, 16)); err == nil {

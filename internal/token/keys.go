@@ -33,8 +33,8 @@ const (
 )
 
 // Algorithm is the default: it signs every token whose kind does not choose
-// (refresh tokens, API secrets, links) and the access tokens of apps that
-// keep the server default.
+// (API secrets, links) and the access tokens of apps that keep the server
+// default. Refresh tokens carry a MAC instead (MAC).
 const Algorithm = ES256
 
 // Algorithms lists the algorithms a key can have, in the order keys are made.
