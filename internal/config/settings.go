@@ -507,7 +507,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "tokens.access_token_alg", Default: "ES256",
-				Help: "Signs the access tokens of apps that keep the default (an app can choose its own): ES256 (fast to sign), RS256 (RSA-2048: what Scute's Python and Ruby server SDKs verify), or EdDSA (as cheap as ES256). API secrets are always ES256 (refresh tokens carry an HS256 MAC only the server reads). Keep ES256 or EdDSA unless a backend needs RS256: RS256 for Scute server SDK compatibility costs about 1 ms of CPU more per token issued (each sign-in, refresh and M2M grant makes one RSA signature, some 20 times an ES256 one; a refresh then costs about 3 times the server CPU) and nothing more on reads (current_user, the JWKS); see the performance page."},
+				Help: "Signs the access tokens of apps that keep the default (an app can choose its own): ES256 (fast to sign), RS256 (RSA-2048: what Scute's Python and Ruby server SDKs verify), or EdDSA (as cheap as ES256). API secrets are always ES256 (refresh tokens carry an HS256 MAC only the server reads). Keep ES256 or EdDSA unless a backend needs RS256: RS256 for Scute server SDK compatibility costs about 1 ms of CPU more per token issued (each sign-in, refresh and M2M grant makes one RSA signature, some 20 times an ES256 one; a refresh then costs about 3.5 times the server CPU) and nothing more on reads (current_user, the JWKS); see the performance page."},
 			bind: stringField(func(c *Config) *string { return &c.Tokens.AccessTokenAlg }),
 			check: func(c Config) error {
 				if !token.ValidAlgorithm(c.Tokens.AccessTokenAlg) {
