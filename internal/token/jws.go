@@ -93,10 +93,15 @@ func (m *MAC) Sign(typ string, claims any) (string, error) {
 		return "", fmt.Errorf("token: mac sign: marshal claims: %w", err)
 	}
 	return compact(jwsHeader{Alg: HS256, Typ: typ}, payload, func(input []byte) ([]byte, error) {
-		h := hmac.New(sha256.New, m.key)
-		h.Write(input)
-		return h.Sum(nil), nil
+		return m.sum(input), nil
 	})
+}
+
+// sum is the HMAC-SHA256 of input under m's key.
+func (m *MAC) sum(input []byte) []byte {
+	h := hmac.New(sha256.New, m.key)
+	h.Write(input)
+	return h.Sum(nil)
 }
 
 // Forged reports whether raw is neither a token m made (HS256, m's MAC over
@@ -125,9 +130,7 @@ func (m *MAC) Forged(raw string) bool {
 	if err != nil {
 		return true
 	}
-	h := hmac.New(sha256.New, m.key)
-	h.Write([]byte(raw[:i]))
-	return !hmac.Equal(h.Sum(nil), sig)
+	return !hmac.Equal(m.sum([]byte(raw[:i])), sig)
 }
 
 // signature signs the JWS signing input with key by its algorithm: ES256 as
