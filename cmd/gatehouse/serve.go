@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-auth/gatehouse/internal/config"
+	"github.com/gatehouse-auth/gatehouse/internal/gctune"
 	"github.com/gatehouse-auth/gatehouse/internal/server"
 )
 
@@ -49,6 +50,7 @@ func settingsHelp() string {
 
 func serve(ctx context.Context, cfg config.Config, e *env) error {
 	log := newLogger(cfg, e.stderr)
+	defer gctune.Start(uint64(cfg.Runtime.GCHeadroomMB) << 20).Stop()
 	// Bind first: with --addr :0 the real port decides the base URL.
 	ls, cfg, err := server.Listen(cfg)
 	if err != nil {

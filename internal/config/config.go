@@ -50,6 +50,7 @@ type Config struct {
 	// MasterKeyFile is the path of a file holding the master key.
 	MasterKeyFile string
 	Log           Log
+	Runtime       Runtime
 	Mail          Mail
 	SMTP          SMTP
 	Tokens        Tokens
@@ -236,6 +237,13 @@ type Log struct {
 	Format string
 	// Requests logs one line per HTTP request.
 	Requests bool
+}
+
+// Runtime holds the settings of the Go runtime.
+type Runtime struct {
+	// GCHeadroomMB is the heap growth (MiB) allowed between collections
+	// while the live heap is smaller (gctune); 0 leaves GOGC alone.
+	GCHeadroomMB int
 }
 
 // Mail holds the settings for outgoing e-mail.
