@@ -2,7 +2,6 @@ package courier
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -175,7 +174,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) (string, error) {
 			if intact {
 				s.put(c)
 			}
-			return msg.GetMessageID(), nil
+			return msg.id, nil
 		}
 		_ = c.conn.Close()
 		// A kept connection that the server closed while it sat idle fails
@@ -360,43 +359,6 @@ func (s *SMTP) clientOptions(tlsConfig *tls.Config, dial gomail.DialContextFunc)
 		opts = append(opts, gomail.WithHELO(s.helo))
 	}
 	return opts
-}
-
-// buildMessage turns m into a go-mail message with a fresh Message-ID under the sender's domain.
-func (s *SMTP) buildMessage(m Message) (*gomail.Msg, *SendError) {
-	from := s.from
-	if m.From != "" {
-		a, err := mail.ParseAddress(m.From)
-		if err != nil {
-			return nil, &SendError{Provider: smtpProvider, Msg: "invalid from address"}
-		}
-		from = a
-	}
-	to, err := mail.ParseAddress(m.To)
-	if err != nil {
-		// The parser quotes its input, so its error is not wrapped: the address must not reach logs unmasked.
-		return nil, &SendError{Provider: smtpProvider, Msg: "invalid recipient address " + MaskAddress(m.To)}
-	}
-	if m.Text == "" && m.HTML == "" {
-		return nil, &SendError{Provider: smtpProvider, Msg: "empty message body"}
-	}
-
-	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
-	msg.FromMailAddress(from)
-	msg.SetAddrHeaderFromMailAddress(gomail.HeaderTo, to)
-	msg.Subject(m.Subject)
-	msg.SetDate()
-	msg.SetMessageIDWithValue(rand.Text() + "@" + domainOf(from.Address))
-	switch {
-	case m.Text != "" && m.HTML != "":
-		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
-		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
-	case m.Text != "":
-		msg.SetBodyString(gomail.TypeTextPlain, m.Text)
-	default:
-		msg.SetBodyString(gomail.TypeTextHTML, m.HTML)
-	}
-	return msg, nil
 }
 
 // domainOf returns the part of an address after the last '@', or "localhost" when there is none.

@@ -16,17 +16,76 @@ import (
 // DATA go out in one write and the message in a second: two round trips
 // instead of four, which with a provider across the internet is most of a
 // send's time, and two writes and wake-ups fewer on both sides. Without it,
-// go-mail talks one command at a time.
-func transact(c *smtpConn, msg *gomail.Msg, timeout time.Duration) error {
-	if ok, _ := c.smtp.Extension("PIPELINING"); !ok {
-		return c.client.SendWithSMTPClient(c.smtp, msg)
-	}
+// one command at a time.
+func transact(c *smtpConn, msg *outgoing, timeout time.Duration) error {
 	// As go-mail does before each message: the deadline set when the
 	// connection was dialed has passed on one kept longer than timeout.
 	if err := c.smtp.UpdateDeadline(timeout); err != nil {
 		return &smtpStepError{reason: gomail.ErrConnCheck, err: err}
 	}
+	if strings.ContainsAny(msg.from+msg.to, "\r\n") {
+		// net/mail never parses one, but a line break would end a command.
+		return &smtpStepError{reason: gomail.ErrGetSender, err: errBadAddress}
+	}
+	if ok, _ := c.smtp.Extension("PIPELINING"); !ok {
+		return lockstep(c.smtp, msg)
+	}
 	return pipelined(c.smtp, msg)
+}
+
+// mailCommand is MAIL FROM for from, with the parameters go-mail's (and
+// net/smtp's) MAIL adds when the server takes them: the message itself is
+// 7-bit, but the addresses may be UTF-8.
+func mailCommand(c *gosmtp.Client, from string) string {
+	mail := "MAIL FROM:" + from
+	if ok, _ := c.Extension("8BITMIME"); ok {
+		mail += " BODY=8BITMIME"
+	}
+	if ok, _ := c.Extension("SMTPUTF8"); ok {
+		mail += " SMTPUTF8"
+	}
+	return mail
+}
+
+// lockstep is one mail transaction one command at a time, for a server
+// without PIPELINING.
+func lockstep(c *gosmtp.Client, msg *outgoing) error {
+	esc, _ := c.Extension("ENHANCEDSTATUSCODES")
+	if err := command(c, 250, mailCommand(c, msg.from)); err != nil {
+		return stepError(gomail.ErrSMTPMailFrom, err, esc)
+	}
+	if err := command(c, 25, "RCPT TO:"+msg.to); err != nil { // 250 or 251
+		return stepError(gomail.ErrSMTPRcptTo, err, esc)
+	}
+	if err := command(c, 354, "DATA"); err != nil {
+		return stepError(gomail.ErrSMTPData, err, esc)
+	}
+	return finishData(c, msg, esc)
+}
+
+// command sends one command line and reads its reply, which must be of
+// the class expect (a code or its first digits).
+func command(c *gosmtp.Client, expect int, line string) error {
+	if err := c.Text.PrintfLine("%s", line); err != nil {
+		return err
+	}
+	_, _, err := c.Text.ReadResponse(expect)
+	return err
+}
+
+// finishData writes the message and the "." that ends it, in one write
+// when the message fits the connection's buffer, and reads the verdict.
+func finishData(c *gosmtp.Client, msg *outgoing, esc bool) error {
+	w := c.Text.W
+	_, _ = w.Write(msg.data)
+	_, _ = w.WriteString(".\r\n")
+	if err := w.Flush(); err != nil {
+		return stepError(gomail.ErrWriteContent, err, esc)
+	}
+	if _, _, err := c.Text.ReadResponse(250); err != nil {
+		return stepError(gomail.ErrSMTPDataClose, err, esc)
+	}
+	return nil
 }
 
 // pipelined is one mail transaction with the envelope pipelined. Every
@@ -37,38 +96,10 @@ func transact(c *smtpConn, msg *gomail.Msg, timeout time.Duration) error {
 // and not the lone "." RFC 2920 §3.1 suggests either, as a connection
 // closed during DATA aborts the transaction (RFC 5321 §3.8) and this one
 // is not kept.
-func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
-	from, err := msg.GetSender(false)
-	if err != nil {
-		return &smtpStepError{reason: gomail.ErrGetSender, err: err}
-	}
-	rcpts, err := msg.GetRecipients()
-	if err != nil {
-		return &smtpStepError{reason: gomail.ErrGetRcpts, err: err}
-	}
-	// As go-mail's own MAIL: the body may be 8-bit and the addresses UTF-8
-	// when the server says it takes them.
-	mail := "MAIL FROM:" + from
-	if ok, _ := c.Extension("8BITMIME"); ok {
-		mail += " BODY=8BITMIME"
-	}
-	if ok, _ := c.Extension("SMTPUTF8"); ok {
-		mail += " SMTPUTF8"
-	}
-	// net/mail never parses one, but a line break would end a command.
-	if strings.ContainsAny(from, "\r\n") {
-		return &smtpStepError{reason: gomail.ErrGetSender, err: errBadAddress}
-	}
-	for _, r := range rcpts {
-		if strings.ContainsAny(r, "\r\n") {
-			return &smtpStepError{reason: gomail.ErrGetRcpts, err: errBadAddress}
-		}
-	}
+func pipelined(c *gosmtp.Client, msg *outgoing) error {
 	w := c.Text.W
-	_, _ = w.WriteString(mail + "\r\n")
-	for _, r := range rcpts {
-		_, _ = w.WriteString("RCPT TO:" + r + "\r\n")
-	}
+	_, _ = w.WriteString(mailCommand(c, msg.from) + "\r\n")
+	_, _ = w.WriteString("RCPT TO:" + msg.to + "\r\n")
 	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil { // a write error stays in the buffer and shows here
 		return &smtpStepError{reason: gomail.ErrSMTPMailFrom, err: err}
@@ -80,12 +111,9 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 			first = stepError(reason, err, esc)
 		}
 	}
-	_, _, err = c.Text.ReadResponse(250)
+	_, _, err := c.Text.ReadResponse(250)
 	note(gomail.ErrSMTPMailFrom, err)
-	for range rcpts {
-		if first != nil && !isReply(first) {
-			break // the connection failed: no more replies will come
-		}
+	if first == nil || isReply(first) {
 		_, _, err = c.Text.ReadResponse(25) // 250 or 251
 		note(gomail.ErrSMTPRcptTo, err)
 	}
@@ -96,17 +124,7 @@ func pipelined(c *gosmtp.Client, msg *gomail.Msg) error {
 	if first != nil {
 		return first
 	}
-	dw := c.Text.DotWriter()
-	if _, err := msg.WriteTo(dw); err != nil {
-		return stepError(gomail.ErrWriteContent, err, esc)
-	}
-	if err := dw.Close(); err != nil { // the final "." and the flush
-		return stepError(gomail.ErrSMTPDataClose, err, esc)
-	}
-	if _, _, err := c.Text.ReadResponse(250); err != nil {
-		return stepError(gomail.ErrSMTPDataClose, err, esc)
-	}
-	return nil
+	return finishData(c, msg, esc)
 }
 
 // isReply reports whether err is the server's answer (a reply code), after

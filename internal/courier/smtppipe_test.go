@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,13 +137,19 @@ func TestSMTPWithoutPipelining(t *testing.T) {
 			_ = w.SetReadDeadline(time.Now().Add(10 * time.Second))
 			_, _ = io.WriteString(w, want.reply+"\r\n")
 		}
-		if _, err := readMessage(r); err != nil {
+		raw, err := readMessage(r)
+		if err != nil {
 			return err
+		}
+		// Taken as written: no line needed its dot stuffed.
+		p := parseMessage(t, []byte(raw))
+		if got := strings.TrimRight(p.parts["text/plain"], "\n"); got != dottyText {
+			return errors.New("the message arrived as " + strconv.Quote(got))
 		}
 		_, _ = io.WriteString(w, "250 queued\r\n")
 		return nil
 	})
-	if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Code", Text: "hello"}); err != nil {
+	if _, err := s.Send(context.Background(), Message{Channel: ChannelEmail, To: "ada@example.com", Subject: "Code", Text: dottyText}); err != nil {
 		t.Fatalf("Send = %v", err)
 	}
 	if err := <-done; err != nil {
