@@ -63,7 +63,7 @@ func (s *testServer) messages() []received {
 	return append([]received(nil), s.msgs...)
 }
 
-func startServer(t *testing.T, opts serverOptions) *testServer {
+func startServer(t testing.TB, opts serverOptions) *testServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -200,7 +200,7 @@ func selfSignedTLS(t *testing.T) *tls.Config {
 }
 
 // newTestSMTP builds a provider aimed at ts, letting edit adjust the config first.
-func newTestSMTP(t *testing.T, ts *testServer, policy TLSPolicy, edit func(*SMTPConfig)) *SMTP {
+func newTestSMTP(t testing.TB, ts *testServer, policy TLSPolicy, edit func(*SMTPConfig)) *SMTP {
 	t.Helper()
 	cfg := SMTPConfig{
 		Host:    ts.host,
