@@ -4,7 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -87,5 +89,55 @@ func TestHasherEqual(t *testing.T) {
 		if got := h.Equal(tt.hash, tt.parts...); got != tt.want {
 			t.Errorf("Equal(%s, %q) = %v; want %v", tt.name, tt.parts, got, tt.want)
 		}
+	}
+}
+
+// TestHashersReuseStates: the HMAC states a Hasher and a MAC reuse carry
+// nothing from one use to the next, whichever goroutine had them: every
+// hash, made concurrently and between others, equals one made afresh.
+func TestHashersReuseStates(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	h := NewHasher(key)
+	m, err := NewMAC(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func(parts ...string) string {
+		mac := hmac.New(sha256.New, key)
+		for _, p := range parts {
+			writePart(mac, p)
+		}
+		return hex.EncodeToString(mac.Sum(nil))
+	}
+	freshMAC := func(input string) string {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(input))
+		return hex.EncodeToString(mac.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				a, b := strconv.Itoa(g), strconv.Itoa(i)
+				if got, want := h.Hash(a, b), fresh(a, b); got != want {
+					errs <- "Hash(" + a + ", " + b + ") = " + got + "; want " + want
+					return
+				}
+				if !h.Equal(fresh(b), b) {
+					errs <- "Equal refused the hash of " + b
+					return
+				}
+				if got, want := hex.EncodeToString(m.sum([]byte(a+b))), freshMAC(a+b); got != want {
+					errs <- "MAC of " + a + b + " = " + got + "; want " + want
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

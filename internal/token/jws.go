@@ -72,7 +72,7 @@ const HS256 = "HS256"
 // so a MAC token can never pass for one the keyring signed; the key is not
 // published and is never a signing key's public half.
 type MAC struct {
-	key []byte
+	macs keyedMACs
 }
 
 // NewMAC returns a MAC keyed with a copy of key, at least 32 bytes.
@@ -80,7 +80,7 @@ func NewMAC(key []byte) (*MAC, error) {
 	if len(key) < 32 {
 		return nil, fmt.Errorf("token: MAC key of %d bytes; want at least 32", len(key))
 	}
-	return &MAC{key: append([]byte(nil), key...)}, nil
+	return &MAC{macs: newKeyedMACs(key)}, nil
 }
 
 // Sign serialises claims as a compact JWS of type typ under {alg: HS256, typ}.
@@ -99,7 +99,8 @@ func (m *MAC) Sign(typ string, claims any) (string, error) {
 
 // sum is the HMAC-SHA256 of input under m's key.
 func (m *MAC) sum(input []byte) []byte {
-	h := hmac.New(sha256.New, m.key)
+	h := m.macs.get()
+	defer m.macs.put(h)
 	h.Write(input)
 	return h.Sum(nil)
 }
