@@ -232,7 +232,7 @@ func table() []setting {
 		},
 		{
 			Setting: Setting{Key: "runtime.gc_headroom_mb", Default: "64",
-				Help: "Heap growth, in MiB, allowed between garbage collections while the live heap is smaller than this (then Go's default, GOGC=100, applies): fewer collections under load for at most this much more memory. 0 leaves the collector as Go sets it; so does setting the GOGC environment variable. GOMEMLIMIT still caps the heap. 0 to 65536."},
+				Help: "Heap growth, in MiB, allowed between garbage collections while what the collector scans (live heap, goroutine stacks, globals) is smaller than this (then Go's default, GOGC=100, applies): fewer collections under load for at most this much more memory. 0 leaves the collector as Go sets it; so does setting the GOGC environment variable. GOMEMLIMIT still caps the heap. 0 to 65536."},
 			bind:  intField(func(c *Config) *int { return &c.Runtime.GCHeadroomMB }),
 			check: func(c Config) error { return inRange(c.Runtime.GCHeadroomMB, 0, 65536) },
 		},

@@ -50,10 +50,9 @@ func (s *SMTP) buildMessage(m Message) (*outgoing, *SendError) {
 	b = header(b, "Date", time.Now().Format(time.RFC1123Z))
 	b = header(b, "MIME-Version", "1.0")
 	b = header(b, "Message-ID", o.id)
-	b = append(b, "Subject: "...)
 	b = appendSubject(b, m.Subject)
-	b = header(b, "From", from.String())
-	b = header(b, "To", to.String())
+	b = foldedHeader(b, "From", from.String())
+	b = foldedHeader(b, "To", to.String())
 	switch {
 	case m.Text != "" && m.HTML != "":
 		boundary := "=_" + rand.Text() // "=_" never occurs in quoted-printable text
@@ -82,6 +81,32 @@ func header(b []byte, name, value string) []byte {
 	return append(append(append(append(b, name...), ": "...), value...), "\r\n"...)
 }
 
+// foldedHeader writes a header whose value may be long (an address with a
+// long display name): folded before spaces so that its lines keep to 78
+// characters where a space allows (RFC 5322 §2.2.3). Unfolding, which
+// removes the CRLF, gives the value back as it was; a display name's
+// encoded words (net/mail writes a non-ASCII name as several, separated by
+// spaces) and its quoted text may both be folded there.
+func foldedHeader(b []byte, name, value string) []byte {
+	b = append(append(b, name...), ": "...)
+	col := len(name) + 2
+	for value != "" {
+		// The next word, with the space before it.
+		n := strings.IndexByte(value[1:], ' ') + 1
+		if n == 0 {
+			n = len(value)
+		}
+		if col+n > 78 && col > 1 && value[0] == ' ' {
+			b = append(b, "\r\n"...)
+			col = 0
+		}
+		b = append(b, value[:n]...)
+		col += n
+		value = value[n:]
+	}
+	return append(b, "\r\n"...)
+}
+
 // appendPart writes a part's (or a single-part message's) content headers
 // and its text, quoted-printable.
 func appendPart(b []byte, ctype, text string) []byte {
@@ -89,29 +114,33 @@ func appendPart(b []byte, ctype, text string) []byte {
 	return appendQuotedPrintable(b, text)
 }
 
-// appendSubject writes the Subject header's value and its line end: as it
-// is when it is printable ASCII that fits a line, else as RFC 2047 encoded
-// words, one per folded line. A line break in the subject is encoded like
-// any other control character, so it can never start a header of its own.
+// appendSubject writes the Subject header: its value as it is, folded at
+// spaces, when it is printable ASCII, else as RFC 2047 encoded words, one
+// per folded line. A line break in the subject is encoded like any other
+// control character, so it can never start a header of its own.
 func appendSubject(b []byte, s string) []byte {
 	plain := len(s) <= 900
 	for i := 0; i < len(s) && plain; i++ {
 		plain = s[i] >= 0x20 && s[i] < 0x7f
 	}
 	if plain {
-		return append(append(b, s...), "\r\n"...)
+		return foldedHeader(b, "Subject", s)
 	}
-	return append(appendEncodedWords(b, s), "\r\n"...)
+	b = append(b, "Subject: "...)
+	return append(appendEncodedWords(b, s, len("Subject: ")), "\r\n"...)
 }
 
 // appendEncodedWords writes s as "Q" encoded words (RFC 2047 §4.2) of at
 // most 75 characters, each on its own folded line: the white space
 // between encoded words is not part of the text (§6.2). A word never
-// splits a character's bytes, so each decodes alone.
-func appendEncodedWords(b []byte, s string) []byte {
+// splits a character's bytes, so each decodes alone. The first word
+// shares its line with the header's name (taken characters), and is
+// shorter by as much, so that no line holding an encoded word is longer
+// than 76 characters (§2).
+func appendEncodedWords(b []byte, s string, taken int) []byte {
 	const open, end, room = "=?UTF-8?q?", "?=", 75 - len("=?UTF-8?q?") - len("?=")
 	b = append(b, open...)
-	used := 0
+	used := min(taken, room-4*3) // the first word still holds any one character
 	for _, r := range s {
 		var rb [utf8.UTFMax]byte
 		n := utf8.EncodeRune(rb[:], r)

@@ -87,31 +87,79 @@ func TestSubjectHeader(t *testing.T) {
 		"Sign in to Acme – ünïcode",
 		"Hi\r\nBcc: evil@example.com",
 		strings.Repeat("Ünïcode subject that goes on ", 12),
-		strings.Repeat("x", 1200), // too long for one line: encoded and folded
+		strings.Repeat("ASCII subject that goes on ", 30), // folded at its spaces
+		strings.Repeat("x", 1200),                         // too long for one line: encoded and folded
+		"a  b   c", " leading and trailing ",
 		"",
 	} {
-		b := appendSubject([]byte("Subject: "), s)
-		if !bytes.HasSuffix(b, []byte("\r\n")) {
-			t.Fatalf("subject %q: no CRLF at the end: %q", s, b)
+		want := s
+		if !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r > '~' }) {
+			want = strings.TrimSpace(s) // a reader trims a plain value's ends
 		}
-		lines := strings.Split(strings.TrimSuffix(string(b), "\r\n"), "\r\n")
-		for i, l := range lines {
-			if len(l) > 998 || (i > 0 && !strings.HasPrefix(l, " ")) {
-				t.Fatalf("subject %q: line %d is not a folded header line: %q", s, i, l)
+		checkHeader(t, "Subject", appendSubject(nil, s), want, true, func(h mail.Header) (string, error) {
+			var dec mime.WordDecoder
+			return dec.DecodeHeader(h.Get("Subject"))
+		})
+	}
+}
+
+// TestAddressHeaders: long display names, ASCII (quoted) or not (encoded),
+// are folded at spaces, and the header reads back as the address.
+func TestAddressHeaders(t *testing.T) {
+	for _, name := range []string{
+		"Ada Lovelace",
+		strings.Repeat("Acme Support Team ", 30),
+		strings.Repeat("Équipe d’assistance ", 30),
+		`Quoted "name", with specials`,
+		"",
+	} {
+		a := &mail.Address{Name: name, Address: "support@acme.test"}
+		checkHeader(t, "From", foldedHeader(nil, "From", a.String()), a.String(), false, func(h mail.Header) (string, error) {
+			list, err := h.AddressList("From")
+			if err != nil || len(list) != 1 {
+				return "", err
 			}
+			if list[0].Name != name || list[0].Address != a.Address {
+				return list[0].String(), nil
+			}
+			return a.String(), nil
+		})
+	}
+}
+
+// checkHeader holds a written header line to RFC 5322's form (CRLF, folded
+// lines that start with white space and keep to 998 characters, to 78
+// where a space allowed it, no other header made) and read reads back want.
+// ours: the encoded words are this package's, of which no line holds more
+// than 76 characters (net/mail writes a name's first encoded word 75 long,
+// so that line is a few characters longer).
+func checkHeader(t *testing.T, name string, b []byte, want string, ours bool, read func(mail.Header) (string, error)) {
+	t.Helper()
+	if !bytes.HasSuffix(b, []byte("\r\n")) {
+		t.Fatalf("%s %q: no CRLF at the end: %q", name, want, b)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\r\n"), "\r\n")
+	for i, l := range lines {
+		if len(l) > 998 || (i > 0 && !strings.HasPrefix(l, " ")) || strings.TrimSpace(l) == "" {
+			t.Fatalf("%s %q: line %d is not a folded header line: %q", name, want, i, l)
 		}
-		msg, err := mail.ReadMessage(bytes.NewReader(append(b, "\r\n"...)))
-		if err != nil {
-			t.Fatalf("subject %q: %v", s, err)
+		body := strings.TrimPrefix(l, name+": ") // the first line can fold only after its first word
+		if len(l) > 78 && strings.Contains(strings.TrimPrefix(body[1:], " "), " ") {
+			t.Fatalf("%s %q: line %d is longer than 78 characters and holds a space to fold at: %q", name, want, i, l)
 		}
-		var dec mime.WordDecoder
-		got, err := dec.DecodeHeader(msg.Header.Get("Subject"))
-		if err != nil || got != s {
-			t.Fatalf("subject %q decodes to %q (%v)", s, got, err)
+		if ours && strings.Contains(l, "=?") && len(l) > 76 {
+			t.Fatalf("%s %q: line %d holds an encoded word and is longer than 76 characters: %q", name, want, i, l)
 		}
-		if len(msg.Header) != 1 {
-			t.Fatalf("subject %q made headers %v", s, msg.Header)
-		}
+	}
+	msg, err := mail.ReadMessage(bytes.NewReader(append(b, "\r\n"...)))
+	if err != nil {
+		t.Fatalf("%s %q: %v", name, want, err)
+	}
+	if len(msg.Header) != 1 {
+		t.Fatalf("%s %q made headers %v", name, want, msg.Header)
+	}
+	if got, err := read(msg.Header); err != nil || got != want {
+		t.Fatalf("%s %q reads back as %q (%v)", name, want, got, err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +116,7 @@ func TestSMTPPipelinesTheEnvelope(t *testing.T) {
 // TestSMTPWithoutPipelining: a server that does not offer PIPELINING gets
 // one command at a time, each sent only after the previous one's reply.
 func TestSMTPWithoutPipelining(t *testing.T) {
+	var raw string // the message as the server read it, before the final "."
 	s, done := scriptedSMTP(t, "", func(r *bufio.Reader, w net.Conn) error {
 		for _, want := range []struct{ cmd, reply string }{
 			{"MAIL FROM:", "250 ok"}, {"RCPT TO:", "250 ok"}, {"DATA", "354 go on"},
@@ -137,14 +137,10 @@ func TestSMTPWithoutPipelining(t *testing.T) {
 			_ = w.SetReadDeadline(time.Now().Add(10 * time.Second))
 			_, _ = io.WriteString(w, want.reply+"\r\n")
 		}
-		raw, err := readMessage(r)
+		var err error
+		raw, err = readMessage(r)
 		if err != nil {
 			return err
-		}
-		// Taken as written: no line needed its dot stuffed.
-		p := parseMessage(t, []byte(raw))
-		if got := strings.TrimRight(p.parts["text/plain"], "\n"); got != dottyText {
-			return errors.New("the message arrived as " + strconv.Quote(got))
 		}
 		_, _ = io.WriteString(w, "250 queued\r\n")
 		return nil
@@ -154,6 +150,11 @@ func TestSMTPWithoutPipelining(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	// Taken as written, no dot-stuffing undone: no line needed its dot stuffed.
+	p := parseMessage(t, []byte(raw))
+	if got := strings.TrimRight(p.parts["text/plain"], "\n"); got != dottyText {
+		t.Fatalf("the message arrived as %q; want %q", got, dottyText)
 	}
 }
 

@@ -1,16 +1,21 @@
 // Package gctune gives the Go garbage collector a floor of headroom. With
 // the runtime's default (GOGC=100) a collection starts when the heap has
-// grown by as much as survived the last one; Gatehouse keeps little alive
-// (tens of MB) and allocates on every request, so under load it collected
-// several times a second and spent about a tenth of its CPU doing so
-// (docs/performance.md). After each collection the tuner sets the next
-// goal to the live heap plus at least headroom bytes: above headroom of
-// live heap it changes nothing (GOGC=100), below it the heap may grow by
-// headroom before the next collection. The memory this can cost is
-// headroom, whatever the load; GOMEMLIMIT, when set, still caps the heap.
+// grown by as much as the collector had to scan after the last one;
+// Gatehouse keeps little alive (tens of MB) and allocates on every request,
+// so under load it collected several times a second (docs/performance.md).
+// After each collection the tuner sets the next goal to at least headroom
+// bytes above the live heap: once what the collector scans (live heap,
+// goroutine stacks, globals) exceeds headroom it changes nothing (GOGC=100);
+// below that the heap may grow by headroom before the next collection.
+// GOMEMLIMIT, when set, still caps the heap.
 //
 // It re-arms itself from a finalizer, which runs once per collection: no
 // goroutine and no timer, so an idle server does no work for it.
+//
+// The GC percent belongs to the whole process, so there is one tuner per
+// process: Start while one runs shares it (tests start several servers in
+// one process), and the percent found before the first Start comes back
+// when the last one Stops.
 package gctune
 
 import (
@@ -19,80 +24,115 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
-// Tuner is one running floor; Stop ends it.
-type Tuner struct {
+// Handle is one Start's share of the process's tuner; Stop releases it.
+type Handle struct {
+	once sync.Once
+}
+
+var (
+	mu       sync.Mutex // guards the fields below and serialises adjust with stop
+	users    int        // Handles not yet stopped
+	running  *tuner
+	observer func(percent int) // tests: receives each percent set
+)
+
+type tuner struct {
 	headroom uint64
-	before   int // the GC percent at Start, restored by Stop
-	stopped  atomic.Bool
-	mu       sync.Mutex // serialises adjust with Stop
+	before   int // the GC percent before the first Start
+	stopped  bool
 	sample   []metrics.Sample
-	// adjusted, when set (tests), receives each percent set after a collection.
-	adjusted func(percent int)
 }
 
 // Start keeps at least headroom bytes of heap growth between collections.
 // It returns nil, changing nothing, when headroom is 0 or when the GOGC
 // environment variable is set (the operator chose the collector's pace).
-func Start(headroom uint64) *Tuner {
+// While a tuner runs, Start shares it (the larger headroom applies).
+func Start(headroom uint64) *Handle {
 	if _, set := os.LookupEnv("GOGC"); set || headroom == 0 {
 		return nil
 	}
-	return start(headroom, nil)
+	return start(headroom)
 }
 
-func start(headroom uint64, adjusted func(int)) *Tuner {
-	t := &Tuner{headroom: headroom, adjusted: adjusted, before: CurrentPercent(),
-		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	t.adjust()
-	t.arm()
-	return t
+func start(headroom uint64) *Handle {
+	mu.Lock()
+	users++
+	t := running
+	if t == nil {
+		t = &tuner{headroom: headroom, before: CurrentPercent(), sample: []metrics.Sample{
+			{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
+		running = t
+		defer t.arm()
+	}
+	t.headroom = max(t.headroom, headroom)
+	t.adjustLocked()
+	mu.Unlock()
+	return &Handle{}
+}
+
+// Stop releases this share; the last one ends the tuner and restores the
+// GC percent found before the first Start. Safe on a nil Handle and twice.
+func (h *Handle) Stop() {
+	if h == nil {
+		return
+	}
+	h.once.Do(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if users--; users > 0 || running == nil {
+			return
+		}
+		running.stopped = true
+		debug.SetGCPercent(running.before)
+		running = nil
+	})
 }
 
 // sentinel is what the finalizer hangs on: one object per collection. It
 // holds a pointer so that it is not a tiny allocation, whose finalizer
 // may never run.
-type sentinel struct{ t *Tuner }
+type sentinel struct{ t *tuner }
 
-func (t *Tuner) arm() {
+func (t *tuner) arm() {
 	runtime.SetFinalizer(&sentinel{t: t}, func(s *sentinel) {
-		if s.t.stopped.Load() {
+		mu.Lock()
+		defer mu.Unlock()
+		if s.t.stopped {
 			return
 		}
-		s.t.adjust()
+		s.t.adjustLocked()
 		s.t.arm()
 	})
 }
 
-// Percent is the GC percent that keeps headroom over a live heap of live
-// bytes: never below 100, the runtime's default.
-func Percent(live, headroom uint64) int {
-	if live == 0 || headroom <= live {
+// Percent is the GC percent that keeps headroom between a live heap and the
+// next goal, given what the collector scans (scanned: the live heap plus
+// goroutine stacks and globals; the goal is live + scanned × percent/100):
+// never below 100, the runtime's default.
+func Percent(scanned, headroom uint64) int {
+	if scanned == 0 || headroom <= scanned {
 		return 100
 	}
-	// Capped well below what overflows: a live heap of a few bytes (at
+	// Capped well below what overflows: a heap of a few bytes (at
 	// start-up) would otherwise ask for a percent in the millions, which
 	// is harmless but meaningless.
-	return int(min(headroom*100/live, 100_000))
+	return int(min(headroom*100/scanned, 100_000))
 }
 
-func (t *Tuner) adjust() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped.Load() {
-		return
-	}
+func (t *tuner) adjustLocked() {
 	metrics.Read(t.sample)
-	var live uint64
-	if t.sample[0].Value.Kind() == metrics.KindUint64 {
-		live = t.sample[0].Value.Uint64()
+	var scanned uint64
+	for _, s := range t.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			scanned += s.Value.Uint64()
+		}
 	}
-	p := Percent(live, t.headroom)
+	p := Percent(scanned, t.headroom)
 	debug.SetGCPercent(p)
-	if t.adjusted != nil {
-		t.adjusted(p)
+	if observer != nil {
+		observer(p)
 	}
 }
 
@@ -104,18 +144,4 @@ func CurrentPercent() int {
 		return 100
 	}
 	return int(s[0].Value.Uint64())
-}
-
-// Stop ends the floor and restores the GC percent found at Start. Safe on
-// a nil Tuner.
-func (t *Tuner) Stop() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped.Swap(true) {
-		return
-	}
-	debug.SetGCPercent(t.before)
 }
