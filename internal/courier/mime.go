@@ -51,8 +51,8 @@ func (s *SMTP) buildMessage(m Message) (*outgoing, *SendError) {
 	b = header(b, "MIME-Version", "1.0")
 	b = header(b, "Message-ID", o.id)
 	b = appendSubject(b, m.Subject)
-	b = foldedHeader(b, "From", from.String())
-	b = foldedHeader(b, "To", to.String())
+	b = foldedHeader(b, "From", from.String(), true)
+	b = foldedHeader(b, "To", to.String(), true)
 	switch {
 	case m.Text != "" && m.HTML != "":
 		boundary := "=_" + rand.Text() // "=_" never occurs in quoted-printable text
@@ -82,28 +82,49 @@ func header(b []byte, name, value string) []byte {
 }
 
 // foldedHeader writes a header whose value may be long (an address with a
-// long display name): folded before spaces so that its lines keep to 78
-// characters where a space allows (RFC 5322 §2.2.3). Unfolding, which
-// removes the CRLF, gives the value back as it was; a display name's
-// encoded words (net/mail writes a non-ASCII name as several, separated by
-// spaces) and its quoted text may both be folded there.
-func foldedHeader(b []byte, name, value string) []byte {
+// long display name, a long subject): folded so that its lines keep to 78
+// characters where the value allows (RFC 5322 §2.2.3). It folds only at a
+// single space between two other characters, so no line is blank or
+// starts with more white space than the fold's, and unfolding (removing
+// the CRLF) gives the value back as it was, as does a reader that joins
+// the lines with one space. In an address (structured) it never folds
+// between angle brackets (a quoted local part may hold spaces); a quoted
+// display name folds like any text, and net/mail writes a non-ASCII one as
+// encoded words separated by single spaces, which fold too.
+func foldedHeader(b []byte, name, value string, structured bool) []byte {
 	b = append(append(b, name...), ": "...)
 	col := len(name) + 2
-	for value != "" {
-		// The next word, with the space before it.
-		n := strings.IndexByte(value[1:], ' ') + 1
-		if n == 0 {
-			n = len(value)
+	quoted, angle := false, false
+	from := 0  // the start of the part not yet written
+	last := -1 // the last place to fold at in it
+	for i := 0; i <= len(value); i++ {
+		if i < len(value) {
+			c := value[i]
+			switch {
+			case structured && c == '\\' && quoted:
+				i++ // the escaped character
+				continue
+			case structured && c == '"' && !angle:
+				quoted = !quoted
+			case structured && c == '<' && !quoted:
+				angle = true
+			case structured && c == '>' && !quoted:
+				angle = false
+			}
+			if c != ' ' || angle || i == 0 || value[i-1] == ' ' || i+1 == len(value) || value[i+1] == ' ' {
+				continue
+			}
 		}
-		if col+n > 78 && col > 1 && value[0] == ' ' {
-			b = append(b, "\r\n"...)
+		// i is a place to fold at (or the end): fold at the last one
+		// before it when the line would pass 78 characters.
+		if col+i-from > 78 && last > from {
+			b = append(append(b, value[from:last]...), "\r\n"...)
 			col = 0
+			from = last
 		}
-		b = append(b, value[:n]...)
-		col += n
-		value = value[n:]
+		last = i
 	}
+	b = append(b, value[from:]...)
 	return append(b, "\r\n"...)
 }
 
@@ -124,7 +145,7 @@ func appendSubject(b []byte, s string) []byte {
 		plain = s[i] >= 0x20 && s[i] < 0x7f
 	}
 	if plain {
-		return foldedHeader(b, "Subject", s)
+		return foldedHeader(b, "Subject", s, false)
 	}
 	b = append(b, "Subject: "...)
 	return append(appendEncodedWords(b, s, len("Subject: ")), "\r\n"...)

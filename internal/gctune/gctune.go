@@ -62,7 +62,8 @@ func start(headroom uint64) *Handle {
 	t := running
 	if t == nil {
 		t = &tuner{headroom: headroom, before: CurrentPercent(), sample: []metrics.Sample{
-			{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
+			{Name: "/gc/heap/live:bytes"}, // first: adjustLocked reads it as the live heap
+			{Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
 		running = t
 		defer t.arm()
 	}
@@ -107,29 +108,33 @@ func (t *tuner) arm() {
 	})
 }
 
-// Percent is the GC percent that keeps headroom between a live heap and the
-// next goal, given what the collector scans (scanned: the live heap plus
-// goroutine stacks and globals; the goal is live + scanned × percent/100):
-// never below 100, the runtime's default.
-func Percent(scanned, headroom uint64) int {
+// Percent is the GC percent that keeps headroom between a live heap of
+// live bytes and the next goal, given what the collector scans (scanned:
+// the live heap plus goroutine stacks and globals; the goal is live +
+// scanned × percent/100). Never below 100, the runtime's default, and never
+// so high that the runtime's minimum heap (4 MiB × percent/100, which a
+// goal never goes under) passes live + headroom, as it would over the tiny
+// heap of a starting or idle process.
+func Percent(live, scanned, headroom uint64) int {
 	if scanned == 0 || headroom <= scanned {
 		return 100
 	}
-	// Capped well below what overflows: a heap of a few bytes (at
-	// start-up) would otherwise ask for a percent in the millions, which
-	// is harmless but meaningless.
-	return int(min(headroom*100/scanned, 100_000))
+	const minHeap = 4 << 20 // the runtime's heap minimum at GOGC=100
+	return int(max(min(headroom*100/scanned, (live+headroom)*100/minHeap), 100))
 }
 
 func (t *tuner) adjustLocked() {
 	metrics.Read(t.sample)
-	var scanned uint64
-	for _, s := range t.sample {
+	var live, scanned uint64
+	for i, s := range t.sample {
 		if s.Value.Kind() == metrics.KindUint64 {
 			scanned += s.Value.Uint64()
+			if i == 0 {
+				live = s.Value.Uint64()
+			}
 		}
 	}
-	p := Percent(scanned, t.headroom)
+	p := Percent(live, scanned, t.headroom)
 	debug.SetGCPercent(p)
 	if observer != nil {
 		observer(p)

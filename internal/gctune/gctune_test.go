@@ -2,6 +2,7 @@ package gctune
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -9,20 +10,23 @@ import (
 func TestPercent(t *testing.T) {
 	const mb = 1 << 20
 	for _, c := range []struct {
-		scanned, headroom uint64
-		want              int
+		live, scanned, headroom uint64
+		want                    int
 	}{
-		{15 * mb, 64 * mb, 426},   // goal 79 MB: the live heap plus the headroom
-		{64 * mb, 64 * mb, 100},   // from here on, the runtime's default
-		{500 * mb, 64 * mb, 100},  // never below it
-		{0, 64 * mb, 100},         // nothing read yet
-		{1, 64 * mb, 100_000},     // capped
-		{32 * mb, 128 * mb, 400},  // goal 160 MB
-		{10 * mb, 10*mb + 1, 100}, // just above what is scanned
-		{10 * mb, 0, 100},         // no headroom asked
+		{15 * mb, 15 * mb, 64 * mb, 426},   // goal 79 MB: the live heap plus the headroom
+		{14 * mb, 16 * mb, 64 * mb, 400},   // stacks and globals count as the collector counts them
+		{64 * mb, 64 * mb, 64 * mb, 100},   // from here on, the runtime's default
+		{500 * mb, 500 * mb, 64 * mb, 100}, // never below it
+		{0, 0, 64 * mb, 100},               // nothing read yet
+		{32 * mb, 32 * mb, 128 * mb, 400},  // goal 160 MB
+		{10 * mb, 10 * mb, 10*mb + 1, 100}, // just above what is scanned
+		{10 * mb, 10 * mb, 0, 100},         // no headroom asked
+		{mb / 4, mb / 4, 64 * mb, 1606},    // a tiny heap: the runtime's 4 MiB minimum × 16.06 = 64.25 MiB
+		{0, 1, 64 * mb, 1600},              // the same bound, not millions of per cent
+		{2 * mb, 3 * mb, 64 * mb, 1650},    // the minimum binds before the scan does
 	} {
-		if got := Percent(c.scanned, c.headroom); got != c.want {
-			t.Errorf("Percent(%d MB, %d MB) = %d, want %d", c.scanned/mb, c.headroom/mb, got, c.want)
+		if got := Percent(c.live, c.scanned, c.headroom); got != c.want {
+			t.Errorf("Percent(%d, %d, %d MB) = %d, want %d", c.live, c.scanned, c.headroom/mb, got, c.want)
 		}
 	}
 }
@@ -82,15 +86,45 @@ func TestTunerFollowsCollections(t *testing.T) {
 	if p := CurrentPercent(); p != before {
 		t.Fatalf("after Stop the GC percent is %d, want %d as before", p, before)
 	}
-	// Stopped: later collections change nothing.
-	runtime.GC()
-	runtime.GC()
+	// Stopped: later collections change nothing. A finalizer still armed
+	// would run after one of these and report.
+	for range 5 {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	select {
+	case p := <-got:
+		t.Fatalf("a stopped tuner set the GC percent to %d", p)
+	case <-time.After(100 * time.Millisecond):
+	}
 	if p := CurrentPercent(); p != before {
-		t.Fatalf("a stopped tuner still set the GC percent to %d", p)
+		t.Fatalf("a stopped tuner left the GC percent at %d", p)
 	}
 	h.Stop() // twice is fine
 	var none *Handle
 	none.Stop()
+}
+
+// TestHeapGoal: what the runtime makes of the percent is the live heap plus
+// the headroom, neither more (stacks, globals and the runtime's minimum
+// heap counted) nor much less.
+func TestHeapGoal(t *testing.T) {
+	const headroom = 64 << 20
+	// A live heap large enough that the runtime's minimum does not bind,
+	// so that the goal shows whether stacks and globals were counted.
+	ballast := make([]byte, 24<<20)
+	defer runtime.KeepAlive(ballast)
+	got := observe(t)
+	h := start(headroom)
+	defer h.Stop()
+	collectUntil(t, got, 2)
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	goal, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if goal > live+headroom+headroom/100 || goal < live+headroom*9/10 {
+		t.Fatalf("heap goal %d MiB over a live heap of %.1f MiB; want about the live heap plus %d MiB",
+			goal>>20, float64(live)/(1<<20), headroom>>20)
+	}
 }
 
 // TestOverlappingStarts: two servers in one process (as tests run them)
