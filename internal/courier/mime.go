@@ -25,7 +25,7 @@ type outgoing struct {
 //
 // Written here rather than by go-mail, which builds a message through
 // header maps, a multipart writer and a byte-at-a-time dot-stuffer: that was
-// a twentieth of the server's CPU per code login (docs/performance.md). The
+// about 6 % of the server's CPU per code login (docs/performance.md). The
 // tests parse what this writes with the standard library's readers.
 func (s *SMTP) buildMessage(m Message) (*outgoing, *SendError) {
 	from := s.from

@@ -23,9 +23,12 @@ func transact(c *smtpConn, msg *outgoing, timeout time.Duration) error {
 	if err := c.smtp.UpdateDeadline(timeout); err != nil {
 		return &smtpStepError{reason: gomail.ErrConnCheck, err: err}
 	}
-	if strings.ContainsAny(msg.from+msg.to, "\r\n") {
-		// net/mail never parses one, but a line break would end a command.
+	// net/mail never parses one, but a line break would end a command.
+	if strings.ContainsAny(msg.from, "\r\n") {
 		return &smtpStepError{reason: gomail.ErrGetSender, err: errBadAddress}
+	}
+	if strings.ContainsAny(msg.to, "\r\n") {
+		return &smtpStepError{reason: gomail.ErrGetRcpts, err: errBadAddress}
 	}
 	if ok, _ := c.smtp.Extension("PIPELINING"); !ok {
 		return lockstep(c.smtp, msg)

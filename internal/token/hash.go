@@ -48,13 +48,12 @@ func (h *Hasher) sum(parts []string) []byte {
 // costs an allocation and two SHA-256 blocks for the key's pads, several
 // times on every sign-in and refresh, where Reset costs neither.
 type keyedMACs struct {
-	key  []byte
-	pool *sync.Pool
+	pool *sync.Pool // of hash.Hash, each keyed with a copy of the key
 }
 
 func newKeyedMACs(key []byte) keyedMACs {
 	k := append([]byte(nil), key...)
-	return keyedMACs{key: k, pool: &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }}}
+	return keyedMACs{pool: &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }}}
 }
 
 func (m keyedMACs) get() hash.Hash { return m.pool.Get().(hash.Hash) }
