@@ -341,7 +341,7 @@ func TestOTPCodesAndStorage(t *testing.T) {
 			t.Fatalf("LatestCodeChallenge: %v", err)
 		}
 		unkeyed := sha256.Sum256([]byte(code))
-		if containsWord(fmt.Sprintf("%+v", ch), code) || ch.SecretHash == hex.EncodeToString(unkeyed[:]) {
+		if servertest.ContainsWord(fmt.Sprintf("%+v", ch), code) || ch.SecretHash == hex.EncodeToString(unkeyed[:]) {
 			t.Errorf("stored challenge %+v holds the code or its plain SHA-256", ch)
 		}
 		all := dump(t, e.DB)
@@ -349,7 +349,7 @@ func TestOTPCodesAndStorage(t *testing.T) {
 			t.Fatalf("the dump lacks the challenge's row; the dump is broken")
 		}
 		for _, c := range codes {
-			if containsWord(all, c) {
+			if servertest.ContainsWord(all, c) {
 				t.Errorf("database dump contains code %q", c)
 			}
 			plain := sha256.Sum256([]byte(c))

@@ -380,6 +380,38 @@ func (b *LogBuffer) Lines(parts ...string) []string {
 	return out
 }
 
+// Leaks reports whether text holds secret: a JWT's payload or signature
+// alone counts, and a short secret (a one-time code) counts only as a whole
+// word, so six digits that happen to occur in a timestamp's fraction, a
+// duration or a hash are no leak.
+func Leaks(text, secret string) bool {
+	if len(secret) < 16 {
+		return ContainsWord(text, secret)
+	}
+	if parts := strings.Split(secret, "."); len(parts) == 3 {
+		return strings.Contains(text, parts[1]) || strings.Contains(text, parts[2])
+	}
+	return strings.Contains(text, secret)
+}
+
+// ContainsWord reports whether word occurs in text with no letter or digit
+// right before or after it and no '.' right before it (the digits after a
+// decimal point belong to the number).
+func ContainsWord(text, word string) bool {
+	alnum := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	for i := 0; ; {
+		j := strings.Index(text[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		if (start == 0 || !alnum(text[start-1]) && text[start-1] != '.') && (end == len(text) || !alnum(text[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
 // isBenchmark reports whether t is a benchmark's.
 func isBenchmark(t testing.TB) bool {
 	_, ok := t.(*testing.B)
