@@ -25,6 +25,19 @@ func TestLeaks(t *testing.T) {
 		{"handle=Zm9vYmFyYmF6cXV4cXV1eA", "Zm9vYmFyYmF6cXV4cXV1eA", true},
 		{"nothing here", "Zm9vYmFyYmF6cXV4cXV1eA", false},
 		{"a 042917a then 042917", "042917", true},
+		// Escaped: a message's text in a JSON log line, a code in a URL.
+		{`{"text":"Your code is:\n\n042917\nIt expires"}`, "042917", true},
+		{`{"text":"code\t042917"}`, "042917", true},
+		{`{"text":"code\u003d042917"}`, "042917", true},
+		{"next=%2Fv%3Fcode%3D042917", "042917", true},
+		{"q=code%20042917&x=1", "042917", true},
+		{`{"n":"\\x042917"}`, "042917", false},
+		{"id=%3D1042917", "042917", false},
+		{"XXXXX-XXXXX in the text", "XXXXX-XXXXX", true},
+		// Two dots do not make a JWT: a link is searched for whole.
+		{"https://app.example.com/cb?x=1", "https://app.example.com/cb?x=1", true},
+		{"seen example only", "https://app.example.com/cb?x=1", false},
+		{"seen a and b", "a1234567890..b1234567890", false},
 	} {
 		if got := Leaks(tc.text, tc.secret); got != tc.want {
 			t.Errorf("Leaks(%q, %q) = %v; want %v", tc.text, tc.secret, got, tc.want)

@@ -381,31 +381,47 @@ func (b *LogBuffer) Lines(parts ...string) []string {
 }
 
 // Leaks reports whether text holds secret: a JWT's payload or signature
-// alone counts, and a short secret (a one-time code) counts only as a whole
-// word, so six digits that happen to occur in a timestamp's fraction, a
-// duration or a hash are no leak.
+// alone counts, and a short secret (a one-time or backup code) counts only
+// as a whole word, so six digits that happen to occur in a timestamp's
+// fraction, a duration or a hash are no leak.
 func Leaks(text, secret string) bool {
 	if len(secret) < 16 {
 		return ContainsWord(text, secret)
 	}
-	if parts := strings.Split(secret, "."); len(parts) == 3 {
+	if parts := strings.Split(secret, "."); len(parts) == 3 && strings.HasPrefix(parts[0], "eyJ") && parts[1] != "" && parts[2] != "" {
 		return strings.Contains(text, parts[1]) || strings.Contains(text, parts[2])
 	}
 	return strings.Contains(text, secret)
 }
 
-// ContainsWord reports whether word occurs in text with no letter or digit
-// right before or after it and no '.' right before it (the digits after a
-// decimal point belong to the number).
+// ContainsWord reports whether word occurs in text as a word: after the
+// start, an escape (a JSON log's \n, \t, \r or \u00XX, a URL's %XX) or a
+// character that is neither a letter, a digit nor '.' (the digits after a
+// decimal point belong to the number), and before the end or a character
+// that is neither a letter nor a digit.
 func ContainsWord(text, word string) bool {
 	alnum := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	hex := func(s string) bool {
+		for _, c := range []byte(s) {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	escaped := func(start int) bool {
+		return start >= 2 && text[start-2] == '\\' && strings.IndexByte("ntr", text[start-1]) >= 0 ||
+			start >= 3 && text[start-3] == '%' && hex(text[start-2:start]) ||
+			start >= 6 && text[start-6:start-4] == `\u` && hex(text[start-4:start])
+	}
 	for i := 0; ; {
 		j := strings.Index(text[i:], word)
 		if j < 0 {
 			return false
 		}
 		start, end := i+j, i+j+len(word)
-		if (start == 0 || !alnum(text[start-1]) && text[start-1] != '.') && (end == len(text) || !alnum(text[end])) {
+		before := start == 0 || !alnum(text[start-1]) && text[start-1] != '.' || escaped(start)
+		if before && (end == len(text) || !alnum(text[end])) {
 			return true
 		}
 		i = start + 1
