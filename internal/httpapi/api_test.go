@@ -1279,7 +1279,7 @@ func testLogScan(t *testing.T, e *env) {
 			continue
 		}
 		// A JWT's payload or signature alone is a leak; a one-time code
-		// only as a whole word (not six digits of a timestamp's fraction).
+		// only as a word (not six digits inside some logged number).
 		if servertest.Leaks(logs, s) {
 			t.Errorf("logs contain a secret (or a token's signature or claims) starting %q", s[:min(8, len(s))])
 		}
