@@ -199,3 +199,12 @@ func (db *DB) IndexDefs(ctx context.Context, table string) ([]string, error) {
 		return def, r.Scan(&def)
 	})
 }
+
+// Updates reads how many rows of table this transaction has updated on
+// PostgreSQL, and how many of those were heap-only (HOT: no new index
+// entry). The counts are the transaction's own, current at once.
+func (tx *Tx) Updates(ctx context.Context, table string) (all, hot int64, err error) {
+	err = tx.w.queryRow(ctx, `SELECT pg_stat_get_xact_tuples_updated($1::regclass), pg_stat_get_xact_tuples_hot_updated($1::regclass)`,
+		table).Scan(&all, &hot)
+	return all, hot, err
+}

@@ -89,3 +89,33 @@ func TestCodeSignInWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestSignInUpdateIsHeapOnly: on PostgreSQL the write every sign-in makes
+// to its user (the verified contact, the status, last_used_at) changes no
+// indexed column of app_users, so on a page with room it is a heap-only
+// (HOT) update that adds no index entry (00030 dropped the index on
+// last_used_at for this). An index that holds one of those columns makes
+// this test fail.
+func TestSignInUpdateIsHeapOnly(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		if db.Kind() != store.Postgres {
+			t.Skip("heap-only updates are PostgreSQL's")
+		}
+		ctx := context.Background()
+		ws, app := seed(t, db)
+		u := seedUser(t, db, ws, app, "u1", "a@example.com")
+		err := db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.MarkUserVerified(ctx, app.ID, u.ID, true, false, t0.Add(time.Hour)); err != nil {
+				return err
+			}
+			all, hot, err := tx.Updates(ctx, "app_users")
+			if err == nil && (all != 1 || hot != 1) {
+				t.Errorf("MarkUserVerified updated %d rows of app_users, %d of them heap-only; want 1 and 1 (an index holds a column it writes)", all, hot)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
