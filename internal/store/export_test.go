@@ -200,9 +200,11 @@ func (db *DB) IndexDefs(ctx context.Context, table string) ([]string, error) {
 	})
 }
 
-// Updates reads how many rows of table this transaction has updated on
-// PostgreSQL, and how many of those were heap-only (HOT: no new index
-// entry). The counts are the transaction's own, current at once.
+// Updates reads PostgreSQL's count of rows of table updated, and of those
+// heap-only (HOT: no new index entry), as this connection has them before
+// reporting them to the statistics: current at once, and possibly holding
+// earlier transactions' updates too, so compare a statement's before and
+// after.
 func (tx *Tx) Updates(ctx context.Context, table string) (all, hot int64, err error) {
 	err = tx.w.queryRow(ctx, `SELECT pg_stat_get_xact_tuples_updated($1::regclass), pg_stat_get_xact_tuples_hot_updated($1::regclass)`,
 		table).Scan(&all, &hot)

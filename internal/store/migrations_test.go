@@ -77,7 +77,7 @@ var released = map[string]string{
 	"sqlite/00028_sparse_unique_indexes.sql":       "ad9b76c9f3426fa60dc9ff465cbd37428f086971cacdbe30915175d38b0bbb36",
 	"postgres/00029_sign_up_workspace_lock.sql":    "f7310ef90c1dcba76d74b8018149e53b5068f8d7b5f98428110b49fe5087e1a4",
 	"sqlite/00029_sign_up_workspace_lock.sql":      "e5aae23024017aba9db33a65304f3dec6b700820a5c0b85a7dce40e4dce09441",
-	"postgres/00030_sign_in_heap_only.sql":         "23858366e7ca527ce0ab4d931bf84bbd4ac3097b8fa6026a637cac698ebd94f1",
+	"postgres/00030_sign_in_heap_only.sql":         "c11472fcdce30e698f7b77b75feeb57a3432805aa41fa85ffd9b68f79d384864",
 	"sqlite/00030_sign_in_heap_only.sql":           "0aa0b91d5225c648f2a7d6c3bc1c0564d6be0547103350422f1e57e008a4c01f",
 }
 

@@ -90,12 +90,12 @@ func TestCodeSignInWrites(t *testing.T) {
 	})
 }
 
-// TestSignInUpdateIsHeapOnly: on PostgreSQL the write every sign-in makes
-// to its user (the verified contact, the status, last_used_at) changes no
-// indexed column of app_users, so on a page with room it is a heap-only
-// (HOT) update that adds no index entry (00030 dropped the index on
-// last_used_at for this). An index that holds one of those columns makes
-// this test fail.
+// TestSignInUpdateIsHeapOnly: on PostgreSQL the writes every sign-in makes
+// to its user (MarkUserVerified: the verified contact, the status,
+// last_used_at; TouchAppUser: last_used_at) change no indexed column of
+// app_users, so on a page with room each is a heap-only (HOT) update that
+// adds no index entry (00030 dropped the index on last_used_at for this).
+// An index that holds one of those columns makes this test fail.
 func TestSignInUpdateIsHeapOnly(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		if db.Kind() != store.Postgres {
@@ -104,18 +104,33 @@ func TestSignInUpdateIsHeapOnly(t *testing.T) {
 		ctx := context.Background()
 		ws, app := seed(t, db)
 		u := seedUser(t, db, ws, app, "u1", "a@example.com")
-		err := db.Tx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.MarkUserVerified(ctx, app.ID, u.ID, true, false, t0.Add(time.Hour)); err != nil {
+		for name, write := range map[string]func(tx *store.Tx) error{
+			"MarkUserVerified": func(tx *store.Tx) error {
+				_, err := tx.MarkUserVerified(ctx, app.ID, u.ID, true, false, t0.Add(time.Hour))
 				return err
+			},
+			"TouchAppUser": func(tx *store.Tx) error { return tx.TouchAppUser(ctx, app.ID, u.ID, t0.Add(2*time.Hour)) },
+		} {
+			err := db.Tx(ctx, func(tx *store.Tx) error {
+				// The counters are the connection's, not yet reported: count
+				// what this statement adds to them.
+				all0, hot0, err := tx.Updates(ctx, "app_users")
+				if err != nil {
+					return err
+				}
+				if err := write(tx); err != nil {
+					return err
+				}
+				all, hot, err := tx.Updates(ctx, "app_users")
+				if err == nil && (all-all0 != 1 || hot-hot0 != 1) {
+					t.Errorf("%s updated %d rows of app_users, %d of them heap-only; want 1 and 1 (an index holds a column it writes)",
+						name, all-all0, hot-hot0)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
 			}
-			all, hot, err := tx.Updates(ctx, "app_users")
-			if err == nil && (all != 1 || hot != 1) {
-				t.Errorf("MarkUserVerified updated %d rows of app_users, %d of them heap-only; want 1 and 1 (an index holds a column it writes)", all, hot)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
 	})
 }
